@@ -1,0 +1,139 @@
+//! The errors of the core, each with the stable code a JS caller sees as
+//! `error.code`. The binding maps them to JS errors in one place.
+
+use std::io;
+
+/// Registration, home resolution and collection errors.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum ShellEnvError {
+    /// The contributor name is missing, not a string or blank.
+    #[error("contributor name must be a non-blank string{}", found_suffix(.found))]
+    InvalidName { found: Option<String> },
+    /// The contributor object itself has the wrong shape.
+    #[error("contributor {contributor:?}: {reason}")]
+    InvalidContributor { contributor: String, reason: String },
+    /// A contributor with this name is already registered.
+    #[error("contributor {contributor:?} is already registered")]
+    DuplicateContributor { contributor: String },
+    /// A declared key does not follow `DSH_[A-Z][A-Z0-9_]*`.
+    #[error("contributor {contributor:?} declares invalid key {key:?}: keys must match DSH_[A-Z][A-Z0-9_]*")]
+    InvalidKey { contributor: String, key: String },
+    /// A declared key is one of the registry's built-ins.
+    #[error("contributor {contributor:?} declares reserved key {key}, which only the registry sets")]
+    ReservedKey { contributor: String, key: String },
+    /// A declared key has no (or a blank) description.
+    #[error("contributor {contributor:?} declares key {key} without a description")]
+    MissingDescription { contributor: String, key: String },
+    /// Two contributors declare the same key.
+    #[error("key {key} is declared by both {owner:?} and {contributor:?}")]
+    DuplicateKey { key: String, owner: String, contributor: String },
+    /// A command directory is relative or cannot appear in a search path.
+    #[error("contributor {contributor:?} declares command directory {directory:?}: {reason}")]
+    InvalidDirectory { contributor: String, directory: String, reason: &'static str },
+    /// The registry's profile is malformed.
+    #[error("invalid profile: {reason}")]
+    InvalidProfile { reason: String },
+    /// Two configured homes resolve to different directories.
+    #[error("dshHome {top:?} and skills.local.dshHome {skills_local:?} resolve to different directories")]
+    HomeConflict { top: String, skills_local: String },
+    /// The execution passed to a collection is not an object.
+    #[error("execution must be an object{}", found_suffix(.found))]
+    InvalidExecution { found: Option<String> },
+    /// A resolver returned a key its contributor did not declare.
+    #[error("contributor {contributor:?} returned undeclared key {key:?}")]
+    UndeclaredKey { contributor: String, key: String },
+    /// A resolver returned a value that is not a string.
+    #[error("contributor {contributor:?} returned a non-string value for {key} ({found})")]
+    NonStringValue { contributor: String, key: String, found: String },
+    /// A resolver returned a string that cannot reach `execve`.
+    #[error("contributor {contributor:?} returned a value for {key} that contains a NUL byte")]
+    InvalidValue { contributor: String, key: String },
+    /// A resolver returned something other than a plain object.
+    #[error("contributor {contributor:?} resolver must return a plain object of strings (got {found})")]
+    InvalidResult { contributor: String, found: String },
+    /// A resolver threw or its promise rejected; the binding attaches the original error as `cause`.
+    #[error("contributor {contributor:?} resolver failed: {message}")]
+    ResolverFailed { contributor: String, message: String },
+    /// A synchronous collection got a thenable from a resolver.
+    #[error("contributor {contributor:?} resolver returned a promise; use collectAsync() for async resolvers")]
+    AsyncResolver { contributor: String },
+    /// An asynchronous resolver did not settle in time.
+    #[error("contributor {contributor:?} resolver did not settle within {timeout_ms} ms")]
+    ResolverTimeout { contributor: String, timeout_ms: u64 },
+    /// The caller's abort signal fired during an asynchronous collection.
+    #[error("collection aborted")]
+    Aborted,
+    /// An option passed to a registry method is malformed.
+    #[error("invalid option {option}: {reason}")]
+    InvalidOption { option: &'static str, reason: String },
+}
+
+fn found_suffix(found: &Option<String>) -> String {
+    found.as_ref().map(|f| format!(" (got {f})")).unwrap_or_default()
+}
+
+impl ShellEnvError {
+    /// The stable `error.code` of this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidName { .. } => "ERR_SHELL_ENV_INVALID_NAME",
+            Self::InvalidContributor { .. } => "ERR_SHELL_ENV_INVALID_CONTRIBUTOR",
+            Self::DuplicateContributor { .. } => "ERR_SHELL_ENV_DUPLICATE_CONTRIBUTOR",
+            Self::InvalidKey { .. } => "ERR_SHELL_ENV_INVALID_KEY",
+            Self::ReservedKey { .. } => "ERR_SHELL_ENV_RESERVED_KEY",
+            Self::MissingDescription { .. } => "ERR_SHELL_ENV_MISSING_DESCRIPTION",
+            Self::DuplicateKey { .. } => "ERR_SHELL_ENV_DUPLICATE_KEY",
+            Self::InvalidDirectory { .. } => "ERR_SHELL_ENV_INVALID_DIRECTORY",
+            Self::InvalidProfile { .. } => "ERR_SHELL_ENV_INVALID_PROFILE",
+            Self::HomeConflict { .. } => "ERR_SHELL_ENV_HOME_CONFLICT",
+            Self::InvalidExecution { .. } => "ERR_SHELL_ENV_INVALID_EXECUTION",
+            Self::UndeclaredKey { .. } => "ERR_SHELL_ENV_UNDECLARED_KEY",
+            Self::NonStringValue { .. } => "ERR_SHELL_ENV_NON_STRING_VALUE",
+            Self::InvalidValue { .. } => "ERR_SHELL_ENV_INVALID_VALUE",
+            Self::InvalidResult { .. } => "ERR_SHELL_ENV_INVALID_RESULT",
+            Self::ResolverFailed { .. } => "ERR_SHELL_ENV_RESOLVER_FAILED",
+            Self::AsyncResolver { .. } => "ERR_SHELL_ENV_ASYNC_RESOLVER",
+            Self::ResolverTimeout { .. } => "ERR_SHELL_ENV_RESOLVER_TIMEOUT",
+            Self::Aborted => "ERR_SHELL_ENV_ABORTED",
+            Self::InvalidOption { .. } => "ERR_SHELL_ENV_INVALID_OPTION",
+        }
+    }
+}
+
+/// Errors of `execute()` and `buildEnvironment()`.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// A field of the spec is malformed; `field` names it (`env.FOO`, `timeoutMs`, …).
+    #[error("invalid spec field {field}: {reason}")]
+    InvalidSpec { field: String, reason: String },
+    /// The working directory does not exist or is not a directory.
+    #[error("workdir {path:?} {reason}")]
+    InvalidWorkdir { path: String, reason: String },
+    /// The program could not be found or started; the OS error is kept.
+    #[error("cannot start {program:?}: {source}")]
+    SpawnFailed {
+        program: String,
+        #[source]
+        source: io::Error,
+    },
+    /// Collecting the managed environment failed before anything was spawned.
+    #[error(transparent)]
+    Collect(#[from] ShellEnvError),
+}
+
+impl ExecError {
+    /// Shorthand for [`ExecError::InvalidSpec`].
+    pub fn invalid_spec(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::InvalidSpec { field: field.into(), reason: reason.into() }
+    }
+
+    /// The stable `error.code` of this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidSpec { .. } => "ERR_SHELL_EXEC_INVALID_SPEC",
+            Self::InvalidWorkdir { .. } => "ERR_SHELL_EXEC_INVALID_WORKDIR",
+            Self::SpawnFailed { .. } => "ERR_SHELL_EXEC_SPAWN_FAILED",
+            Self::Collect(inner) => inner.code(),
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! The plain-Rust core of `@deepseek-ai/dsh-shell-env`: the `DSH_*` key rules,
+//! the Harness home, the contributor registry and its per-call snapshots, the
+//! child environment pipeline and process control. Nothing here knows about
+//! Node; the napi binding converts values and errors at the edge.
+
+pub mod error;
+pub mod keys;
+
+pub use error::{ExecError, ShellEnvError};
