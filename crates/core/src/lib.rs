@@ -4,6 +4,9 @@
 //! Node; the napi binding converts values and errors at the edge.
 
 pub mod error;
+pub mod home;
 pub mod keys;
+pub mod registry;
+pub mod snapshot;
 
 pub use error::{ExecError, ShellEnvError};

@@ -1,0 +1,147 @@
+//! Where the Harness home is: configured, then `$DSH_HOME`, then `~/.dsh`.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::ShellEnvError;
+
+/// The name of the default home directory under the user's home.
+const DEFAULT_HOME_DIR: &str = ".dsh";
+
+/// What home resolution reads from the outside world, passed in so the rules
+/// can be tested without touching the real process.
+#[derive(Debug, Clone)]
+pub struct HomeContext {
+    /// The `DSH_HOME` value of the environment the caller passed.
+    pub env_home: Option<String>,
+    /// The user's home directory, for `~` and the default.
+    pub user_home: Option<PathBuf>,
+    /// The directory relative paths resolve against.
+    pub cwd: PathBuf,
+}
+
+impl HomeContext {
+    /// The context of this process: `dirs::home_dir()` and the current directory,
+    /// with `env_home` taken from the caller's environment.
+    pub fn current(env_home: Option<String>) -> Self {
+        Self {
+            env_home,
+            user_home: dirs::home_dir(),
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        }
+    }
+}
+
+/// Resolves the Harness home. A non-empty `configured` value wins, then a
+/// non-blank `DSH_HOME`, then `<user home>/.dsh`. `~` and `~/…` expand; the
+/// result is absolute and lexically normalised (no trailing separator, `.` and
+/// `..` resolved), like Node's `path.resolve`. Never fails.
+pub fn resolve_dsh_home(configured: Option<&str>, context: &HomeContext) -> String {
+    let chosen = configured
+        .filter(|value| !value.is_empty())
+        .or_else(|| context.env_home.as_deref().filter(|value| !value.trim().is_empty()));
+    let user_home = || context.user_home.clone().unwrap_or_else(|| context.cwd.clone());
+    let path = match chosen {
+        None => user_home().join(DEFAULT_HOME_DIR),
+        Some(value) => match expand_tilde(value) {
+            Some(rest) => user_home().join(rest),
+            None => context.cwd.join(value),
+        },
+    };
+    normalize(&path).to_string_lossy().into_owned()
+}
+
+/// Reconciles the top-level `dshHome` with `skills.local.dshHome`: when both are
+/// given and resolve to different directories, composition must fail rather
+/// than expose two homes. Otherwise returns the resolved home.
+pub fn reconcile_dsh_home(
+    top: Option<&str>,
+    skills_local: Option<&str>,
+    context: &HomeContext,
+) -> Result<String, ShellEnvError> {
+    let top = top.filter(|value| !value.is_empty());
+    let skills_local = skills_local.filter(|value| !value.is_empty());
+    let resolved = resolve_dsh_home(top.or(skills_local), context);
+    if let (Some(top), Some(skills_local)) = (top, skills_local) {
+        if resolve_dsh_home(Some(skills_local), context) != resolved {
+            return Err(ShellEnvError::HomeConflict { top: top.into(), skills_local: skills_local.into() });
+        }
+    }
+    Ok(resolved)
+}
+
+/// `~` → `Some("")`, `~/x` → `Some("x")`; anything else (including `~user`) → `None`.
+fn expand_tilde(value: &str) -> Option<&str> {
+    let rest = value.strip_prefix('~')?;
+    if rest.is_empty() {
+        return Some("");
+    }
+    rest.strip_prefix('/').or_else(|| if cfg!(windows) { rest.strip_prefix('\\') } else { None })
+}
+
+/// Lexical normalisation of an absolute path: drops `.`, applies `..` (never
+/// above the root) and any trailing separator.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context(env_home: Option<&str>) -> HomeContext {
+        HomeContext {
+            env_home: env_home.map(String::from),
+            user_home: Some(PathBuf::from("/home/ada")),
+            cwd: PathBuf::from("/work/project"),
+        }
+    }
+
+    #[test]
+    fn configured_wins_over_environment() {
+        assert_eq!(resolve_dsh_home(Some("/opt/dsh"), &context(Some("/env/dsh"))), "/opt/dsh");
+    }
+
+    #[test]
+    fn empty_configured_falls_back_to_environment_then_default() {
+        assert_eq!(resolve_dsh_home(Some(""), &context(Some("/env/dsh"))), "/env/dsh");
+        assert_eq!(resolve_dsh_home(None, &context(Some("  "))), "/home/ada/.dsh");
+        assert_eq!(resolve_dsh_home(None, &context(None)), "/home/ada/.dsh");
+    }
+
+    #[test]
+    fn tilde_expands_and_paths_normalise() {
+        let ctx = context(None);
+        assert_eq!(resolve_dsh_home(Some("~"), &ctx), "/home/ada");
+        assert_eq!(resolve_dsh_home(Some("~/x/../dsh/"), &ctx), "/home/ada/dsh");
+        assert_eq!(resolve_dsh_home(Some("rel/./dir/"), &ctx), "/work/project/rel/dir");
+        assert_eq!(resolve_dsh_home(Some("/a/b/../../../c"), &ctx), "/c");
+        assert_eq!(resolve_dsh_home(Some("~user/x"), &ctx), "/work/project/~user/x");
+        assert_eq!(resolve_dsh_home(None, &context(Some("~/from-env"))), "/home/ada/from-env");
+    }
+
+    #[test]
+    fn reconcile_accepts_one_or_equal_homes() {
+        let ctx = context(None);
+        assert_eq!(reconcile_dsh_home(None, None, &ctx).unwrap(), "/home/ada/.dsh");
+        assert_eq!(reconcile_dsh_home(Some("/a"), None, &ctx).unwrap(), "/a");
+        assert_eq!(reconcile_dsh_home(None, Some("/b"), &ctx).unwrap(), "/b");
+        assert_eq!(reconcile_dsh_home(Some("/a/"), Some("/a/x/.."), &ctx).unwrap(), "/a");
+    }
+
+    #[test]
+    fn reconcile_rejects_different_homes() {
+        let err = reconcile_dsh_home(Some("/a"), Some("/b"), &context(None)).unwrap_err();
+        assert_eq!(err.code(), "ERR_SHELL_ENV_HOME_CONFLICT");
+        assert!(err.to_string().contains("\"/a\"") && err.to_string().contains("\"/b\""));
+    }
+}

@@ -1,0 +1,502 @@
+//! The contributor registry: declarations, their validation, and what can be
+//! listed without running a resolver.
+//!
+//! The registry is generic over the resolver handle `R` so it holds no Node
+//! types: the binding stores its JS function references there, tests store
+//! closures.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::error::ShellEnvError;
+use crate::keys::{self, DSH_HOME, DSH_PROFILE, DSH_PROFILE_DIR, DSH_SESSION_ID, DSH_SHELL};
+
+/// The owner shown for the registry's own variables in a catalog.
+pub const BUILTIN_OWNER: &str = "built-in";
+
+/// The separator of the platform's search path (`:` or `;`).
+pub const PATH_DELIMITER: char = if cfg!(windows) { ';' } else { ':' };
+
+/// The profile the harness was launched with: exposed as `DSH_PROFILE` and
+/// `DSH_PROFILE_DIR`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    name: String,
+    dir: String,
+}
+
+impl Profile {
+    /// Validates a profile: a non-blank name and an absolute directory, neither
+    /// holding a NUL byte (both end up in a child's environment).
+    pub fn new(name: impl Into<String>, dir: impl Into<String>) -> Result<Self, ShellEnvError> {
+        let (name, dir) = (name.into(), dir.into());
+        let invalid = |reason: String| Err(ShellEnvError::InvalidProfile { reason });
+        if name.trim().is_empty() {
+            return invalid("profile.name must be a non-blank string".into());
+        }
+        if name.contains('\0') || dir.contains('\0') {
+            return invalid("profile name and dir must not contain NUL bytes".into());
+        }
+        if !Path::new(&dir).is_absolute() {
+            return invalid(format!("profile.dir must be an absolute path (got {dir:?})"));
+        }
+        Ok(Self { name, dir })
+    }
+
+    /// The profile name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The profile's absolute directory.
+    pub fn dir(&self) -> &str {
+        &self.dir
+    }
+}
+
+/// What a plugin asks to register, before validation.
+#[derive(Debug, Clone)]
+pub struct Declaration<R> {
+    /// Stable contributor name; also the order in which resolvers run.
+    pub name: String,
+    /// Each declared key with its description (`None`: none was given).
+    pub variables: Vec<(String, Option<String>)>,
+    /// Absolute directories to prepend to the child's PATH, in this order.
+    pub command_directories: Vec<String>,
+    /// The handle the caller uses to compute values for one execution.
+    pub resolver: R,
+}
+
+/// A validated, registered contributor.
+#[derive(Debug)]
+pub struct Contributor<R> {
+    id: u64,
+    name: String,
+    variables: BTreeMap<String, String>,
+    command_directories: Vec<String>,
+    resolver: R,
+}
+
+impl<R> Contributor<R> {
+    /// The contributor's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Declared keys and their descriptions, sorted by key.
+    pub fn variables(&self) -> &BTreeMap<String, String> {
+        &self.variables
+    }
+
+    /// Whether the contributor declared `key`.
+    pub fn declares(&self, key: &str) -> bool {
+        self.variables.contains_key(key)
+    }
+
+    /// The contributor's command directories, in its own order.
+    pub fn command_directories(&self) -> &[String] {
+        &self.command_directories
+    }
+
+    /// The resolver handle given at registration.
+    pub fn resolver(&self) -> &R {
+        &self.resolver
+    }
+}
+
+/// Proof of one registration: unregistering with it removes exactly that
+/// registration, never a later one that reused the name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registration {
+    name: String,
+    id: u64,
+}
+
+impl Registration {
+    /// The registered contributor's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// One row of [`Registry::list`]: a plugin-declared variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListEntry {
+    /// The declaring contributor.
+    pub contributor: String,
+    /// The declared description.
+    pub description: String,
+    /// The declared key.
+    pub key: String,
+}
+
+/// When a variable is present in a shell call's environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Availability {
+    /// Every call.
+    Always,
+    /// Calls made by an agent (`execution.agent` set).
+    Agent,
+    /// Every call, because the registry was given a profile.
+    Profile,
+    /// When the owning contributor's resolver returns it.
+    Resolver,
+}
+
+impl Availability {
+    /// The name JS callers see: `always`, `agent`, `profile` or `resolver`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Always => "always",
+            Self::Agent => "agent",
+            Self::Profile => "profile",
+            Self::Resolver => "resolver",
+        }
+    }
+}
+
+/// One variable a shell call can receive, built-ins included.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogEntry {
+    /// The variable name.
+    pub key: String,
+    /// What it holds.
+    pub description: String,
+    /// [`BUILTIN_OWNER`] or the declaring contributor.
+    pub owner: String,
+    /// When it is present.
+    pub when: Availability,
+}
+
+/// Everything a shell call can receive: variables and command directories.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Catalog {
+    /// Variables, sorted by key.
+    pub variables: Vec<CatalogEntry>,
+    /// Each contributor with command directories, in contributor-name order.
+    pub command_directories: Vec<(String, Vec<String>)>,
+}
+
+/// The registry of one `ShellEnvRegistry`: its fixed built-ins and the current
+/// contributors.
+#[derive(Debug)]
+pub struct Registry<R> {
+    dsh_home: String,
+    profile: Option<Profile>,
+    state: Mutex<State<R>>,
+}
+
+#[derive(Debug)]
+struct State<R> {
+    // A BTreeMap keyed by name keeps contributors in code-point order, the
+    // order resolvers run and command directories are assembled in.
+    contributors: BTreeMap<String, Arc<Contributor<R>>>,
+    next_id: u64,
+}
+
+impl<R> Registry<R> {
+    /// A registry with a resolved home and an optional profile.
+    pub fn new(dsh_home: String, profile: Option<Profile>) -> Self {
+        Self { dsh_home, profile, state: Mutex::new(State { contributors: BTreeMap::new(), next_id: 1 }) }
+    }
+
+    /// The Harness home exposed as `DSH_HOME`.
+    pub fn dsh_home(&self) -> &str {
+        &self.dsh_home
+    }
+
+    /// The profile, when one was given.
+    pub fn profile(&self) -> Option<&Profile> {
+        self.profile.as_ref()
+    }
+
+    /// Validates and adds a contributor. On error nothing is registered.
+    pub fn register(&self, declaration: Declaration<R>) -> Result<Registration, ShellEnvError> {
+        let Declaration { name, variables, command_directories, resolver } = declaration;
+        if name.trim().is_empty() {
+            return Err(ShellEnvError::InvalidName { found: Some(format!("{name:?}")) });
+        }
+        let variables = validate_variables(&name, variables)?;
+        validate_directories(&name, &command_directories)?;
+
+        let mut state = self.lock();
+        if state.contributors.contains_key(&name) {
+            return Err(ShellEnvError::DuplicateContributor { contributor: name });
+        }
+        for other in state.contributors.values() {
+            if let Some(key) = variables.keys().find(|key| other.declares(key)) {
+                return Err(ShellEnvError::DuplicateKey {
+                    key: key.clone(),
+                    owner: other.name.clone(),
+                    contributor: name,
+                });
+            }
+        }
+        let id = state.next_id;
+        state.next_id += 1;
+        let contributor = Contributor { id, name: name.clone(), variables, command_directories, resolver };
+        state.contributors.insert(name.clone(), Arc::new(contributor));
+        Ok(Registration { name, id })
+    }
+
+    /// Removes the registration, if it is still the current one under its
+    /// name. Returns whether anything was removed; calling it again is harmless.
+    pub fn unregister(&self, registration: &Registration) -> bool {
+        let mut state = self.lock();
+        match state.contributors.get(&registration.name) {
+            Some(current) if current.id == registration.id => {
+                state.contributors.remove(&registration.name);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The current contributors in name order. A collection works on this
+    /// copy, so resolvers may register or dispose while it runs.
+    pub fn contributors(&self) -> Vec<Arc<Contributor<R>>> {
+        self.lock().contributors.values().cloned().collect()
+    }
+
+    /// Plugin-declared variables sorted by key; no resolver runs.
+    pub fn list(&self) -> Vec<ListEntry> {
+        let mut entries: Vec<ListEntry> = self
+            .contributors()
+            .iter()
+            .flat_map(|contributor| {
+                contributor.variables.iter().map(|(key, description)| ListEntry {
+                    contributor: contributor.name.clone(),
+                    description: description.clone(),
+                    key: key.clone(),
+                })
+            })
+            .collect();
+        entries.sort_by(|a, b| a.key.cmp(&b.key));
+        entries
+    }
+
+    /// Every variable a shell call can receive, built-ins included, and every
+    /// contributor's command directories.
+    pub fn catalog(&self) -> Catalog {
+        let builtin = |key: &str, description: &str, when| CatalogEntry {
+            key: key.into(),
+            description: description.into(),
+            owner: BUILTIN_OWNER.into(),
+            when,
+        };
+        let mut variables = vec![
+            builtin(DSH_HOME, "Absolute Harness home directory.", Availability::Always),
+            builtin(DSH_SHELL, "Always \"1\": this shell was started by the harness.", Availability::Always),
+            builtin(DSH_SESSION_ID, "Session id of the agent that made the call.", Availability::Agent),
+        ];
+        if self.profile.is_some() {
+            variables.push(builtin(DSH_PROFILE, "Name of the profile the harness runs.", Availability::Profile));
+            variables.push(builtin(DSH_PROFILE_DIR, "Absolute directory of that profile.", Availability::Profile));
+        }
+        let contributors = self.contributors();
+        variables.extend(self.list().into_iter().map(|entry| CatalogEntry {
+            key: entry.key,
+            description: entry.description,
+            owner: entry.contributor,
+            when: Availability::Resolver,
+        }));
+        variables.sort_by(|a, b| a.key.cmp(&b.key));
+        let command_directories = contributors
+            .iter()
+            .filter(|contributor| !contributor.command_directories.is_empty())
+            .map(|contributor| (contributor.name.clone(), contributor.command_directories.clone()))
+            .collect();
+        Catalog { variables, command_directories }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State<R>> {
+        // A panic while holding the lock cannot leave the map half-updated
+        // (every update is a single insert or remove), so poisoning is ignored.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+fn validate_variables(
+    contributor: &str,
+    variables: Vec<(String, Option<String>)>,
+) -> Result<BTreeMap<String, String>, ShellEnvError> {
+    let mut validated = BTreeMap::new();
+    for (key, description) in variables {
+        if !keys::is_valid_key(&key) {
+            return Err(ShellEnvError::InvalidKey { contributor: contributor.into(), key });
+        }
+        if keys::is_reserved(&key) {
+            return Err(ShellEnvError::ReservedKey { contributor: contributor.into(), key });
+        }
+        match description {
+            Some(description) if !description.trim().is_empty() => {
+                validated.insert(key, description);
+            }
+            _ => return Err(ShellEnvError::MissingDescription { contributor: contributor.into(), key }),
+        }
+    }
+    Ok(validated)
+}
+
+fn validate_directories(contributor: &str, directories: &[String]) -> Result<(), ShellEnvError> {
+    for directory in directories {
+        let reason = if directory.contains('\0') {
+            "must not contain NUL bytes"
+        } else if directory.contains(PATH_DELIMITER) {
+            if cfg!(windows) {
+                "must not contain the PATH delimiter ';'"
+            } else {
+                "must not contain the PATH delimiter ':'"
+            }
+        } else if !Path::new(directory).is_absolute() {
+            "must be an absolute path"
+        } else {
+            continue;
+        };
+        return Err(ShellEnvError::InvalidDirectory {
+            contributor: contributor.into(),
+            directory: directory.clone(),
+            reason,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn registry() -> Registry<()> {
+        Registry::new("/home/ada/.dsh".into(), None)
+    }
+
+    fn declaration(name: &str, keys: &[&str], dirs: &[&str]) -> Declaration<()> {
+        Declaration {
+            name: name.into(),
+            variables: keys.iter().map(|key| (key.to_string(), Some(format!("about {key}")))).collect(),
+            command_directories: dirs.iter().map(|dir| dir.to_string()).collect(),
+            resolver: (),
+        }
+    }
+
+    fn code(result: Result<Registration, ShellEnvError>) -> &'static str {
+        result.unwrap_err().code()
+    }
+
+    #[test]
+    fn registers_and_lists_sorted_by_key() {
+        let registry = registry();
+        registry.register(declaration("zeta", &["DSH_A"], &[])).unwrap();
+        registry.register(declaration("alpha", &["DSH_C", "DSH_B"], &[])).unwrap();
+        let keys: Vec<_> = registry.list().into_iter().map(|e| (e.key, e.contributor)).collect();
+        assert_eq!(
+            keys,
+            [("DSH_A".into(), "zeta".into()), ("DSH_B".into(), "alpha".into()), ("DSH_C".into(), "alpha".into())]
+        );
+        let names: Vec<_> = registry.contributors().iter().map(|c| c.name().to_string()).collect();
+        assert_eq!(names, ["alpha", "zeta"]);
+    }
+
+    #[test]
+    fn rejects_blank_names() {
+        assert_eq!(code(registry().register(declaration("  ", &[], &[]))), "ERR_SHELL_ENV_INVALID_NAME");
+        assert_eq!(code(registry().register(declaration("", &[], &[]))), "ERR_SHELL_ENV_INVALID_NAME");
+    }
+
+    #[test]
+    fn rejects_duplicate_contributors() {
+        let registry = registry();
+        registry.register(declaration("a", &["DSH_A"], &[])).unwrap();
+        assert_eq!(code(registry.register(declaration("a", &["DSH_B"], &[]))), "ERR_SHELL_ENV_DUPLICATE_CONTRIBUTOR");
+    }
+
+    #[test]
+    fn rejects_invalid_and_reserved_keys() {
+        for key in ["dsh_a", "DSH_", "DSH_a", "HOME", "DSH_A=B", "DSH_A\0", "DSH_Ä"] {
+            assert_eq!(code(registry().register(declaration("a", &[key], &[]))), "ERR_SHELL_ENV_INVALID_KEY", "{key:?}");
+        }
+        for key in keys::RESERVED_KEYS {
+            assert_eq!(code(registry().register(declaration("a", &[key], &[]))), "ERR_SHELL_ENV_RESERVED_KEY");
+        }
+    }
+
+    #[test]
+    fn rejects_missing_or_blank_descriptions() {
+        for description in [None, Some(String::new()), Some(" \t".into())] {
+            let declaration = Declaration {
+                name: "a".into(),
+                variables: vec![("DSH_A".into(), description)],
+                command_directories: vec![],
+                resolver: (),
+            };
+            assert_eq!(code(registry().register(declaration)), "ERR_SHELL_ENV_MISSING_DESCRIPTION");
+        }
+    }
+
+    #[test]
+    fn duplicate_keys_name_both_owners() {
+        let registry = registry();
+        registry.register(declaration("first", &["DSH_A"], &[])).unwrap();
+        let err = registry.register(declaration("second", &["DSH_B", "DSH_A"], &[])).unwrap_err();
+        assert_eq!(err.code(), "ERR_SHELL_ENV_DUPLICATE_KEY");
+        let message = err.to_string();
+        assert!(message.contains("\"first\"") && message.contains("\"second\"") && message.contains("DSH_A"));
+        assert_eq!(registry.list().len(), 1, "nothing of the failed registration remains");
+    }
+
+    #[test]
+    fn rejects_bad_directories() {
+        for dir in ["relative/bin", "", "/a:b", "/a\0b"] {
+            assert_eq!(
+                code(registry().register(declaration("a", &[], &[dir]))),
+                "ERR_SHELL_ENV_INVALID_DIRECTORY",
+                "{dir:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn stale_registrations_never_remove_later_ones() {
+        let registry = registry();
+        let first = registry.register(declaration("a", &["DSH_A"], &[])).unwrap();
+        assert!(registry.unregister(&first));
+        assert!(!registry.unregister(&first), "idempotent");
+        let second = registry.register(declaration("a", &["DSH_A"], &[])).unwrap();
+        assert!(!registry.unregister(&first), "stale handle leaves the new registration alone");
+        assert_eq!(registry.list().len(), 1);
+        assert!(registry.unregister(&second));
+        assert!(registry.list().is_empty());
+    }
+
+    #[test]
+    fn profile_validation() {
+        assert!(Profile::new("work", "/profiles/work").is_ok());
+        for (name, dir) in [("", "/p"), ("  ", "/p"), ("work", "relative"), ("work", ""), ("w\0", "/p")] {
+            assert_eq!(Profile::new(name, dir).unwrap_err().code(), "ERR_SHELL_ENV_INVALID_PROFILE");
+        }
+    }
+
+    #[test]
+    fn catalog_lists_builtins_and_directories() {
+        let with_profile = Registry::new("/h".into(), Some(Profile::new("work", "/p").unwrap()));
+        with_profile.register(declaration("tools", &["DSH_TOOL"], &["/opt/tools/bin"])).unwrap();
+        with_profile.register(declaration("plain", &["DSH_PLAIN"], &[])).unwrap();
+        let catalog = with_profile.catalog();
+        let rows: Vec<_> = catalog.variables.iter().map(|e| (e.key.as_str(), e.owner.as_str(), e.when)).collect();
+        assert_eq!(
+            rows,
+            [
+                ("DSH_HOME", BUILTIN_OWNER, Availability::Always),
+                ("DSH_PLAIN", "plain", Availability::Resolver),
+                ("DSH_PROFILE", BUILTIN_OWNER, Availability::Profile),
+                ("DSH_PROFILE_DIR", BUILTIN_OWNER, Availability::Profile),
+                ("DSH_SESSION_ID", BUILTIN_OWNER, Availability::Agent),
+                ("DSH_SHELL", BUILTIN_OWNER, Availability::Always),
+                ("DSH_TOOL", "tools", Availability::Resolver),
+            ]
+        );
+        assert_eq!(catalog.command_directories, [("tools".to_string(), vec!["/opt/tools/bin".to_string()])]);
+        assert!(!registry().catalog().variables.iter().any(|e| e.key == DSH_PROFILE));
+    }
+}
