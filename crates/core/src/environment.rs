@@ -1,0 +1,1366 @@
+//! The child environment pipeline: from the parent environment and a spec to
+//! the exact variables a child receives. `buildEnvironment()` reports its
+//! result and `execute()` spawns with it, so what a caller inspects is what a
+//! child gets.
+//!
+//! The steps run in one fixed order:
+//! 1. the parent environment, minus entries that could never reach `execve`;
+//! 2. every inherited name in the managed namespace is dropped, so a stale
+//!    `DSH_SESSION_ID` from an outer harness never leaks into a child;
+//! 3. `inherit` (all, core or none);
+//! 4. `exclude` globs;
+//! 5. `hardening`, when asked for;
+//! 6. `includeOnly` globs, when given;
+//! 7. the terminal defaults;
+//! 8. the explicit `env` (a `None` value removes the name);
+//! 9. the managed snapshot, last, so nothing can displace it.
+//!
+//! Steps 2–6 only look at inherited variables: a filter never drops what the
+//! caller asked for explicitly. How names compare is [`Platform`] data, so the
+//! Windows rules run (and are tested) on every host.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
+use std::str::FromStr;
+
+use crate::error::ExecError;
+use crate::keys;
+
+/// The `exclude` globs a spec gets when it names none: the names that usually
+/// carry credentials.
+pub const DEFAULT_EXCLUDE: [&str; 4] = ["*KEY*", "*PASSWORD*", "*SECRET*", "*TOKEN*"];
+
+/// The variables that keep a non-interactive child from emitting colours,
+/// terminal control sequences or waiting in a pager.
+pub const DEFAULT_TERMINAL_ENV: [(&str, &str); 4] =
+    [("NO_COLOR", "1"), ("TERM", "dumb"), ("PAGER", "cat"), ("GIT_PAGER", "cat")];
+
+/// The names `hardening` drops, as case-insensitive globs: each makes a shell,
+/// the dynamic loader, libc or an interpreter load or run code chosen by
+/// whoever set it. Modelled on sudo's `env_reset` delete table.
+pub const HARDENING_PATTERNS: [&str; 36] = [
+    // Shells: start-up files, exported functions, parsing and prompt hooks.
+    "BASH_ENV",
+    "ENV",
+    "BASH_FUNC_*",
+    "IFS",
+    "PS4",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "CDPATH",
+    "GLOBIGNORE",
+    "PROMPT_COMMAND",
+    // Dynamic loaders (glibc, musl, macOS).
+    "LD_*",
+    "DYLD_*",
+    // Interpreters: preloaded modules, search paths, start-up hooks.
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+    "PERL5DB",
+    "PYTHONSTARTUP",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONINSPECT",
+    "RUBYOPT",
+    "RUBYLIB",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    // libc: character-set converters, locale data, resolver and allocator tuning.
+    "GCONV_PATH",
+    "LOCPATH",
+    "NLSPATH",
+    "HOSTALIASES",
+    "RESOLV_HOST_CONF",
+    "MALLOC_*",
+    "GLIBC_TUNABLES",
+    // Terminal descriptions, parsed by curses with a history of overflows.
+    "TERMINFO",
+    "TERMINFO_DIRS",
+    "TERMCAP",
+];
+
+/// `hardening` also drops any variable whose value starts with this: the form
+/// bash uses to import an exported function, whatever the variable is called.
+pub const HARDENING_VALUE_PREFIX: &str = "() ";
+
+/// The names `inherit: core` keeps on POSIX: enough to find programs, the
+/// user, the locale, a temporary directory and the time zone.
+const POSIX_CORE: &[&str] =
+    &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_*", "TMPDIR", "TEMP", "TMP", "TZ"];
+
+/// The names `inherit: core` keeps on Windows: the POSIX ones plus what
+/// Windows programs need to start at all (`SYSTEMROOT`, `PATHEXT`, …) and to
+/// find the user's folders.
+const WINDOWS_CORE: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LC_*",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    "TZ",
+    "PATHEXT",
+    "SYSTEMROOT",
+    "SYSTEMDRIVE",
+    "WINDIR",
+    "COMSPEC",
+    "USERPROFILE",
+    "USERNAME",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "PROGRAMDATA",
+    "PROGRAMFILES",
+    "PROGRAMFILES(X86)",
+    "COMPUTERNAME",
+];
+
+/// Which parent variables survive the `inherit` step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Inherit {
+    /// Keep every parent variable.
+    #[default]
+    All,
+    /// Keep only the platform's core list ([`Platform::core`]).
+    Core,
+    /// Keep nothing from the parent.
+    None,
+}
+
+impl Inherit {
+    /// The spelling a JS caller uses: `"all"`, `"core"` or `"none"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::All => "all",
+            Self::Core => "core",
+            Self::None => "none",
+        }
+    }
+}
+
+impl FromStr for Inherit {
+    type Err = ExecError;
+
+    /// Parses `"all"`, `"core"` or `"none"`; anything else is an invalid
+    /// `scrub.inherit`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "all" => Ok(Self::All),
+            "core" => Ok(Self::Core),
+            "none" => Ok(Self::None),
+            _ => Err(ExecError::invalid_spec(
+                "scrub.inherit",
+                format!("must be \"all\", \"core\" or \"none\" (got {s:?})"),
+            )),
+        }
+    }
+}
+
+/// How the parent environment is filtered before anything is added.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScrubPolicy {
+    /// Which parent variables to start from.
+    pub inherit: Inherit,
+    /// Case-insensitive globs (`*`, `?`) of inherited names to drop.
+    pub exclude: Vec<String>,
+    /// When given, only inherited names matching one of these
+    /// case-insensitive globs are kept.
+    pub include_only: Option<Vec<String>>,
+    /// Whether to drop the variables in [`HARDENING_PATTERNS`] and values
+    /// starting with [`HARDENING_VALUE_PREFIX`].
+    pub hardening: bool,
+}
+
+impl Default for ScrubPolicy {
+    /// Inherit everything except [`DEFAULT_EXCLUDE`], without hardening: the
+    /// behaviour of the TypeScript executor this package replaces.
+    fn default() -> Self {
+        Self {
+            inherit: Inherit::All,
+            exclude: DEFAULT_EXCLUDE.map(String::from).to_vec(),
+            include_only: None,
+            hardening: false,
+        }
+    }
+}
+
+/// Which step put a variable into the final environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// Kept from the parent environment.
+    Inherited,
+    /// One of the terminal defaults.
+    Terminal,
+    /// The spec's explicit `env`.
+    Explicit,
+    /// The managed `DSH_*` snapshot (or its `PATH`).
+    Managed,
+}
+
+impl Source {
+    /// The name a JS caller sees: `"inherited"`, `"terminal"`, `"explicit"`
+    /// or `"managed"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Inherited => "inherited",
+            Self::Terminal => "terminal",
+            Self::Explicit => "explicit",
+            Self::Managed => "managed",
+        }
+    }
+}
+
+/// Which step removed a variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemovalReason {
+    /// An inherited name in the managed `DSH_` namespace (any case).
+    ManagedPrefix,
+    /// Not kept by `inherit: core` or `inherit: none`.
+    Inherit,
+    /// Matched an `exclude` glob.
+    Exclude,
+    /// Matched a hardening pattern or carried a function value.
+    Hardening,
+    /// Matched none of the `includeOnly` globs.
+    IncludeOnly,
+    /// Removed by an explicit `env` entry without a value.
+    ExplicitUnset,
+}
+
+impl RemovalReason {
+    /// The name a JS caller sees: `"managed-prefix"`, `"inherit"`,
+    /// `"exclude"`, `"hardening"`, `"include-only"` or `"explicit-unset"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ManagedPrefix => "managed-prefix",
+            Self::Inherit => "inherit",
+            Self::Exclude => "exclude",
+            Self::Hardening => "hardening",
+            Self::IncludeOnly => "include-only",
+            Self::ExplicitUnset => "explicit-unset",
+        }
+    }
+}
+
+/// A variable that was present at some step and removed, with the first step
+/// that removed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removal {
+    /// The name as it was spelled when removed.
+    pub key: String,
+    /// The step that removed it.
+    pub reason: RemovalReason,
+}
+
+/// Everything an execution says about its child's environment, apart from the
+/// parent environment itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvironmentSpec {
+    /// How the parent environment is filtered.
+    pub scrub: ScrubPolicy,
+    /// The terminal defaults; `None` when the caller passed `terminalEnv: false`.
+    pub terminal: Option<Vec<(String, String)>>,
+    /// The caller's `env`, applied in order; a `None` value removes the name.
+    pub explicit: Vec<(String, Option<String>)>,
+    /// The managed snapshot: `DSH_*` keys and possibly `PATH`.
+    pub managed: Vec<(String, String)>,
+}
+
+impl Default for EnvironmentSpec {
+    /// The default scrub and the default terminal variables, nothing else.
+    fn default() -> Self {
+        Self {
+            scrub: ScrubPolicy::default(),
+            terminal: Some(DEFAULT_TERMINAL_ENV.map(|(k, v)| (k.to_owned(), v.to_owned())).to_vec()),
+            explicit: Vec::new(),
+            managed: Vec::new(),
+        }
+    }
+}
+
+/// The platform rules for environment names, as data, so the Windows rules
+/// can be exercised on any host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Platform {
+    /// Whether names compare ignoring case, as on Windows: in every filter,
+    /// override, removal and lookup.
+    pub case_insensitive: bool,
+    /// The names `inherit: core` keeps, as upper-case globs; compared
+    /// ignoring case only when `case_insensitive`.
+    pub core: &'static [&'static str],
+    /// Whether replacing `PATH` keeps the spelling already present (`Path`
+    /// on Windows stays `Path`); any other replaced name takes the new spelling.
+    pub keep_path_spelling: bool,
+}
+
+impl Platform {
+    /// Linux, macOS and the other Unixes: case-sensitive names.
+    pub const fn posix() -> Self {
+        Self { case_insensitive: false, core: POSIX_CORE, keep_path_spelling: false }
+    }
+
+    /// Windows: case-insensitive names, a longer core list, `Path` kept as spelt.
+    pub const fn windows() -> Self {
+        Self { case_insensitive: true, core: WINDOWS_CORE, keep_path_spelling: true }
+    }
+
+    /// The rules of the platform this was compiled for.
+    pub const fn current() -> Self {
+        if cfg!(windows) {
+            Self::windows()
+        } else {
+            Self::posix()
+        }
+    }
+
+    /// Whether two names denote the same variable on this platform.
+    pub fn same_name(&self, a: &str, b: &str) -> bool {
+        self.fold(a) == self.fold(b)
+    }
+
+    /// The form names are compared in: upper case when case-insensitive,
+    /// the name itself otherwise.
+    fn fold<'a>(&self, name: &'a str) -> Cow<'a, str> {
+        if self.case_insensitive {
+            Cow::Owned(upper(name))
+        } else {
+            Cow::Borrowed(name)
+        }
+    }
+
+    fn is_core(&self, name: &str) -> bool {
+        let name = self.fold(name);
+        self.core.iter().any(|pattern| glob_matches(pattern, &name))
+    }
+}
+
+/// The environment a child gets, with where each variable came from and what
+/// was removed on the way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Environment {
+    /// The final variables, sorted by name (byte order), one per name.
+    pub vars: Vec<(String, String)>,
+    /// The step that set each variable in `vars`, by its exact name.
+    pub sources: BTreeMap<String, Source>,
+    /// Each removed name once, in pipeline order (by name within a step).
+    pub removed: Vec<Removal>,
+    platform: Platform,
+}
+
+impl Environment {
+    /// The value of `name`, compared the platform's way.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.find(name).map(|(_, value)| value.as_str())
+    }
+
+    /// The step that set `name`, compared the platform's way.
+    pub fn source(&self, name: &str) -> Option<Source> {
+        let (found, _) = self.find(name)?;
+        self.sources.get(found).copied()
+    }
+
+    fn find(&self, name: &str) -> Option<&(String, String)> {
+        self.vars.iter().find(|(found, _)| self.platform.same_name(found, name))
+    }
+}
+
+/// Runs the pipeline described in the module documentation.
+///
+/// The parent is trusted but filtered: entries that can never reach `execve`
+/// (an empty name, `=` after the first character of the name, a NUL anywhere)
+/// are skipped without being reported. A leading `=` is kept, for Windows'
+/// per-drive variables such as `=C:`. When two parent names denote the same
+/// variable (the same name twice, or two spellings on Windows), the pair that
+/// sorts first by name and then value in byte order wins, so `PATH` beats
+/// `Path`: the choice Node's `child_process` makes on Windows, and independent
+/// of the parent's iteration order. The losing duplicate is not reported.
+///
+/// Explicit and managed entries apply in the order given; a later entry for
+/// the same name replaces an earlier one.
+pub fn build_environment(
+    platform: &Platform,
+    parent: impl IntoIterator<Item = (String, String)>,
+    spec: &EnvironmentSpec,
+) -> Result<Environment, ExecError> {
+    validate(spec)?;
+    let scrub = &spec.scrub;
+    let mut env = Builder::from_parent(platform, parent);
+
+    env.drop_inherited(RemovalReason::ManagedPrefix, |var| keys::has_managed_prefix(&var.name));
+    env.drop_inherited(RemovalReason::Inherit, |var| match scrub.inherit {
+        Inherit::All => false,
+        Inherit::Core => !platform.is_core(&var.name),
+        Inherit::None => true,
+    });
+    let exclude = Globs::new(&scrub.exclude);
+    env.drop_inherited(RemovalReason::Exclude, |var| exclude.matches(&var.name));
+    if scrub.hardening {
+        let hardening = Globs::new(&HARDENING_PATTERNS);
+        env.drop_inherited(RemovalReason::Hardening, |var| {
+            hardening.matches(&var.name) || var.value.starts_with(HARDENING_VALUE_PREFIX)
+        });
+    }
+    if let Some(include_only) = &scrub.include_only {
+        let include_only = Globs::new(include_only);
+        env.drop_inherited(RemovalReason::IncludeOnly, |var| !include_only.matches(&var.name));
+    }
+
+    for (name, value) in spec.terminal.iter().flatten() {
+        env.set(name, value, Source::Terminal);
+    }
+    for (name, value) in &spec.explicit {
+        match value {
+            Some(value) => env.set(name, value, Source::Explicit),
+            None => env.unset(name),
+        }
+    }
+    for (key, value) in &spec.managed {
+        env.set(key, value, Source::Managed);
+    }
+    Ok(env.finish())
+}
+
+/// Rejects a spec that names something a child environment cannot hold,
+/// naming the exact field.
+fn validate(spec: &EnvironmentSpec) -> Result<(), ExecError> {
+    check_globs("scrub.exclude", &spec.scrub.exclude)?;
+    if let Some(include_only) = &spec.scrub.include_only {
+        check_globs("scrub.includeOnly", include_only)?;
+    }
+    for (name, value) in spec.terminal.iter().flatten() {
+        let field = format!("terminalEnv.{name}");
+        check_name(&field, name)?;
+        check_value(&field, value)?;
+    }
+    for (name, value) in &spec.explicit {
+        let field = format!("env.{name}");
+        check_name(&field, name)?;
+        if let Some(value) = value {
+            check_value(&field, value)?;
+        }
+    }
+    for (key, value) in &spec.managed {
+        let field = format!("dshEnv.{key}");
+        if !keys::is_valid_key(key) && key != keys::PATH_KEY {
+            return Err(ExecError::invalid_spec(
+                field,
+                "managed keys must match DSH_[A-Z][A-Z0-9_]* or be exactly PATH",
+            ));
+        }
+        check_value(&field, value)?;
+    }
+    Ok(())
+}
+
+fn check_globs(field: &str, globs: &[String]) -> Result<(), ExecError> {
+    match globs.iter().position(String::is_empty) {
+        Some(index) => Err(ExecError::invalid_spec(format!("{field}[{index}]"), "glob must not be empty")),
+        None => Ok(()),
+    }
+}
+
+/// A caller's name may not contain `=` at all: the leading `=` Windows uses
+/// for per-drive variables is only accepted from the parent.
+fn check_name(field: &str, name: &str) -> Result<(), ExecError> {
+    let reason = if name.is_empty() {
+        "name must not be empty"
+    } else if name.contains('=') {
+        "name must not contain '='"
+    } else if name.contains('\0') {
+        "name must not contain a NUL byte"
+    } else {
+        return Ok(());
+    };
+    Err(ExecError::invalid_spec(field, reason))
+}
+
+fn check_value(field: &str, value: &str) -> Result<(), ExecError> {
+    if value.contains('\0') {
+        return Err(ExecError::invalid_spec(field, "value must not contain a NUL byte"));
+    }
+    Ok(())
+}
+
+/// Whether a parent entry can be written into an `execve` environment block
+/// and read back under the same name.
+fn can_reach_execve(name: &str, value: &str) -> bool {
+    !name.is_empty() && !name.chars().skip(1).any(|c| c == '=') && !name.contains('\0') && !value.contains('\0')
+}
+
+/// One variable while the pipeline runs.
+struct Var {
+    name: String,
+    value: String,
+    source: Source,
+}
+
+/// The environment under construction.
+struct Builder<'a> {
+    platform: &'a Platform,
+    /// Keyed by the platform's comparison form of the name, so one variable
+    /// has one entry however it is spelt.
+    vars: BTreeMap<String, Var>,
+    removed: Vec<Removal>,
+    /// Comparison forms already in `removed`, so each name is reported once.
+    reported: BTreeSet<String>,
+}
+
+impl<'a> Builder<'a> {
+    fn from_parent(platform: &'a Platform, parent: impl IntoIterator<Item = (String, String)>) -> Self {
+        let mut entries: Vec<(String, String)> =
+            parent.into_iter().filter(|(name, value)| can_reach_execve(name, value)).collect();
+        // Sorting first makes the surviving duplicate independent of parent order.
+        entries.sort();
+        let mut vars = BTreeMap::new();
+        for (name, value) in entries {
+            vars.entry(platform.fold(&name).into_owned()).or_insert(Var { name, value, source: Source::Inherited });
+        }
+        Self { platform, vars, removed: Vec::new(), reported: BTreeSet::new() }
+    }
+
+    /// Removes the inherited variables `drop` selects, reporting them with `reason`.
+    fn drop_inherited(&mut self, reason: RemovalReason, drop: impl Fn(&Var) -> bool) {
+        let mut dropped = Vec::new();
+        self.vars.retain(|key, var| {
+            let keep = var.source != Source::Inherited || !drop(var);
+            if !keep {
+                dropped.push((key.clone(), var.name.clone()));
+            }
+            keep
+        });
+        for (key, name) in dropped {
+            self.report(key, name, reason);
+        }
+    }
+
+    fn set(&mut self, name: &str, value: &str, source: Source) {
+        let key = self.platform.fold(name).into_owned();
+        let name = match self.vars.get(&key) {
+            Some(old) if self.platform.keep_path_spelling && key == keys::PATH_KEY => old.name.clone(),
+            _ => name.to_owned(),
+        };
+        self.vars.insert(key, Var { name, value: value.to_owned(), source });
+    }
+
+    fn unset(&mut self, name: &str) {
+        let key = self.platform.fold(name).into_owned();
+        if let Some(old) = self.vars.remove(&key) {
+            self.report(key, old.name, RemovalReason::ExplicitUnset);
+        }
+    }
+
+    fn report(&mut self, key: String, name: String, reason: RemovalReason) {
+        if self.reported.insert(key) {
+            self.removed.push(Removal { key: name, reason });
+        }
+    }
+
+    fn finish(self) -> Environment {
+        let mut vars: Vec<Var> = self.vars.into_values().collect();
+        vars.sort_by(|a, b| a.name.cmp(&b.name));
+        Environment {
+            sources: vars.iter().map(|var| (var.name.clone(), var.source)).collect(),
+            vars: vars.into_iter().map(|var| (var.name, var.value)).collect(),
+            removed: self.removed,
+            platform: *self.platform,
+        }
+    }
+}
+
+/// Case-insensitive name globs, upper-cased once.
+struct Globs(Vec<String>);
+
+impl Globs {
+    fn new(patterns: &[impl AsRef<str>]) -> Self {
+        Self(patterns.iter().map(|pattern| upper(pattern.as_ref())).collect())
+    }
+
+    fn matches(&self, name: &str) -> bool {
+        let name = upper(name);
+        self.0.iter().any(|pattern| glob_matches(pattern, &name))
+    }
+}
+
+/// Whether `name` matches `pattern` exactly, where `*` matches any run of
+/// characters and `?` exactly one.
+fn glob_matches(pattern: &str, name: &str) -> bool {
+    let pattern: Vec<char> = pattern.chars().collect();
+    let name: Vec<char> = name.chars().collect();
+    let (mut p, mut n) = (0, 0);
+    // After a mismatch, retry from the last `*` with it swallowing one more character.
+    let mut last_star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some('*') => {
+                last_star = Some((p, n));
+                p += 1;
+            }
+            Some(&c) if c == '?' || c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match last_star {
+                Some((star, swallowed)) => {
+                    last_star = Some((star, swallowed + 1));
+                    p = star + 1;
+                    n = swallowed + 1;
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == '*')
+}
+
+/// Upper-cases character by character, keeping any character whose upper case
+/// is not a single character (`ß` stays `ß`): one-to-one like the upper-case
+/// table Windows compares names with.
+fn upper(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            let mut upper = c.to_uppercase();
+            match (upper.next(), upper.next()) {
+                (Some(u), None) => u,
+                _ => c,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    /// The default scrub, without the terminal defaults, so tests see only what they add.
+    fn bare() -> EnvironmentSpec {
+        EnvironmentSpec { terminal: None, ..EnvironmentSpec::default() }
+    }
+
+    fn build_on(platform: Platform, parent: &[(&str, &str)], spec: &EnvironmentSpec) -> Environment {
+        build_environment(&platform, pairs(parent), spec).unwrap()
+    }
+
+    fn build(parent: &[(&str, &str)], spec: &EnvironmentSpec) -> Environment {
+        build_on(Platform::posix(), parent, spec)
+    }
+
+    fn names(env: &Environment) -> Vec<&str> {
+        env.vars.iter().map(|(k, _)| k.as_str()).collect()
+    }
+
+    fn reason(env: &Environment, key: &str) -> Option<RemovalReason> {
+        env.removed.iter().find(|r| r.key == key).map(|r| r.reason)
+    }
+
+    /// Asserts the spec is rejected as an invalid spec naming `field`.
+    fn assert_invalid(spec: &EnvironmentSpec, field: &str) {
+        let err = build_environment(&Platform::posix(), Vec::new(), spec).unwrap_err();
+        assert_eq!(err.code(), "ERR_SHELL_EXEC_INVALID_SPEC");
+        let message = err.to_string();
+        assert!(message.contains(&format!("field {field}:")), "{message:?} should name {field:?}");
+    }
+
+    fn explicit(list: &[(&str, Option<&str>)]) -> Vec<(String, Option<String>)> {
+        list.iter().map(|(k, v)| (k.to_string(), v.map(String::from))).collect()
+    }
+
+    // Defaults and names.
+
+    #[test]
+    fn defaults() {
+        let scrub = ScrubPolicy::default();
+        assert_eq!(scrub.inherit, Inherit::All);
+        assert_eq!(scrub.exclude, ["*KEY*", "*PASSWORD*", "*SECRET*", "*TOKEN*"]);
+        assert_eq!(scrub.include_only, None);
+        assert!(!scrub.hardening);
+        let spec = EnvironmentSpec::default();
+        assert_eq!(spec.scrub, scrub);
+        assert_eq!(spec.terminal, Some(pairs(&DEFAULT_TERMINAL_ENV)));
+        assert!(spec.explicit.is_empty() && spec.managed.is_empty());
+    }
+
+    #[test]
+    fn default_spec_gives_terminal_variables() {
+        let env = build(&[("PATH", "/bin")], &EnvironmentSpec::default());
+        assert_eq!(
+            env.vars,
+            pairs(&[("GIT_PAGER", "cat"), ("NO_COLOR", "1"), ("PAGER", "cat"), ("PATH", "/bin"), ("TERM", "dumb")])
+        );
+        assert_eq!(env.source("TERM"), Some(Source::Terminal));
+        assert_eq!(env.source("PATH"), Some(Source::Inherited));
+        assert!(env.removed.is_empty());
+    }
+
+    #[test]
+    fn inherit_parses_its_three_spellings() {
+        for inherit in [Inherit::All, Inherit::Core, Inherit::None] {
+            assert_eq!(inherit.as_str().parse::<Inherit>().unwrap(), inherit);
+        }
+        for bad in ["ALL", "", "some"] {
+            let err = bad.parse::<Inherit>().unwrap_err();
+            assert_eq!(err.code(), "ERR_SHELL_EXEC_INVALID_SPEC");
+            assert!(err.to_string().contains("field scrub.inherit:"));
+        }
+    }
+
+    #[test]
+    fn sources_and_reasons_have_stable_names() {
+        let sources = [Source::Inherited, Source::Terminal, Source::Explicit, Source::Managed];
+        assert_eq!(sources.map(Source::as_str), ["inherited", "terminal", "explicit", "managed"]);
+        let reasons = [
+            RemovalReason::ManagedPrefix,
+            RemovalReason::Inherit,
+            RemovalReason::Exclude,
+            RemovalReason::Hardening,
+            RemovalReason::IncludeOnly,
+            RemovalReason::ExplicitUnset,
+        ];
+        assert_eq!(
+            reasons.map(RemovalReason::as_str),
+            ["managed-prefix", "inherit", "exclude", "hardening", "include-only", "explicit-unset"]
+        );
+    }
+
+    #[test]
+    fn current_platform_matches_the_target() {
+        assert_eq!(Platform::current().case_insensitive, cfg!(windows));
+    }
+
+    // Globs.
+
+    #[test]
+    fn globs_match_stars_and_question_marks() {
+        for (pattern, name) in [
+            ("PATH", "PATH"),
+            ("*", ""),
+            ("*", "ANY"),
+            ("*KEY*", "KEY"),
+            ("*KEY*", "AWS_ACCESS_KEY_ID"),
+            ("LC_*", "LC_"),
+            ("A?C", "ABC"),
+            ("*A*B", "XAYAB"),
+            ("**B", "B"),
+            ("A*B*C", "ABBCC"),
+        ] {
+            assert!(glob_matches(pattern, name), "{pattern} ~ {name}");
+        }
+        for (pattern, name) in [
+            ("PATH", "PATHX"),
+            ("PATH", "XPATH"),
+            ("A?C", "AC"),
+            ("A?C", "ABBC"),
+            ("*A*B", "XAYABC"),
+            ("LC_*", "LC"),
+            ("?", ""),
+        ] {
+            assert!(!glob_matches(pattern, name), "{pattern} !~ {name}");
+        }
+    }
+
+    #[test]
+    fn globs_ignore_case() {
+        let globs = Globs::new(&["*key*", "X?Z"]);
+        assert!(globs.matches("aws_access_key_id"));
+        assert!(globs.matches("AWS_ACCESS_KEY_ID"));
+        assert!(globs.matches("xyz"));
+        assert!(!globs.matches("PATH"));
+    }
+
+    // The parent.
+
+    #[test]
+    fn parent_entries_that_cannot_reach_execve_are_skipped_silently() {
+        let env = build(
+            &[("", "empty"), ("A=B", "x"), ("NUL\0NAME", "x"), ("NUL_VALUE", "a\0b"), ("=C:", "C:\\"), ("OK", "1")],
+            &bare(),
+        );
+        assert_eq!(env.vars, pairs(&[("=C:", "C:\\"), ("OK", "1")]));
+        assert!(env.removed.is_empty());
+    }
+
+    #[test]
+    fn duplicate_parent_names_resolve_by_sort_order() {
+        let env = build(&[("A", "2"), ("A", "1")], &bare());
+        assert_eq!(env.vars, pairs(&[("A", "1")]));
+        let env = build_on(Platform::windows(), &[("Path", "lower"), ("PATH", "upper")], &bare());
+        assert_eq!(env.vars, pairs(&[("PATH", "upper")]));
+        assert!(env.removed.is_empty());
+    }
+
+    #[test]
+    fn output_is_sorted_by_name() {
+        let env = build(&[("b", "1"), ("B", "2"), ("a", "3"), ("_", "4")], &bare());
+        assert_eq!(names(&env), ["B", "_", "a", "b"]);
+    }
+
+    // managed-prefix.
+
+    #[test]
+    fn managed_prefix_drops_stale_names_in_any_case() {
+        let env = build(
+            &[
+                ("DSH_SESSION_ID", "stale"),
+                ("dsh_stale", "x"),
+                ("Dsh_Mixed", "x"),
+                ("DSHX", "kept"),
+                ("XDSH_A", "kept"),
+            ],
+            &bare(),
+        );
+        assert_eq!(names(&env), ["DSHX", "XDSH_A"]);
+        for key in ["DSH_SESSION_ID", "Dsh_Mixed", "dsh_stale"] {
+            assert_eq!(reason(&env, key), Some(RemovalReason::ManagedPrefix), "{key}");
+        }
+    }
+
+    #[test]
+    fn managed_prefix_is_reported_even_when_the_snapshot_re_adds_the_key() {
+        let spec = EnvironmentSpec { managed: pairs(&[("DSH_SESSION_ID", "fresh")]), ..bare() };
+        let env = build(&[("DSH_SESSION_ID", "stale"), ("dsh_stale", "x")], &spec);
+        assert_eq!(env.vars, pairs(&[("DSH_SESSION_ID", "fresh")]));
+        assert_eq!(reason(&env, "DSH_SESSION_ID"), Some(RemovalReason::ManagedPrefix));
+        assert_eq!(reason(&env, "dsh_stale"), Some(RemovalReason::ManagedPrefix));
+    }
+
+    // inherit.
+
+    fn with_inherit(inherit: Inherit) -> EnvironmentSpec {
+        EnvironmentSpec { scrub: ScrubPolicy { inherit, ..ScrubPolicy::default() }, ..bare() }
+    }
+
+    #[test]
+    fn inherit_all_keeps_everything() {
+        let env = build(&[("FOO", "1"), ("PATH", "/bin")], &with_inherit(Inherit::All));
+        assert_eq!(names(&env), ["FOO", "PATH"]);
+    }
+
+    #[test]
+    fn inherit_core_keeps_the_posix_core_case_sensitively() {
+        let parent = [
+            ("PATH", "/bin"),
+            ("HOME", "/h"),
+            ("USER", "u"),
+            ("LOGNAME", "u"),
+            ("SHELL", "/bin/sh"),
+            ("LANG", "C"),
+            ("LC_ALL", "C"),
+            ("LC_CTYPE", "C"),
+            ("TMPDIR", "/t"),
+            ("TEMP", "/t"),
+            ("TMP", "/t"),
+            ("TZ", "UTC"),
+            ("FOO", "1"),
+            ("path", "lower"),
+            ("SYSTEMROOT", "C:\\Windows"),
+        ];
+        let env = build(&parent, &with_inherit(Inherit::Core));
+        assert_eq!(env.vars.len(), 12);
+        for key in ["FOO", "path", "SYSTEMROOT"] {
+            assert_eq!(env.get(key), None, "{key}");
+            assert_eq!(reason(&env, key), Some(RemovalReason::Inherit), "{key}");
+        }
+    }
+
+    #[test]
+    fn inherit_core_keeps_the_windows_basics_in_any_case() {
+        let parent = [
+            ("Path", "C:\\bin"),
+            ("PATHEXT", ".EXE"),
+            ("SystemRoot", "C:\\Windows"),
+            ("SystemDrive", "C:"),
+            ("windir", "C:\\Windows"),
+            ("ComSpec", "cmd.exe"),
+            ("USERPROFILE", "C:\\Users\\u"),
+            ("USERNAME", "u"),
+            ("HOMEDRIVE", "C:"),
+            ("HOMEPATH", "\\Users\\u"),
+            ("APPDATA", "a"),
+            ("LOCALAPPDATA", "l"),
+            ("ProgramData", "p"),
+            ("ProgramFiles", "p"),
+            ("ProgramFiles(x86)", "p"),
+            ("COMPUTERNAME", "c"),
+            ("TEMP", "t"),
+            ("TMP", "t"),
+            ("TZ", "UTC"),
+            ("LANG", "C"),
+            ("lc_all", "C"),
+            ("FOO", "1"),
+        ];
+        let env = build_on(Platform::windows(), &parent, &with_inherit(Inherit::Core));
+        assert_eq!(env.vars.len(), parent.len() - 1);
+        assert_eq!(env.get("FOO"), None);
+        assert_eq!(env.removed, [Removal { key: "FOO".into(), reason: RemovalReason::Inherit }]);
+    }
+
+    #[test]
+    fn inherit_none_keeps_nothing() {
+        let spec = EnvironmentSpec { explicit: explicit(&[("A", Some("1"))]), ..with_inherit(Inherit::None) };
+        let env = build(&[("PATH", "/bin"), ("HOME", "/h")], &spec);
+        assert_eq!(env.vars, pairs(&[("A", "1")]));
+        assert_eq!(reason(&env, "PATH"), Some(RemovalReason::Inherit));
+        assert_eq!(reason(&env, "HOME"), Some(RemovalReason::Inherit));
+    }
+
+    // exclude.
+
+    #[test]
+    fn default_exclude_drops_credentials_in_any_case() {
+        let env = build(
+            &[
+                ("aws_access_key_id", "x"),
+                ("GITHUB_TOKEN", "x"),
+                ("db_Password", "x"),
+                ("MY_SECRET", "x"),
+                ("PATH", "/bin"),
+            ],
+            &bare(),
+        );
+        assert_eq!(names(&env), ["PATH"]);
+        for key in ["aws_access_key_id", "GITHUB_TOKEN", "db_Password", "MY_SECRET"] {
+            assert_eq!(reason(&env, key), Some(RemovalReason::Exclude), "{key}");
+        }
+    }
+
+    #[test]
+    fn custom_exclude_replaces_the_default() {
+        let spec = EnvironmentSpec {
+            scrub: ScrubPolicy { exclude: vec!["FO?".into(), "*_url".into()], ..ScrubPolicy::default() },
+            ..bare()
+        };
+        let env = build(&[("FOO", "1"), ("FOOD", "1"), ("DATABASE_URL", "x"), ("API_KEY", "kept")], &spec);
+        assert_eq!(names(&env), ["API_KEY", "FOOD"]);
+        assert_eq!(reason(&env, "FOO"), Some(RemovalReason::Exclude));
+        assert_eq!(reason(&env, "DATABASE_URL"), Some(RemovalReason::Exclude));
+    }
+
+    #[test]
+    fn a_name_is_reported_by_the_first_step_that_removes_it() {
+        // TOKEN is outside the core list and matches an exclude glob; inherit runs first.
+        let env = build(&[("TOKEN", "x")], &with_inherit(Inherit::Core));
+        assert_eq!(env.removed, [Removal { key: "TOKEN".into(), reason: RemovalReason::Inherit }]);
+        // Re-set and unset explicitly afterwards: still reported once, as excluded.
+        let spec =
+            EnvironmentSpec { explicit: explicit(&[("GITHUB_TOKEN", Some("new")), ("GITHUB_TOKEN", None)]), ..bare() };
+        let env = build(&[("GITHUB_TOKEN", "old")], &spec);
+        assert!(env.vars.is_empty());
+        assert_eq!(env.removed, [Removal { key: "GITHUB_TOKEN".into(), reason: RemovalReason::Exclude }]);
+    }
+
+    // hardening.
+
+    fn hardened() -> EnvironmentSpec {
+        EnvironmentSpec { scrub: ScrubPolicy { hardening: true, ..ScrubPolicy::default() }, ..bare() }
+    }
+
+    #[test]
+    fn hardening_is_off_by_default() {
+        let env = build(&[("LD_PRELOAD", "/evil.so"), ("F", "() { :; }")], &bare());
+        assert_eq!(names(&env), ["F", "LD_PRELOAD"]);
+    }
+
+    #[test]
+    fn hardening_drops_every_listed_name() {
+        let examples = [
+            "BASH_ENV",
+            "ENV",
+            "BASH_FUNC_ls%%",
+            "IFS",
+            "PS4",
+            "SHELLOPTS",
+            "BASHOPTS",
+            "CDPATH",
+            "GLOBIGNORE",
+            "PROMPT_COMMAND",
+            "LD_PRELOAD",
+            "LD_LIBRARY_PATH",
+            "DYLD_INSERT_LIBRARIES",
+            "PERL5OPT",
+            "PERL5LIB",
+            "PERLLIB",
+            "PERL5DB",
+            "PYTHONSTARTUP",
+            "PYTHONPATH",
+            "PYTHONHOME",
+            "PYTHONINSPECT",
+            "RUBYOPT",
+            "RUBYLIB",
+            "NODE_OPTIONS",
+            "NODE_PATH",
+            "JAVA_TOOL_OPTIONS",
+            "_JAVA_OPTIONS",
+            "GCONV_PATH",
+            "LOCPATH",
+            "NLSPATH",
+            "HOSTALIASES",
+            "RESOLV_HOST_CONF",
+            "MALLOC_CHECK_",
+            "GLIBC_TUNABLES",
+            "TERMINFO",
+            "TERMINFO_DIRS",
+            "TERMCAP",
+            "ld_preload",
+        ];
+        let mut parent: Vec<(&str, &str)> = examples.iter().map(|k| (*k, "x")).collect();
+        parent.extend([("PATH", "/bin"), ("HOME", "/h"), ("LANG", "C"), ("TERM", "xterm"), ("PYTHONUNBUFFERED", "1")]);
+        let env = build(&parent, &hardened());
+        assert_eq!(names(&env), ["HOME", "LANG", "PATH", "PYTHONUNBUFFERED", "TERM"]);
+        for key in examples {
+            assert_eq!(reason(&env, key), Some(RemovalReason::Hardening), "{key}");
+        }
+    }
+
+    #[test]
+    fn hardening_drops_exported_function_values() {
+        let env = build(&[("ls", "() { rm -rf ~; }"), ("PARENS", "()x"), ("EMPTY", "")], &hardened());
+        assert_eq!(names(&env), ["EMPTY", "PARENS"]);
+        assert_eq!(reason(&env, "ls"), Some(RemovalReason::Hardening));
+    }
+
+    #[test]
+    fn hardening_spares_what_the_caller_sets() {
+        let spec =
+            EnvironmentSpec { explicit: explicit(&[("NODE_OPTIONS", Some("--max-old-space-size=64"))]), ..hardened() };
+        let env = build(&[("NODE_OPTIONS", "--require /evil.js")], &spec);
+        assert_eq!(env.get("NODE_OPTIONS"), Some("--max-old-space-size=64"));
+        assert_eq!(reason(&env, "NODE_OPTIONS"), Some(RemovalReason::Hardening));
+    }
+
+    // includeOnly.
+
+    fn including(globs: &[&str]) -> EnvironmentSpec {
+        EnvironmentSpec {
+            scrub: ScrubPolicy {
+                include_only: Some(globs.iter().map(|g| g.to_string()).collect()),
+                ..ScrubPolicy::default()
+            },
+            ..EnvironmentSpec::default()
+        }
+    }
+
+    #[test]
+    fn include_only_keeps_matching_inherited_names() {
+        let env = build(
+            &[("PATH", "/bin"), ("home", "/h"), ("LC_ALL", "C"), ("FOO", "1")],
+            &including(&["path", "HOME", "lc_*"]),
+        );
+        assert_eq!(env.get("FOO"), None);
+        assert_eq!(reason(&env, "FOO"), Some(RemovalReason::IncludeOnly));
+        for key in ["PATH", "home", "LC_ALL"] {
+            assert_eq!(env.source(key), Some(Source::Inherited), "{key}");
+        }
+    }
+
+    #[test]
+    fn include_only_does_not_filter_terminal_explicit_or_managed() {
+        let spec = EnvironmentSpec {
+            explicit: explicit(&[("MINE", Some("1"))]),
+            managed: pairs(&[("DSH_SHELL", "1")]),
+            ..including(&[])
+        };
+        let env = build(&[("PATH", "/bin"), ("TERM", "xterm")], &spec);
+        assert_eq!(names(&env), ["DSH_SHELL", "GIT_PAGER", "MINE", "NO_COLOR", "PAGER", "TERM"]);
+        assert_eq!(env.get("TERM"), Some("dumb"));
+        assert_eq!(reason(&env, "PATH"), Some(RemovalReason::IncludeOnly));
+        assert_eq!(reason(&env, "TERM"), Some(RemovalReason::IncludeOnly));
+    }
+
+    // terminalEnv, env and dshEnv.
+
+    #[test]
+    fn terminal_env_overrides_inherited_and_can_be_turned_off() {
+        let env = build(&[("TERM", "xterm")], &EnvironmentSpec::default());
+        assert_eq!(env.get("TERM"), Some("dumb"));
+        assert_eq!(env.source("TERM"), Some(Source::Terminal));
+        assert!(env.removed.is_empty());
+        let env = build(&[("TERM", "xterm")], &bare());
+        assert_eq!(env.vars, pairs(&[("TERM", "xterm")]));
+    }
+
+    #[test]
+    fn explicit_overrides_terminal() {
+        let spec =
+            EnvironmentSpec { explicit: explicit(&[("TERM", Some("xterm-256color"))]), ..EnvironmentSpec::default() };
+        let env = build(&[], &spec);
+        assert_eq!(env.get("TERM"), Some("xterm-256color"));
+        assert_eq!(env.source("TERM"), Some(Source::Explicit));
+    }
+
+    #[test]
+    fn explicit_unset_removes_inherited_and_terminal_names() {
+        let spec = EnvironmentSpec {
+            explicit: explicit(&[("HOME", None), ("PAGER", None), ("ABSENT", None)]),
+            ..EnvironmentSpec::default()
+        };
+        let env = build(&[("HOME", "/h"), ("PATH", "/bin")], &spec);
+        assert_eq!(names(&env), ["GIT_PAGER", "NO_COLOR", "PATH", "TERM"]);
+        assert_eq!(
+            env.removed,
+            [
+                Removal { key: "HOME".into(), reason: RemovalReason::ExplicitUnset },
+                Removal { key: "PAGER".into(), reason: RemovalReason::ExplicitUnset },
+            ]
+        );
+    }
+
+    #[test]
+    fn explicit_entries_apply_in_order() {
+        let spec = EnvironmentSpec {
+            explicit: explicit(&[("A", Some("1")), ("A", None), ("B", None), ("B", Some("2"))]),
+            ..bare()
+        };
+        let env = build(&[], &spec);
+        assert_eq!(env.vars, pairs(&[("B", "2")]));
+        assert_eq!(env.removed, [Removal { key: "A".into(), reason: RemovalReason::ExplicitUnset }]);
+    }
+
+    #[test]
+    fn explicit_cannot_displace_managed() {
+        let spec = EnvironmentSpec {
+            explicit: explicit(&[("DSH_SESSION_ID", Some("forged")), ("DSH_HOME", None), ("DSH_EXTRA", Some("mine"))]),
+            managed: pairs(&[("DSH_SESSION_ID", "real"), ("DSH_HOME", "/home/u/.dsh")]),
+            ..bare()
+        };
+        let env = build(&[], &spec);
+        assert_eq!(env.vars, pairs(&[("DSH_EXTRA", "mine"), ("DSH_HOME", "/home/u/.dsh"), ("DSH_SESSION_ID", "real")]));
+        assert_eq!(env.source("DSH_SESSION_ID"), Some(Source::Managed));
+        assert_eq!(env.source("DSH_EXTRA"), Some(Source::Explicit));
+    }
+
+    #[test]
+    fn managed_path_replaces_the_inherited_path() {
+        let spec = EnvironmentSpec { managed: pairs(&[("PATH", "/dsh/bin:/bin")]), ..bare() };
+        let env = build(&[("PATH", "/bin")], &spec);
+        assert_eq!(env.vars, pairs(&[("PATH", "/dsh/bin:/bin")]));
+        assert_eq!(env.source("PATH"), Some(Source::Managed));
+    }
+
+    // POSIX and Windows names.
+
+    #[test]
+    fn posix_names_are_case_sensitive() {
+        let spec = EnvironmentSpec {
+            explicit: explicit(&[("foo", None), ("Bar", Some("new"))]),
+            managed: pairs(&[("PATH", "/dsh:/bin")]),
+            ..bare()
+        };
+        let env = build(&[("FOO", "1"), ("BAR", "2"), ("Path", "/x")], &spec);
+        assert_eq!(
+            env.vars,
+            pairs(&[("BAR", "2"), ("Bar", "new"), ("FOO", "1"), ("PATH", "/dsh:/bin"), ("Path", "/x")])
+        );
+        assert_eq!(env.get("foo"), None);
+        assert!(env.removed.is_empty());
+    }
+
+    #[test]
+    fn windows_unset_and_override_ignore_case() {
+        let spec = EnvironmentSpec { explicit: explicit(&[("foo", None), ("BAR", Some("new"))]), ..bare() };
+        let env = build_on(Platform::windows(), &[("Foo", "1"), ("bar", "2")], &spec);
+        assert_eq!(env.vars, pairs(&[("BAR", "new")]));
+        assert_eq!(env.get("Bar"), Some("new"));
+        assert_eq!(env.source("bar"), Some(Source::Explicit));
+        assert_eq!(env.removed, [Removal { key: "Foo".into(), reason: RemovalReason::ExplicitUnset }]);
+    }
+
+    #[test]
+    fn windows_exclude_and_core_ignore_case() {
+        let spec = EnvironmentSpec {
+            scrub: ScrubPolicy { inherit: Inherit::Core, exclude: vec!["temp".into()], ..ScrubPolicy::default() },
+            ..bare()
+        };
+        let env = build_on(Platform::windows(), &[("Temp", "t"), ("SystemRoot", "C:\\Windows")], &spec);
+        assert_eq!(env.vars, pairs(&[("SystemRoot", "C:\\Windows")]));
+        assert_eq!(reason(&env, "Temp"), Some(RemovalReason::Exclude));
+    }
+
+    #[test]
+    fn windows_managed_replaces_explicit_in_another_case() {
+        let spec = EnvironmentSpec {
+            explicit: explicit(&[("dsh_session_id", Some("forged"))]),
+            managed: pairs(&[("DSH_SESSION_ID", "real")]),
+            ..bare()
+        };
+        let env = build_on(Platform::windows(), &[("Dsh_Session_Id", "stale")], &spec);
+        assert_eq!(env.vars, pairs(&[("DSH_SESSION_ID", "real")]));
+        assert_eq!(reason(&env, "Dsh_Session_Id"), Some(RemovalReason::ManagedPrefix));
+    }
+
+    #[test]
+    fn windows_keeps_the_existing_path_spelling() {
+        let spec = EnvironmentSpec { managed: pairs(&[("PATH", "C:\\dsh;C:\\bin")]), ..bare() };
+        let env = build_on(Platform::windows(), &[("Path", "C:\\bin")], &spec);
+        assert_eq!(env.vars, pairs(&[("Path", "C:\\dsh;C:\\bin")]));
+        assert_eq!(env.source("PATH"), Some(Source::Managed));
+        // With no PATH in any spelling, the managed spelling is used.
+        let env = build_on(Platform::windows(), &[], &spec);
+        assert_eq!(names(&env), ["PATH"]);
+    }
+
+    // Validation.
+
+    #[test]
+    fn explicit_names_and_values_are_validated() {
+        for (name, value, field) in [
+            ("", Some("x"), "env."),
+            ("A=B", Some("x"), "env.A=B"),
+            ("=C:", Some("x"), "env.=C:"),
+            ("A\0B", Some("x"), "env.A\0B"),
+            ("FOO", Some("a\0b"), "env.FOO"),
+            ("A=B", None, "env.A=B"),
+            ("", None, "env."),
+        ] {
+            let spec = EnvironmentSpec { explicit: explicit(&[("OK", Some("1")), (name, value)]), ..bare() };
+            assert_invalid(&spec, field);
+        }
+    }
+
+    #[test]
+    fn terminal_names_and_values_are_validated() {
+        for (name, value, field) in [
+            ("TERM", "du\0mb", "terminalEnv.TERM"),
+            ("", "x", "terminalEnv."),
+            ("A=B", "x", "terminalEnv.A=B"),
+            ("A\0", "x", "terminalEnv.A\0"),
+        ] {
+            let spec = EnvironmentSpec { terminal: Some(pairs(&[(name, value)])), ..bare() };
+            assert_invalid(&spec, field);
+        }
+    }
+
+    #[test]
+    fn managed_keys_and_values_are_validated() {
+        for key in ["DSH_x", "FOO", "Path", "path", "DSH_", ""] {
+            let spec = EnvironmentSpec { managed: pairs(&[(key, "1")]), ..bare() };
+            assert_invalid(&spec, &format!("dshEnv.{key}"));
+        }
+        let spec = EnvironmentSpec { managed: pairs(&[("DSH_A", "a\0b")]), ..bare() };
+        assert_invalid(&spec, "dshEnv.DSH_A");
+        let spec = EnvironmentSpec { managed: pairs(&[("PATH", "/a\0")]), ..bare() };
+        assert_invalid(&spec, "dshEnv.PATH");
+    }
+
+    #[test]
+    fn globs_must_not_be_empty() {
+        let spec = EnvironmentSpec {
+            scrub: ScrubPolicy { exclude: vec!["A".into(), "B".into(), String::new()], ..ScrubPolicy::default() },
+            ..bare()
+        };
+        assert_invalid(&spec, "scrub.exclude[2]");
+        assert_invalid(&including(&["*", ""]), "scrub.includeOnly[1]");
+    }
+
+    // Properties.
+
+    fn name() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-cA-C_]{1,3}",
+            "(dsh|DSH|Dsh)_[a-cA-C]{1,2}",
+            "(PATH|Path|path|TERM|HOME|LC_ALL|LD_PRELOAD|API_KEY)",
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = String> {
+        "[a-z() ]{0,4}"
+    }
+
+    fn managed() -> impl Strategy<Value = Vec<(String, String)>> {
+        (prop::collection::btree_map("DSH_[A-C][A-C0-9_]{0,2}", value(), 0..4), prop::option::of(value()))
+            .prop_map(|(keys, path)| keys.into_iter().chain(path.map(|p| ("PATH".to_owned(), p))).collect())
+    }
+
+    fn spec() -> impl Strategy<Value = EnvironmentSpec> {
+        let inherit = prop_oneof![Just(Inherit::All), Just(Inherit::Core), Just(Inherit::None)];
+        let include_only = prop::option::of(prop::collection::vec("[a-cA-C_*?]{1,3}", 0..3));
+        let terminal = prop::option::of(prop::collection::vec((name(), value()), 0..3));
+        let explicit = prop::collection::vec((name(), prop::option::of(value())), 0..6);
+        (inherit, any::<bool>(), include_only, terminal, explicit, managed()).prop_map(
+            |(inherit, hardening, include_only, terminal, explicit, managed)| EnvironmentSpec {
+                scrub: ScrubPolicy { inherit, include_only, hardening, ..ScrubPolicy::default() },
+                terminal,
+                explicit,
+                managed,
+            },
+        )
+    }
+
+    fn platform() -> impl Strategy<Value = Platform> {
+        prop_oneof![Just(Platform::posix()), Just(Platform::windows())]
+    }
+
+    fn parent() -> impl Strategy<Value = Vec<(String, String)>> {
+        prop::collection::vec((name(), value()), 0..16)
+    }
+
+    /// The obvious recursive glob matcher, to check the backtracking one against.
+    fn reference_glob(pattern: &[char], name: &[char]) -> bool {
+        match pattern.split_first() {
+            None => name.is_empty(),
+            Some(('*', rest)) => (0..=name.len()).any(|skip| reference_glob(rest, &name[skip..])),
+            Some((&c, rest)) => name.first().is_some_and(|&n| c == '?' || c == n) && reference_glob(rest, &name[1..]),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn managed_prefix_names_come_only_from_the_spec(platform in platform(), parent in parent(), spec in spec()) {
+            let env = build_environment(&platform, parent, &spec).unwrap();
+            for (name, _) in &env.vars {
+                if keys::has_managed_prefix(name) {
+                    let source = env.source(name).unwrap();
+                    prop_assert!(source != Source::Inherited, "{} survived from the parent", name);
+                    let set_by_caller = spec.terminal.iter().flatten().any(|(k, _)| platform.same_name(k, name))
+                        || spec.explicit.iter().any(|(k, _)| platform.same_name(k, name));
+                    prop_assert!(source == Source::Managed || set_by_caller, "{} came from nowhere", name);
+                }
+            }
+        }
+
+        #[test]
+        fn every_managed_key_has_its_managed_value(platform in platform(), parent in parent(), spec in spec()) {
+            let env = build_environment(&platform, parent, &spec).unwrap();
+            for (key, value) in &spec.managed {
+                prop_assert_eq!(env.get(key), Some(value.as_str()));
+                prop_assert_eq!(env.source(key), Some(Source::Managed));
+            }
+        }
+
+        #[test]
+        fn parent_order_does_not_matter(
+            (parent, shuffled) in parent().prop_flat_map(|p| (Just(p.clone()), Just(p).prop_shuffle())),
+            platform in platform(),
+            spec in spec(),
+        ) {
+            let env = build_environment(&platform, parent, &spec).unwrap();
+            prop_assert_eq!(&env, &build_environment(&platform, shuffled, &spec).unwrap());
+            prop_assert!(env.vars.windows(2).all(|w| w[0].0 < w[1].0), "not sorted: {:?}", env.vars);
+            prop_assert_eq!(env.sources.len(), env.vars.len());
+        }
+
+        #[test]
+        fn windows_names_are_unique_ignoring_case(parent in parent(), spec in spec()) {
+            let env = build_environment(&Platform::windows(), parent, &spec).unwrap();
+            let folded: BTreeSet<String> = env.vars.iter().map(|(k, _)| k.to_ascii_uppercase()).collect();
+            prop_assert_eq!(folded.len(), env.vars.len(), "{:?}", env.vars);
+        }
+
+        #[test]
+        fn glob_matches_like_the_reference(pattern in "[ab*?]{0,6}", name in "[ab]{0,8}") {
+            let expected = reference_glob(&pattern.chars().collect::<Vec<_>>(), &name.chars().collect::<Vec<_>>());
+            prop_assert_eq!(glob_matches(&pattern, &name), expected);
+        }
+    }
+}
