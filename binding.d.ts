@@ -9,6 +9,79 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-export declare function failCustom(code: string): void
+/** The registry of managed `DSH_*` variables for shell calls. */
+export declare class ShellEnvRegistry {
+  /** `new ShellEnvRegistry({ dshHome?, profile?: { name, dir } })`. */
+  constructor(options?: ShellEnvRegistryOptions)
+  /** The absolute Harness home, resolved once at construction. */
+  get dshHome(): string
+  /** Registers a contributor; returns an idempotent disposer. */
+  register(contributor: ShellEnvContributor): () => void
+  /** Collects the managed environment for one execution, synchronously. */
+  collect(execution: ToolExecution, options?: CollectOptions): DshEnvironment
+  /** Collects the managed environment, awaiting async resolvers. */
+  collectAsync(execution: ToolExecution, options?: CollectAsyncOptions): Promise<DshEnvironment>
+  /** Plugin-declared variables, sorted by key; no resolver runs. */
+  list(): Array<ListEntry>
+  /**
+   * Every variable a shell call can receive, built-ins included, and every
+   * contributor's command directories.
+   */
+  catalog(): Catalog
+}
 
-export declare function failWithCause(f: () => void): void
+/** What `catalog()` returns. */
+export interface Catalog {
+  /** Every variable, sorted by key. */
+  variables: Array<CatalogEntry>
+  /** Command directories in contributor-name order. */
+  commandDirectories: Array<CommandDirectories>
+}
+
+/** A variable a shell call can receive. */
+export interface CatalogEntry {
+  /** The variable name. */
+  key: string
+  /** What it holds. */
+  description: string
+  /** `'built-in'` or the declaring contributor. */
+  owner: string
+  /** When it is present. */
+  when: 'always' | 'agent' | 'profile' | 'resolver'
+}
+
+/** One contributor's command directories. */
+export interface CommandDirectories {
+  /** The contributor. */
+  contributor: string
+  /** Its directories, in its own order. */
+  directories: Array<string>
+}
+
+/** Every managed variable starts with this prefix. */
+export declare const DSH_ENV_PREFIX: string
+
+/** A plugin-declared variable, as `list()` returns it. */
+export interface ListEntry {
+  /** The declaring contributor. */
+  contributor: string
+  /** What the variable holds. */
+  description: string
+  /** The variable name. */
+  key: string
+}
+
+/**
+ * The home both configurations agree on; `ERR_SHELL_ENV_HOME_CONFLICT` when
+ * both are given and resolve differently.
+ */
+export declare function reconcileDshHome(top?: string, skillsLocal?: string): string
+
+/** The built-in keys only the registry sets (frozen by the JS entry point). */
+export declare function reservedKeys(): Array<string>
+
+/**
+ * The Harness home: `configured` (non-empty), else a non-blank `env.DSH_HOME`,
+ * else `~/.dsh`; absolute and normalised.
+ */
+export declare function resolveDshHome(configured?: string, env?: Record<string, string | undefined>): string

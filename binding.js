@@ -835,5 +835,8 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
-module.exports.failCustom = nativeBinding.failCustom
-module.exports.failWithCause = nativeBinding.failWithCause
+module.exports.ShellEnvRegistry = nativeBinding.ShellEnvRegistry
+module.exports.DSH_ENV_PREFIX = nativeBinding.DSH_ENV_PREFIX
+module.exports.reconcileDshHome = nativeBinding.reconcileDshHome
+module.exports.reservedKeys = nativeBinding.reservedKeys
+module.exports.resolveDshHome = nativeBinding.resolveDshHome

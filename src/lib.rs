@@ -1,23 +1,25 @@
-use napi::bindgen_prelude::*;
+//! Node binding of `@deepseek-ai/dsh-shell-env`: converts JS values to the
+//! core's types and core errors to JS errors with codes. The rules themselves
+//! live in `dsh-shell-env-core`.
+
+mod abort;
+mod errors;
+mod home;
+mod js;
+mod registry;
+mod resolver;
+
+pub use home::{reconcile_dsh_home, resolve_dsh_home};
+pub use registry::ShellEnvRegistry;
+
 use napi_derive::napi;
 
-pub struct Code(String);
-impl AsRef<str> for Code { fn as_ref(&self) -> &str { &self.0 } }
-impl From<Status> for Code { fn from(s: Status) -> Self { Code(s.as_ref().to_string()) } }
-
+/// Every managed variable starts with this prefix.
 #[napi]
-pub fn fail_custom(code: String) -> Result<(), Code> {
-  Err(Error::new(Code(code), "custom message"))
-}
+pub const DSH_ENV_PREFIX: &str = dsh_shell_env_core::keys::DSH_ENV_PREFIX;
 
+/// The built-in keys only the registry sets (frozen by the JS entry point).
 #[napi]
-pub fn fail_with_cause(f: Function<(), ()>) -> Result<(), Code> {
-  match f.call(()) {
-    Ok(()) => Ok(()),
-    Err(e) => {
-      let mut err = Error::new(Code("ERR_X".into()), "wrapped");
-      err.set_cause(e);
-      Err(err)
-    }
-  }
+pub fn reserved_keys() -> Vec<&'static str> {
+    dsh_shell_env_core::keys::RESERVED_KEYS.to_vec()
 }

@@ -137,3 +137,51 @@ impl ExecError {
         }
     }
 }
+
+/// The symbolic name of an OS error number (`ENOENT`, `EACCES`, …), as Node
+/// reports it in `error.code`, for the errors a spawn can meet.
+pub fn errno_name(errno: i32) -> Option<&'static str> {
+    Some(match errno {
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::EINTR => "EINTR",
+        libc::EIO => "EIO",
+        libc::E2BIG => "E2BIG",
+        libc::ENOEXEC => "ENOEXEC",
+        libc::EBADF => "EBADF",
+        libc::EAGAIN => "EAGAIN",
+        libc::ENOMEM => "ENOMEM",
+        libc::EACCES => "EACCES",
+        libc::EFAULT => "EFAULT",
+        libc::ENOTDIR => "ENOTDIR",
+        libc::EISDIR => "EISDIR",
+        libc::EINVAL => "EINVAL",
+        libc::ENFILE => "ENFILE",
+        libc::EMFILE => "EMFILE",
+        libc::ETXTBSY => "ETXTBSY",
+        libc::ENOSPC => "ENOSPC",
+        libc::ENAMETOOLONG => "ENAMETOOLONG",
+        libc::ELOOP => "ELOOP",
+        libc::ENOSYS => "ENOSYS",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_stable() {
+        assert_eq!(ShellEnvError::Aborted.code(), "ERR_SHELL_ENV_ABORTED");
+        assert_eq!(ExecError::invalid_spec("timeoutMs", "must be positive").code(), "ERR_SHELL_EXEC_INVALID_SPEC");
+        assert_eq!(ExecError::from(ShellEnvError::Aborted).code(), "ERR_SHELL_ENV_ABORTED");
+    }
+
+    #[test]
+    fn errno_names() {
+        assert_eq!(errno_name(libc::ENOENT), Some("ENOENT"));
+        assert_eq!(errno_name(libc::EACCES), Some("EACCES"));
+        assert_eq!(errno_name(-1), None);
+    }
+}

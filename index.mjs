@@ -1,0 +1,5 @@
+// ESM entry point: the same objects as the CommonJS one.
+import pkg from './index.js'
+
+export const { DSH_ENV_PREFIX, RESERVED_KEYS, ShellEnvRegistry, resolveDshHome, reconcileDshHome } = pkg
+export default pkg

@@ -1,0 +1,95 @@
+//! Bridges a JS `AbortSignal` to Rust: a flag any thread can await, and the
+//! listener removed again once the operation is over.
+
+use std::ptr;
+
+use napi::bindgen_prelude::*;
+use napi::{check_pending_exception, sys, ValueType};
+use tokio::sync::watch;
+
+use crate::js::{self, Raw};
+
+/// The Rust side of a signal: cheap to clone, awaitable from any thread.
+#[derive(Clone)]
+pub struct AbortToken(watch::Receiver<bool>);
+
+impl AbortToken {
+    /// Resolves once the signal has fired (never, when there was no signal).
+    pub async fn aborted(mut self) {
+        if self.0.wait_for(|aborted| *aborted).await.is_err() {
+            // The listener is gone without firing: the signal can no longer abort.
+            std::future::pending::<()>().await;
+        }
+    }
+
+    /// Whether the signal has fired.
+    pub fn is_aborted(&self) -> bool {
+        *self.0.borrow()
+    }
+}
+
+/// A listener attached to a caller's signal. Call [`AbortListener::detach`]
+/// on the JS thread when the operation ends, so the signal does not keep the
+/// operation's state alive.
+pub struct AbortListener {
+    attached: Option<(sys::napi_ref, sys::napi_ref)>,
+}
+
+/// Watches `signal` (`None` or `undefined`: no signal, a token that never
+/// fires). An already-aborted signal yields an aborted token. `Ok(None)` means
+/// the value is not an `AbortSignal`; the caller reports that in its own terms.
+pub fn watch_signal(env: &Env, signal: Option<Raw>) -> Result<Option<(AbortToken, AbortListener)>> {
+    let (sender, receiver) = watch::channel(false);
+    let mut listener = AbortListener { attached: None };
+    let Some(signal) = signal.filter(|signal| js::type_of(env, *signal) != ValueType::Undefined) else {
+        return Ok(Some((AbortToken(receiver), listener)));
+    };
+    let aborted = js::get_defined(env, signal, "aborted")?;
+    let add = js::get_defined(env, signal, "addEventListener")?;
+    let (Some(aborted), Some(add)) = (aborted, add) else { return Ok(None) };
+    if js::type_of(env, aborted) != ValueType::Boolean || js::type_of(env, add) != ValueType::Function {
+        return Ok(None);
+    }
+    if unsafe { bool::from_napi_value(env.raw(), aborted)? } {
+        sender.send_replace(true);
+        return Ok(Some((AbortToken(receiver), listener)));
+    }
+    let on_abort = env.create_function_from_closure::<(), (), _>("onAbort", move |_| {
+        sender.send_replace(true);
+        Ok(())
+    })?;
+    let on_abort = on_abort.raw();
+    let options = js::object_of_strings(env, [])?;
+    js::set(env, options, "once", unsafe { bool::to_napi_value(env.raw(), true)? })?;
+    js::call_method(env, signal, "addEventListener", &[env.create_string("abort")?.raw(), on_abort, options])?;
+    listener.attached = Some((reference(env, signal)?, reference(env, on_abort)?));
+    Ok(Some((AbortToken(receiver), listener)))
+}
+
+impl AbortListener {
+    /// Removes the listener (JS thread).
+    pub fn detach(mut self, env: &Env) {
+        let Some((signal, on_abort)) = self.attached.take() else { return };
+        let (signal_value, listener_value) = (dereference(env, signal), dereference(env, on_abort));
+        if let Ok(abort) = env.create_string("abort") {
+            // A signal whose removeEventListener throws has nothing left to detach.
+            let _ = js::call_method(env, signal_value, "removeEventListener", &[abort.raw(), listener_value]);
+        }
+        unsafe {
+            sys::napi_delete_reference(env.raw(), signal);
+            sys::napi_delete_reference(env.raw(), on_abort);
+        }
+    }
+}
+
+fn reference(env: &Env, value: Raw) -> Result<sys::napi_ref> {
+    let mut reference = ptr::null_mut();
+    check_pending_exception!(env.raw(), unsafe { sys::napi_create_reference(env.raw(), value, 1, &mut reference) })?;
+    Ok(reference)
+}
+
+fn dereference(env: &Env, reference: sys::napi_ref) -> Raw {
+    let mut value = ptr::null_mut();
+    unsafe { sys::napi_get_reference_value(env.raw(), reference, &mut value) };
+    value
+}

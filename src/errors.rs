@@ -1,0 +1,89 @@
+//! The one place core errors become JS errors: an `Error` with the core's
+//! stable `.code`, its message, and `.cause` where there is one.
+
+use std::ptr;
+
+use dsh_shell_env_core::error::errno_name;
+use dsh_shell_env_core::{ExecError, ShellEnvError};
+use napi::bindgen_prelude::*;
+use napi::{sys, JsError};
+
+use crate::js::{set, Raw};
+
+/// A core error and the JS value that caused it, carried from wherever the
+/// failure happened (possibly a Tokio thread) to the JS thread that reports it.
+#[derive(Debug)]
+pub struct Failure {
+    /// What went wrong.
+    pub error: ExecError,
+    /// The original JS error (a resolver's throw or rejection), kept as `.cause`.
+    pub cause: Option<napi::Error>,
+}
+
+impl Failure {
+    /// A failure with the JS error that caused it.
+    pub fn caused_by(error: impl Into<ExecError>, cause: napi::Error) -> Self {
+        Self { error: error.into(), cause: Some(cause) }
+    }
+
+    /// Builds the JS error; return the result from a binding function to throw or reject with it.
+    pub fn into_js(self, env: &Env) -> napi::Error {
+        let cause = match (self.cause, &self.error) {
+            (Some(cause), _) => Some(unsafe { JsError::from(cause).into_value(env.raw()) }),
+            (None, ExecError::SpawnFailed { program, source }) => os_error(env, program, source).ok(),
+            (None, _) => None,
+        };
+        coded_error(env, self.error.code(), &self.error.to_string(), cause)
+    }
+}
+
+impl<E: Into<ExecError>> From<E> for Failure {
+    fn from(error: E) -> Self {
+        Self { error: error.into(), cause: None }
+    }
+}
+
+/// Shorthand: the JS error for a registry error without a cause.
+pub fn shell_env_error(env: &Env, error: ShellEnvError) -> napi::Error {
+    Failure::from(error).into_js(env)
+}
+
+/// Shorthand: the JS error for an execution error.
+pub fn exec_error(env: &Env, error: ExecError) -> napi::Error {
+    Failure::from(error).into_js(env)
+}
+
+/// `new Error(message)` with `code` and, when given, `cause`. Returned as a
+/// `napi::Error` that holds this very object, so throwing or rejecting with it
+/// delivers it unchanged.
+fn coded_error(env: &Env, code: &str, message: &str, cause: Option<Raw>) -> napi::Error {
+    let build = || -> Result<Raw> {
+        let code = env.create_string(code)?.raw();
+        let message = env.create_string(message)?.raw();
+        let mut error = ptr::null_mut();
+        check_status!(unsafe { sys::napi_create_error(env.raw(), code, message, &mut error) })?;
+        if let Some(cause) = cause {
+            set(env, error, "cause", cause)?;
+        }
+        Ok(error)
+    };
+    match build() {
+        Ok(error) => napi::Error::from(unsafe { Unknown::from_raw_unchecked(env.raw(), error) }),
+        Err(failed) => failed,
+    }
+}
+
+/// An `Error` shaped like Node's own spawn errors: `code` (`ENOENT`), `errno`, `syscall`, `path`.
+fn os_error(env: &Env, program: &str, source: &std::io::Error) -> Result<Raw> {
+    let errno = source.raw_os_error().unwrap_or(0);
+    let name = errno_name(errno).unwrap_or("UNKNOWN");
+    let message = env.create_string(format!("spawn {program} {name}"))?.raw();
+    let code = env.create_string(name)?.raw();
+    let mut error = ptr::null_mut();
+    check_status!(unsafe { sys::napi_create_error(env.raw(), code, message, &mut error) })?;
+    set(env, error, "errno", env.create_int32(-errno)?.raw())?;
+    set(env, error, "syscall", env.create_string("spawn")?.raw())?;
+    set(env, error, "path", env.create_string(program)?.raw())?;
+    Ok(error)
+}
+

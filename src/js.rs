@@ -1,0 +1,194 @@
+//! The few raw Node-API operations the binding needs with exact exception
+//! handling: every one that can run user JavaScript (getters, Proxy traps,
+//! resolvers) clears a thrown exception and returns it as a `napi::Error` that
+//! still holds the thrown value, so nothing is ever left pending.
+
+use std::ptr;
+
+use napi::bindgen_prelude::*;
+use napi::{check_pending_exception, sys, ValueType};
+
+/// A raw JS value valid for the current handle scope.
+pub type Raw = sys::napi_value;
+
+/// `typeof value`, with `null` told apart from objects.
+pub fn type_of(env: &Env, value: Raw) -> ValueType {
+    let mut kind = 0;
+    unsafe { sys::napi_typeof(env.raw(), value, &mut kind) };
+    ValueType::from(kind)
+}
+
+/// The name used in error messages for a value's type (`"null"`, `"array"`, `"number"`, …).
+pub fn describe(env: &Env, value: Raw) -> String {
+    match type_of(env, value) {
+        ValueType::Object if is_array(env, value) => "array".into(),
+        ValueType::Object => "object".into(),
+        ValueType::Undefined => "undefined".into(),
+        ValueType::Null => "null".into(),
+        ValueType::Boolean => "boolean".into(),
+        ValueType::Number => "number".into(),
+        ValueType::String => "string".into(),
+        ValueType::Symbol => "symbol".into(),
+        ValueType::Function => "function".into(),
+        ValueType::BigInt => "bigint".into(),
+        _ => "unknown".into(),
+    }
+}
+
+fn is_array(env: &Env, value: Raw) -> bool {
+    let mut result = false;
+    unsafe { sys::napi_is_array(env.raw(), value, &mut result) };
+    result
+}
+
+/// Whether `value` is an object or function (something with properties).
+pub fn is_object(env: &Env, value: Raw) -> bool {
+    matches!(type_of(env, value), ValueType::Object | ValueType::Function)
+}
+
+/// `value[name]`, running getters and Proxy traps.
+pub fn get(env: &Env, value: Raw, name: &str) -> Result<Raw> {
+    let key = env.create_string(name)?.raw();
+    let mut result = ptr::null_mut();
+    check_pending_exception!(env.raw(), unsafe { sys::napi_get_property(env.raw(), value, key, &mut result) })?;
+    Ok(result)
+}
+
+/// `value[name]`, or `None` when `value` is not an object or the property is `undefined`.
+pub fn get_defined(env: &Env, value: Raw, name: &str) -> Result<Option<Raw>> {
+    if !is_object(env, value) {
+        return Ok(None);
+    }
+    let property = get(env, value, name)?;
+    Ok((type_of(env, property) != ValueType::Undefined).then_some(property))
+}
+
+/// `Object.keys(value)`: own, enumerable, string keys.
+pub fn own_keys(env: &Env, value: Raw) -> Result<Vec<String>> {
+    let mut names = ptr::null_mut();
+    check_pending_exception!(env.raw(), unsafe {
+        sys::napi_get_all_property_names(
+            env.raw(),
+            value,
+            sys::KeyCollectionMode::own_only,
+            sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+            sys::KeyConversion::numbers_to_strings,
+            &mut names,
+        )
+    })?;
+    let mut length = 0;
+    check_pending_exception!(env.raw(), unsafe { sys::napi_get_array_length(env.raw(), names, &mut length) })?;
+    let mut keys = Vec::with_capacity(length as usize);
+    for index in 0..length {
+        let mut key = ptr::null_mut();
+        check_pending_exception!(env.raw(), unsafe { sys::napi_get_element(env.raw(), names, index, &mut key) })?;
+        keys.push(string(env, key)?);
+    }
+    Ok(keys)
+}
+
+/// A JS string's contents (lone surrogates become U+FFFD, as in `TextEncoder`).
+pub fn string(env: &Env, value: Raw) -> Result<String> {
+    unsafe { String::from_napi_value(env.raw(), value) }
+}
+
+/// Whether `value` is a plain object: its prototype is `Object.prototype` or `null`.
+pub fn is_plain_object(env: &Env, value: Raw) -> Result<bool> {
+    if type_of(env, value) != ValueType::Object || is_array(env, value) {
+        return Ok(false);
+    }
+    let mut prototype = ptr::null_mut();
+    check_pending_exception!(env.raw(), unsafe { sys::napi_get_prototype(env.raw(), value, &mut prototype) })?;
+    if type_of(env, prototype) == ValueType::Null {
+        return Ok(true);
+    }
+    let global = env.get_global()?.raw();
+    let object_prototype = get(env, get(env, global, "Object")?, "prototype")?;
+    let mut same = false;
+    unsafe { sys::napi_strict_equals(env.raw(), prototype, object_prototype, &mut same) };
+    Ok(same)
+}
+
+/// Whether `value` is a native promise or any object with a callable `then`.
+pub fn is_thenable(env: &Env, value: Raw) -> Result<bool> {
+    if !is_object(env, value) {
+        return Ok(false);
+    }
+    let then = get(env, value, "then")?;
+    Ok(type_of(env, then) == ValueType::Function)
+}
+
+/// `Promise.resolve(value)`: a native promise for any thenable.
+pub fn to_native_promise(env: &Env, value: Raw) -> Result<Raw> {
+    let mut is_promise = false;
+    unsafe { sys::napi_is_promise(env.raw(), value, &mut is_promise) };
+    if is_promise {
+        return Ok(value);
+    }
+    let promise_class = get(env, env.get_global()?.raw(), "Promise")?;
+    call_method(env, promise_class, "resolve", &[value])
+}
+
+/// `function.call(undefined, ...args)`.
+pub fn call(env: &Env, function: Raw, args: &[Raw]) -> Result<Raw> {
+    let mut undefined = ptr::null_mut();
+    unsafe { sys::napi_get_undefined(env.raw(), &mut undefined) };
+    let mut result = ptr::null_mut();
+    check_pending_exception!(env.raw(), unsafe {
+        sys::napi_call_function(env.raw(), undefined, function, args.len(), args.as_ptr(), &mut result)
+    })?;
+    Ok(result)
+}
+
+/// `receiver[name](...args)`.
+pub fn call_method(env: &Env, receiver: Raw, name: &str, args: &[Raw]) -> Result<Raw> {
+    let method = get(env, receiver, name)?;
+    let mut result = ptr::null_mut();
+    check_pending_exception!(env.raw(), unsafe {
+        sys::napi_call_function(env.raw(), receiver, method, args.len(), args.as_ptr(), &mut result)
+    })?;
+    Ok(result)
+}
+
+/// `Object.freeze(value)`.
+pub fn freeze(env: &Env, value: Raw) -> Result<()> {
+    check_pending_exception!(env.raw(), unsafe { sys::napi_object_freeze(env.raw(), value) })
+}
+
+/// A raw value handed back to napi-rs as a return value.
+pub struct JsRaw(pub Raw);
+
+impl ToNapiValue for JsRaw {
+    unsafe fn to_napi_value(_env: sys::napi_env, value: Self) -> Result<sys::napi_value> {
+        Ok(value.0)
+    }
+}
+
+/// `process.env` of the calling thread (a worker's own copy inside a worker).
+pub fn process_env(env: &Env) -> Result<Raw> {
+    get(env, get(env, env.get_global()?.raw(), "process")?, "env")
+}
+
+/// A string property, or `None` when it is absent or not a string.
+pub fn get_string(env: &Env, value: Raw, name: &str) -> Result<Option<String>> {
+    match get_defined(env, value, name)? {
+        Some(property) if type_of(env, property) == ValueType::String => Ok(Some(string(env, property)?)),
+        _ => Ok(None),
+    }
+}
+
+/// A new plain object with string properties, in the given order.
+pub fn object_of_strings<'a>(env: &Env, entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Raw> {
+    let mut object = ptr::null_mut();
+    check_status!(unsafe { sys::napi_create_object(env.raw(), &mut object) })?;
+    for (key, value) in entries {
+        set(env, object, key, env.create_string(value)?.raw())?;
+    }
+    Ok(object)
+}
+
+/// `object[name] = value` on an object the binding created.
+pub fn set(env: &Env, object: Raw, name: &str, value: Raw) -> Result<()> {
+    let key = env.create_string(name)?.raw();
+    check_pending_exception!(env.raw(), unsafe { sys::napi_set_property(env.raw(), object, key, value) })
+}

@@ -1,0 +1,386 @@
+//! `ShellEnvRegistry`: the JS face of the core registry. Converts contributor
+//! declarations and executions, runs resolvers, and returns frozen snapshots.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use dsh_shell_env_core::home::{resolve_dsh_home, HomeContext};
+use dsh_shell_env_core::registry::{Declaration, Profile, Registry};
+use dsh_shell_env_core::snapshot::{Collection, ResolvedValue, Snapshot};
+use dsh_shell_env_core::ShellEnvError;
+use napi::bindgen_prelude::*;
+use napi::ValueType;
+use napi_derive::napi;
+use tokio::time::Instant;
+
+use crate::abort::{watch_signal, AbortToken};
+use crate::errors::{shell_env_error, Failure};
+use crate::js::{self, JsRaw, Raw};
+use crate::resolver::{ExecutionRef, JsResolver, Outcome, ResolverReturn};
+
+/// The core registry as the binding stores it.
+pub type CoreRegistry = Registry<JsResolver>;
+
+/// How long `collectAsync()` waits for its resolvers unless told otherwise.
+const DEFAULT_COLLECT_TIMEOUT: Duration = Duration::from_millis(5000);
+
+/// The registry of managed `DSH_*` variables for shell calls.
+#[napi]
+pub struct ShellEnvRegistry {
+    core: Arc<CoreRegistry>,
+}
+
+#[napi]
+impl ShellEnvRegistry {
+    /// `new ShellEnvRegistry({ dshHome?, profile?: { name, dir } })`.
+    #[napi(constructor, ts_args_type = "options?: ShellEnvRegistryOptions")]
+    pub fn new(env: &Env, options: Option<Unknown>) -> Result<Self> {
+        let options = options.map(|options| options.raw()).filter(|options| js::is_object(env, *options));
+        let configured = match options {
+            Some(options) => js::get_string(env, options, "dshHome")?,
+            None => None,
+        };
+        let profile = match options.map(|options| js::get_defined(env, options, "profile")).transpose()?.flatten() {
+            Some(profile) => Some(read_profile(env, profile)?),
+            None => None,
+        };
+        let env_home = js::get_string(env, js::process_env(env)?, "DSH_HOME")?;
+        let dsh_home = resolve_dsh_home(configured.as_deref(), &HomeContext::current(env_home));
+        Ok(Self { core: Arc::new(Registry::new(dsh_home, profile)) })
+    }
+
+    /// The absolute Harness home, resolved once at construction.
+    #[napi(getter)]
+    pub fn dsh_home(&self) -> String {
+        self.core.dsh_home().to_string()
+    }
+
+    /// Registers a contributor; returns an idempotent disposer.
+    #[napi(ts_args_type = "contributor: ShellEnvContributor", ts_return_type = "() => void")]
+    pub fn register(&self, env: &Env, contributor: Unknown) -> Result<JsRaw> {
+        let declaration = read_declaration(env, contributor.raw())?;
+        let registration = self.core.register(declaration).map_err(|error| shell_env_error(env, error))?;
+        let core = Arc::downgrade(&self.core);
+        let dispose = env.create_function_from_closure::<(), (), _>("dispose", move |_| {
+            if let Some(core) = core.upgrade() {
+                core.unregister(&registration);
+            }
+            Ok(())
+        })?;
+        Ok(JsRaw(dispose.raw()))
+    }
+
+    /// Collects the managed environment for one execution, synchronously.
+    #[napi(ts_args_type = "execution: ToolExecution, options?: CollectOptions", ts_return_type = "DshEnvironment")]
+    pub fn collect(&self, env: &Env, execution: Unknown, options: Option<Unknown>) -> Result<JsRaw> {
+        let execution = execution.raw();
+        let inherited_path = inherited_path(env, options.map(|options| options.raw()))?;
+        let result = (|| {
+            let mut collection = begin(env, &self.core, execution)?;
+            for contributor in collection.contributors().to_vec() {
+                let values = contributor.resolver().call_sync(env, execution).into_values(contributor.name())?;
+                collection.accept(&contributor, values)?;
+            }
+            Ok(collection.finish(inherited_path.as_deref()))
+        })();
+        result.map_err(|failure: Failure| failure.into_js(env)).and_then(|snapshot| frozen(env, &snapshot))
+    }
+
+    /// Collects the managed environment, awaiting async resolvers.
+    #[napi(
+        ts_args_type = "execution: ToolExecution, options?: CollectAsyncOptions",
+        ts_return_type = "Promise<DshEnvironment>"
+    )]
+    pub fn collect_async(&self, env: &Env, execution: Unknown, options: Option<Unknown>) -> Result<JsRaw> {
+        let options = options.map(|options| options.raw()).filter(|options| js::is_object(env, *options));
+        let inherited_path = inherited_path(env, options)?;
+        let timeout = read_timeout(env, options)?;
+        let signal = options.map(|options| js::get_defined(env, options, "signal")).transpose()?.flatten();
+        let Some((token, listener)) = watch_signal(env, signal)? else {
+            let reason = "must be an AbortSignal".into();
+            return Err(shell_env_error(env, ShellEnvError::InvalidOption { option: "signal", reason }));
+        };
+        let started = (|| {
+            if token.is_aborted() {
+                return Err(Failure::from(ShellEnvError::Aborted));
+            }
+            begin(env, &self.core, execution.raw())
+        })()
+        .and_then(|collection| {
+            let reference = ExecutionRef::new(env, execution.raw()).map_err(|error| Failure::caused_by(
+                ShellEnvError::InvalidExecution { found: None },
+                error,
+            ))?;
+            Ok((collection, Arc::new(reference)))
+        });
+        let (collection, execution) = match started {
+            Ok(started) => started,
+            Err(failure) => {
+                listener.detach(env);
+                return Err(failure.into_js(env));
+            }
+        };
+        let task_execution = Arc::clone(&execution);
+        let task = async move {
+            let snapshot = resolve_all(collection, task_execution, timeout, token).await;
+            Ok(snapshot.map(|collection| collection.finish(inherited_path.as_deref())))
+        };
+        let promise = env.spawn_future_with_callback(task, move |env, result| {
+            listener.detach(env);
+            drop(execution);
+            match result {
+                Ok(snapshot) => frozen(env, &snapshot),
+                Err(failure) => Err(failure.into_js(env)),
+            }
+        })?;
+        Ok(JsRaw(promise.raw()))
+    }
+
+    /// Plugin-declared variables, sorted by key; no resolver runs.
+    #[napi]
+    pub fn list(&self) -> Vec<ListEntry> {
+        self.core
+            .list()
+            .into_iter()
+            .map(|entry| ListEntry { contributor: entry.contributor, description: entry.description, key: entry.key })
+            .collect()
+    }
+
+    /// Every variable a shell call can receive, built-ins included, and every
+    /// contributor's command directories.
+    #[napi]
+    pub fn catalog(&self) -> Catalog {
+        let catalog = self.core.catalog();
+        Catalog {
+            variables: catalog
+                .variables
+                .into_iter()
+                .map(|entry| CatalogEntry {
+                    key: entry.key,
+                    description: entry.description,
+                    owner: entry.owner,
+                    when: entry.when.as_str().to_string(),
+                })
+                .collect(),
+            command_directories: catalog
+                .command_directories
+                .into_iter()
+                .map(|(contributor, directories)| CommandDirectories { contributor, directories })
+                .collect(),
+        }
+    }
+}
+
+impl ShellEnvRegistry {
+    /// The core registry, for `execute()` collecting right before a spawn.
+    pub fn core(&self) -> &Arc<CoreRegistry> {
+        &self.core
+    }
+}
+
+/// A plugin-declared variable, as `list()` returns it.
+#[napi(object)]
+pub struct ListEntry {
+    /// The declaring contributor.
+    pub contributor: String,
+    /// What the variable holds.
+    pub description: String,
+    /// The variable name.
+    pub key: String,
+}
+
+/// A variable a shell call can receive.
+#[napi(object)]
+pub struct CatalogEntry {
+    /// The variable name.
+    pub key: String,
+    /// What it holds.
+    pub description: String,
+    /// `'built-in'` or the declaring contributor.
+    pub owner: String,
+    /// When it is present.
+    #[napi(ts_type = "'always' | 'agent' | 'profile' | 'resolver'")]
+    pub when: String,
+}
+
+/// One contributor's command directories.
+#[napi(object)]
+pub struct CommandDirectories {
+    /// The contributor.
+    pub contributor: String,
+    /// Its directories, in its own order.
+    pub directories: Vec<String>,
+}
+
+/// What `catalog()` returns.
+#[napi(object)]
+pub struct Catalog {
+    /// Every variable, sorted by key.
+    pub variables: Vec<CatalogEntry>,
+    /// Command directories in contributor-name order.
+    pub command_directories: Vec<CommandDirectories>,
+}
+
+/// Starts a collection: validates the execution and reads the built-ins.
+pub fn begin(env: &Env, core: &CoreRegistry, execution: Raw) -> std::result::Result<Collection<JsResolver>, Failure> {
+    if !js::is_object(env, execution) {
+        return Err(ShellEnvError::InvalidExecution { found: Some(js::describe(env, execution)) }.into());
+    }
+    let session_id = session_id(env, execution).map_err(|thrown| {
+        let message = "reading execution.agent.session.header.id threw".to_string();
+        Failure::caused_by(ShellEnvError::ResolverFailed { contributor: "built-in".into(), message }, thrown)
+    })?;
+    Ok(Collection::begin(core, session_id)?)
+}
+
+/// `execution.agent.session.header.id` when `execution.agent` is set.
+fn session_id(env: &Env, execution: Raw) -> Result<Option<ResolvedValue>> {
+    let Some(agent) = js::get_defined(env, execution, "agent")? else { return Ok(None) };
+    if js::type_of(env, agent) == ValueType::Null {
+        return Ok(None);
+    }
+    let mut value = Some(agent);
+    for name in ["session", "header", "id"] {
+        value = match value {
+            Some(object) => js::get_defined(env, object, name)?,
+            None => None,
+        };
+    }
+    Ok(Some(match value {
+        Some(id) if js::type_of(env, id) == ValueType::String => ResolvedValue::String(js::string(env, id)?),
+        Some(other) => ResolvedValue::Other(js::describe(env, other)),
+        None => ResolvedValue::Other("undefined".into()),
+    }))
+}
+
+/// Runs every resolver of `collection` through its threadsafe function, in
+/// name order, all within `timeout`, stopping when `abort` fires.
+pub async fn resolve_all(
+    mut collection: Collection<JsResolver>,
+    execution: Arc<ExecutionRef>,
+    timeout: Duration,
+    abort: AbortToken,
+) -> std::result::Result<Collection<JsResolver>, Failure> {
+    let deadline = Instant::now() + timeout;
+    for contributor in collection.contributors().to_vec() {
+        let name = contributor.name();
+        let call = async {
+            let outcome = match contributor.resolver().call_async(Arc::clone(&execution)).await {
+                Err(thrown) => Outcome::Threw(thrown),
+                Ok(ResolverReturn::Ready(outcome)) => outcome,
+                Ok(ResolverReturn::Pending(promise)) => promise.await.map_or_else(Outcome::Threw, |settled| settled.0),
+            };
+            outcome.into_values(name)
+        };
+        let values = tokio::select! {
+            values = call => values?,
+            () = tokio::time::sleep_until(deadline) => {
+                let timeout_ms = timeout.as_millis() as u64;
+                return Err(ShellEnvError::ResolverTimeout { contributor: name.into(), timeout_ms }.into());
+            }
+            () = abort.clone().aborted() => return Err(ShellEnvError::Aborted.into()),
+        };
+        collection.accept(&contributor, values)?;
+    }
+    Ok(collection)
+}
+
+/// The `inheritedPath` option, else the calling thread's `process.env.PATH`.
+fn inherited_path(env: &Env, options: Option<Raw>) -> Result<Option<String>> {
+    if let Some(options) = options.filter(|options| js::is_object(env, *options)) {
+        if let Some(path) = js::get_defined(env, options, "inheritedPath")? {
+            if js::type_of(env, path) != ValueType::String {
+                let reason = format!("must be a string (got {})", js::describe(env, path));
+                return Err(shell_env_error(env, ShellEnvError::InvalidOption { option: "inheritedPath", reason }));
+            }
+            return Ok(Some(js::string(env, path)?));
+        }
+    }
+    js::get_string(env, js::process_env(env)?, "PATH")
+}
+
+fn read_timeout(env: &Env, options: Option<Raw>) -> Result<Duration> {
+    let Some(value) = options.map(|options| js::get_defined(env, options, "timeoutMs")).transpose()?.flatten() else {
+        return Ok(DEFAULT_COLLECT_TIMEOUT);
+    };
+    let millis = match js::type_of(env, value) {
+        ValueType::Number => unsafe { f64::from_napi_value(env.raw(), value)? },
+        _ => f64::NAN,
+    };
+    if !(millis.is_finite() && millis > 0.0) {
+        let reason = format!("must be a positive finite number of milliseconds (got {})", js::describe(env, value));
+        return Err(shell_env_error(env, ShellEnvError::InvalidOption { option: "timeoutMs", reason }));
+    }
+    Ok(Duration::from_secs_f64(millis / 1000.0))
+}
+
+fn read_profile(env: &Env, profile: Raw) -> Result<Profile> {
+    let invalid = |reason: &str| shell_env_error(env, ShellEnvError::InvalidProfile { reason: reason.into() });
+    if !js::is_object(env, profile) {
+        return Err(invalid("profile must be an object { name, dir }"));
+    }
+    let name = js::get_string(env, profile, "name")?.ok_or_else(|| invalid("profile.name must be a string"))?;
+    let dir = js::get_string(env, profile, "dir")?.ok_or_else(|| invalid("profile.dir must be a string"))?;
+    Profile::new(name, dir).map_err(|error| shell_env_error(env, error))
+}
+
+/// Reads `{ name, variables, commandDirectories?, resolve }` into a core declaration.
+fn read_declaration(env: &Env, contributor: Raw) -> Result<Declaration<JsResolver>> {
+    if !js::is_object(env, contributor) {
+        let found = Some(js::describe(env, contributor));
+        return Err(shell_env_error(env, ShellEnvError::InvalidName { found }));
+    }
+    let name = js::get_defined(env, contributor, "name")?;
+    let name = match name.filter(|name| js::type_of(env, *name) == ValueType::String) {
+        Some(name) => js::string(env, name)?,
+        None => {
+            let found = Some(name.map_or_else(|| "undefined".into(), |name| js::describe(env, name)));
+            return Err(shell_env_error(env, ShellEnvError::InvalidName { found }));
+        }
+    };
+    let invalid = |reason: String| {
+        shell_env_error(env, ShellEnvError::InvalidContributor { contributor: name.clone(), reason })
+    };
+
+    let variables_value = js::get_defined(env, contributor, "variables")?
+        .filter(|variables| js::type_of(env, *variables) == ValueType::Object)
+        .ok_or_else(|| invalid("variables must be an object of { [DSH_KEY]: { description } }".into()))?;
+    let mut variables = Vec::new();
+    for key in js::own_keys(env, variables_value)? {
+        let declaration = js::get(env, variables_value, &key)?;
+        variables.push((key, js::get_string(env, declaration, "description")?));
+    }
+
+    let mut command_directories = Vec::new();
+    if let Some(directories) = js::get_defined(env, contributor, "commandDirectories")? {
+        let mut is_array = false;
+        unsafe { napi::sys::napi_is_array(env.raw(), directories, &mut is_array) };
+        if !is_array {
+            return Err(invalid("commandDirectories must be an array of absolute paths".into()));
+        }
+        for key in js::own_keys(env, directories)? {
+            let directory = js::get(env, directories, &key)?;
+            if js::type_of(env, directory) != ValueType::String {
+                let directory = format!("<{}>", js::describe(env, directory));
+                let reason = "must be a string";
+                return Err(shell_env_error(
+                    env,
+                    ShellEnvError::InvalidDirectory { contributor: name.clone(), directory, reason },
+                ));
+            }
+            command_directories.push(js::string(env, directory)?);
+        }
+    }
+
+    let resolve = js::get_defined(env, contributor, "resolve")?
+        .filter(|resolve| js::type_of(env, *resolve) == ValueType::Function)
+        .ok_or_else(|| invalid("resolve must be a function (execution) => values".into()))?;
+    Ok(Declaration { name, variables, command_directories, resolver: JsResolver::new(env, resolve)? })
+}
+
+/// The snapshot as a frozen plain object, keys sorted.
+fn frozen(env: &Env, snapshot: &Snapshot) -> Result<JsRaw> {
+    let object = js::object_of_strings(env, snapshot.iter().map(|(key, value)| (key.as_str(), value.as_str())))?;
+    js::freeze(env, object)?;
+    Ok(JsRaw(object))
+}
