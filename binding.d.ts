@@ -9,6 +9,30 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * A running or finished command, as `execute()` resolves it. The package's
+ * `ShellExecution` wraps it.
+ */
+export declare class NativeExecution {
+  /** The child's pid (also its process group id). */
+  get pid(): number
+  /** `'running'`, `'completed'` or `'killed'`. */
+  get status(): 'running' | 'completed' | 'killed'
+  /** The exit code once the child exited normally. */
+  get exitCode(): number | null
+  /** The signal name once a signal ended the child. */
+  get signal(): string | null
+  /** SIGTERM to the group, SIGKILL after the grace; `true` once while running. */
+  kill(): boolean
+  /** Output produced since the previous call. */
+  readOutput(): OutputChunk
+  /**
+   * Waits for the end of the whole group; the first settlement also releases
+   * the abort listener and the teardown hook.
+   */
+  wait(): Promise<ShellRunResult>
+}
+
 /** The registry of managed `DSH_*` variables for shell calls. */
 export declare class ShellEnvRegistry {
   /** `new ShellEnvRegistry({ dshHome?, profile?: { name, dir } })`. */
@@ -29,6 +53,9 @@ export declare class ShellEnvRegistry {
    */
   catalog(): Catalog
 }
+
+/** The child environment `execute()` would build, without spawning. */
+export declare function buildEnvironment(spec: Omit<ShellExecSpec, 'command'> & { command?: string | string[] }, parentEnv?: Record<string, string | undefined>): BuiltEnvironment
 
 /** What `catalog()` returns. */
 export interface Catalog {
@@ -61,6 +88,12 @@ export interface CommandDirectories {
 /** Every managed variable starts with this prefix. */
 export declare const DSH_ENV_PREFIX: string
 
+/**
+ * Starts a command; the promise resolves with a native execution once the
+ * child runs, or rejects with a coded error and nothing started.
+ */
+export declare function execute(spec: ShellExecSpec): Promise<NativeExecution>
+
 /** A plugin-declared variable, as `list()` returns it. */
 export interface ListEntry {
   /** The declaring contributor. */
@@ -69,6 +102,16 @@ export interface ListEntry {
   description: string
   /** The variable name. */
   key: string
+}
+
+/** Output since the previous `readOutput()`. */
+export interface OutputChunk {
+  /** New standard output text. */
+  stdout: string
+  /** New standard error text. */
+  stderr: string
+  /** Something was dropped or replaced since the previous read. */
+  lossy: boolean
 }
 
 /**
@@ -85,3 +128,33 @@ export declare function reservedKeys(): Array<string>
  * else `~/.dsh`; absolute and normalised.
  */
 export declare function resolveDshHome(configured?: string, env?: Record<string, string | undefined>): string
+
+/** How a command ended. */
+export interface ShellRunResult {
+  /** The exit code, or `null` when a signal ended the child. */
+  exitCode: number | null
+  /** The signal that ended the child (`'SIGTERM'`, …), or `null`. */
+  signal: string | null
+  /** The timeout killed it. */
+  timedOut: boolean
+  /** The abort signal killed it (never together with `timedOut`). */
+  aborted: boolean
+  /** The timeout in force, or `null` for `onExpiry: 'none'`. */
+  timeoutMs: number | null
+  /** From spawn until the group was gone. */
+  durationMs: number
+  /** Standard output. */
+  stdout: StreamOutput
+  /** Standard error. */
+  stderr: StreamOutput
+}
+
+/** One stream of a finished command. */
+export interface StreamOutput {
+  /** The tail that was kept in memory. */
+  text: string
+  /** The stream was longer than `text`. */
+  truncated: boolean
+  /** The whole stream, when it overflowed and stayed under `spillMaxBytes`. */
+  spillPath?: string
+}

@@ -835,8 +835,11 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.NativeExecution = nativeBinding.NativeExecution
 module.exports.ShellEnvRegistry = nativeBinding.ShellEnvRegistry
+module.exports.buildEnvironment = nativeBinding.buildEnvironment
 module.exports.DSH_ENV_PREFIX = nativeBinding.DSH_ENV_PREFIX
+module.exports.execute = nativeBinding.execute
 module.exports.reconcileDshHome = nativeBinding.reconcileDshHome
 module.exports.reservedKeys = nativeBinding.reservedKeys
 module.exports.resolveDshHome = nativeBinding.resolveDshHome

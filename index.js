@@ -1,13 +1,68 @@
 'use strict'
 // The package entry point: the native binding plus the little that belongs in
-// JS (frozen constants, the Cordis plugin surface).
+// JS (frozen constants, stable promises on executions).
 
 const binding = require('./binding.js')
 
 const RESERVED_KEYS = Object.freeze(binding.reservedKeys())
 
+/**
+ * A running or finished command. `done` and `result()` are settled from one
+ * native wait, so every caller sees the same promise and the same result.
+ */
+class ShellExecution {
+  #native
+  #result
+
+  constructor(native) {
+    this.#native = native
+    this.#result = native.wait()
+    /** Settles (never rejects) once the whole process group is gone. */
+    this.done = this.#result.then(() => undefined)
+  }
+
+  get pid() {
+    return this.#native.pid
+  }
+
+  get status() {
+    return this.#native.status
+  }
+
+  get exitCode() {
+    return this.#native.exitCode ?? null
+  }
+
+  get signal() {
+    return this.#native.signal ?? null
+  }
+
+  /** SIGTERM to the group, SIGKILL after the grace; `true` once while running. */
+  kill() {
+    return this.#native.kill()
+  }
+
+  /** Output produced since the previous call. */
+  readOutput() {
+    return this.#native.readOutput()
+  }
+
+  /** The run's result; the same promise on every call. */
+  result() {
+    return this.#result
+  }
+}
+
+/** Starts a command; resolves once the child runs. */
+async function execute(spec) {
+  return new ShellExecution(await binding.execute(spec))
+}
+
 module.exports.DSH_ENV_PREFIX = binding.DSH_ENV_PREFIX
 module.exports.RESERVED_KEYS = RESERVED_KEYS
 module.exports.ShellEnvRegistry = binding.ShellEnvRegistry
-module.exports.resolveDshHome = binding.resolveDshHome
+module.exports.ShellExecution = ShellExecution
+module.exports.buildEnvironment = binding.buildEnvironment
+module.exports.execute = execute
 module.exports.reconcileDshHome = binding.reconcileDshHome
+module.exports.resolveDshHome = binding.resolveDshHome

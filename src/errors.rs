@@ -48,11 +48,6 @@ pub fn shell_env_error(env: &Env, error: ShellEnvError) -> napi::Error {
     Failure::from(error).into_js(env)
 }
 
-/// Shorthand: the JS error for an execution error.
-pub fn exec_error(env: &Env, error: ExecError) -> napi::Error {
-    Failure::from(error).into_js(env)
-}
-
 /// `new Error(message)` with `code` and, when given, `cause`. Returned as a
 /// `napi::Error` that holds this very object, so throwing or rejecting with it
 /// delivers it unchanged.

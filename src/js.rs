@@ -80,11 +80,16 @@ pub fn own_keys(env: &Env, value: Raw) -> Result<Vec<String>> {
     check_pending_exception!(env.raw(), unsafe { sys::napi_get_array_length(env.raw(), names, &mut length) })?;
     let mut keys = Vec::with_capacity(length as usize);
     for index in 0..length {
-        let mut key = ptr::null_mut();
-        check_pending_exception!(env.raw(), unsafe { sys::napi_get_element(env.raw(), names, index, &mut key) })?;
-        keys.push(string(env, key)?);
+        keys.push(string(env, element(env, names, index)?)?);
     }
     Ok(keys)
+}
+
+/// `array[index]`, running getters and Proxy traps.
+pub fn element(env: &Env, array: Raw, index: u32) -> Result<Raw> {
+    let mut item = ptr::null_mut();
+    check_pending_exception!(env.raw(), unsafe { sys::napi_get_element(env.raw(), array, index, &mut item) })?;
+    Ok(item)
 }
 
 /// A JS string's contents (lone surrogates become U+FFFD, as in `TextEncoder`).

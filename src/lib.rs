@@ -4,11 +4,13 @@
 
 mod abort;
 mod errors;
+mod execute;
 mod home;
 mod js;
 mod registry;
 mod resolver;
 
+pub use execute::{build_environment_js, execute, NativeExecution};
 pub use home::{reconcile_dsh_home, resolve_dsh_home};
 pub use registry::ShellEnvRegistry;
 

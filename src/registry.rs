@@ -21,8 +21,8 @@ use crate::resolver::{ExecutionRef, JsResolver, Outcome, ResolverReturn};
 /// The core registry as the binding stores it.
 pub type CoreRegistry = Registry<JsResolver>;
 
-/// How long `collectAsync()` waits for its resolvers unless told otherwise.
-const DEFAULT_COLLECT_TIMEOUT: Duration = Duration::from_millis(5000);
+/// How long a collection waits for its resolvers unless told otherwise.
+pub const DEFAULT_COLLECT_TIMEOUT: Duration = Duration::from_millis(5000);
 
 /// The registry of managed `DSH_*` variables for shell calls.
 #[napi]

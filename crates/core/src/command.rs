@@ -1,0 +1,324 @@
+//! From an `execute()` request to what the process layer starts: the shell
+//! invocation, the defaults, the checks on every number, the child's
+//! environment and the program resolved against that environment's PATH.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::environment::{build_environment, Environment, EnvironmentSpec, Platform};
+use crate::error::ExecError;
+use crate::keys::PATH_KEY;
+use crate::process::{check_workdir, resolve_program, OutputLimits, ProcessSpec};
+
+/// Default time before a foreground command is killed.
+pub const DEFAULT_TIMEOUT_MS: f64 = 120_000.0;
+/// Default time between SIGTERM and SIGKILL.
+pub const DEFAULT_GRACE_MS: f64 = 3_000.0;
+/// Default bytes of each stream kept in memory.
+pub const DEFAULT_MAX_BYTES: f64 = 64_000.0;
+/// Default largest spill file.
+pub const DEFAULT_SPILL_MAX_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandLine {
+    /// A script for the shell (`bash -c <script>`, …).
+    Script(String),
+    /// A program and its arguments, run directly.
+    Argv(Vec<String>),
+}
+
+/// What happens when the timeout passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Expiry {
+    /// Kill the group (SIGTERM, then SIGKILL after the grace).
+    #[default]
+    Kill,
+    /// No timer at all: background jobs.
+    None,
+}
+
+/// An `execute()` request as plain data. Numbers arrive as JS numbers and are
+/// checked here, so every caller gets the same rules.
+#[derive(Debug, Clone, Default)]
+pub struct ExecRequest {
+    /// What to run.
+    pub command: Option<CommandLine>,
+    /// `bash` (default), `sh`, `pwsh` or an absolute path to a shell; only for scripts.
+    pub shell: Option<String>,
+    /// The child's working directory; relative paths resolve against `cwd`.
+    pub workdir: Option<String>,
+    /// Milliseconds before the group is killed (default 120 000).
+    pub timeout_ms: Option<f64>,
+    /// Kill on expiry, or run without a timer.
+    pub on_expiry: Expiry,
+    /// Milliseconds between SIGTERM and SIGKILL (default 3 000).
+    pub grace_ms: Option<f64>,
+    /// Bytes written to the child's stdin, which is then closed.
+    pub stdin: Option<Vec<u8>>,
+    /// Bytes of stdout kept in memory (default 64 000).
+    pub stdout_max_bytes: Option<f64>,
+    /// Bytes of stderr kept in memory (default 64 000).
+    pub stderr_max_bytes: Option<f64>,
+    /// Largest spill file per stream (default 64 MiB).
+    pub spill_max_bytes: Option<f64>,
+    /// The environment layers on top of the parent environment.
+    pub environment: EnvironmentSpec,
+}
+
+/// A checked request, ready to spawn.
+pub struct Plan {
+    /// What the process layer needs (without a live output sink).
+    pub spec: ProcessSpec,
+    /// The child's environment, with where each variable came from.
+    pub environment: Environment,
+}
+
+/// Checks `request` and builds its environment and process spec. `cwd` is the
+/// caller's current directory (for a missing or relative `workdir`).
+pub fn plan(
+    request: &ExecRequest,
+    parent: impl IntoIterator<Item = (String, String)>,
+    platform: &Platform,
+    cwd: &Path,
+) -> Result<Plan, ExecError> {
+    let (program, args) = invocation(request)?;
+    let timeout = match request.on_expiry {
+        Expiry::Kill => Some(duration("timeoutMs", request.timeout_ms, DEFAULT_TIMEOUT_MS, false)?),
+        Expiry::None => {
+            duration("timeoutMs", request.timeout_ms, DEFAULT_TIMEOUT_MS, false)?;
+            None
+        }
+    };
+    let grace = duration("graceMs", request.grace_ms, DEFAULT_GRACE_MS, true)?;
+    let spill_max_bytes = byte_count("spillMaxBytes", request.spill_max_bytes, DEFAULT_SPILL_MAX_BYTES)?;
+    let limits = |field, value| -> Result<OutputLimits, ExecError> {
+        Ok(OutputLimits { max_bytes: byte_count(field, value, DEFAULT_MAX_BYTES)? as usize, spill_max_bytes })
+    };
+    let stdout = limits("stdoutMaxBytes", request.stdout_max_bytes)?;
+    let stderr = limits("stderrMaxBytes", request.stderr_max_bytes)?;
+
+    let environment = build_environment(platform, parent, &request.environment)?;
+    let workdir = workdir(request.workdir.as_deref(), cwd)?;
+    let program = resolve_program(&program, environment.get(PATH_KEY), &workdir)?;
+
+    let mut spec = ProcessSpec::new(program, workdir);
+    spec.args = args;
+    spec.env = environment.vars.clone();
+    spec.stdin = request.stdin.clone();
+    spec.stdout = stdout;
+    spec.stderr = stderr;
+    spec.timeout = timeout;
+    spec.grace = grace;
+    Ok(Plan { spec, environment })
+}
+
+/// The child's PATH as it would be before the managed layer: what a registry
+/// collecting right before the spawn appends its command directories to.
+pub fn path_before_managed(
+    request: &ExecRequest,
+    parent: impl IntoIterator<Item = (String, String)>,
+    platform: &Platform,
+) -> Result<Option<String>, ExecError> {
+    let unmanaged = EnvironmentSpec { managed: Vec::new(), ..request.environment.clone() };
+    Ok(build_environment(platform, parent, &unmanaged)?.get(PATH_KEY).map(String::from))
+}
+
+/// The program to look up and its arguments.
+fn invocation(request: &ExecRequest) -> Result<(String, Vec<String>), ExecError> {
+    let no_nul = |field: String, value: &str| {
+        if value.contains('\0') {
+            Err(ExecError::invalid_spec(field, "must not contain NUL bytes"))
+        } else {
+            Ok(())
+        }
+    };
+    match &request.command {
+        None => Err(ExecError::invalid_spec("command", "is required: a script string or an argv array")),
+        Some(CommandLine::Argv(argv)) => {
+            if request.shell.is_some() {
+                return Err(ExecError::invalid_spec("shell", "only applies to a string command"));
+            }
+            let Some((program, args)) = argv.split_first() else {
+                return Err(ExecError::invalid_spec("command", "argv must not be empty"));
+            };
+            if program.is_empty() {
+                return Err(ExecError::invalid_spec("command[0]", "must be a non-empty program name"));
+            }
+            for (index, arg) in argv.iter().enumerate() {
+                no_nul(format!("command[{index}]"), arg)?;
+            }
+            Ok((program.clone(), args.to_vec()))
+        }
+        Some(CommandLine::Script(script)) => {
+            no_nul("command".into(), script)?;
+            let shell = request.shell.as_deref().unwrap_or("bash");
+            no_nul("shell".into(), shell)?;
+            let is_pwsh = |name: &str| {
+                let file = Path::new(name).file_name().and_then(|f| f.to_str()).unwrap_or("");
+                file == "pwsh" || file.eq_ignore_ascii_case("pwsh.exe")
+            };
+            let args = if is_pwsh(shell) {
+                vec!["-NoProfile".into(), "-NonInteractive".into(), "-Command".into(), script.clone()]
+            } else {
+                vec!["-c".into(), script.clone()]
+            };
+            match shell {
+                "bash" | "sh" | "pwsh" => Ok((shell.into(), args)),
+                path if Path::new(path).is_absolute() => Ok((path.into(), args)),
+                other => Err(ExecError::invalid_spec(
+                    "shell",
+                    format!("must be 'bash', 'sh', 'pwsh' or an absolute path (got {other:?})"),
+                )),
+            }
+        }
+    }
+}
+
+fn workdir(workdir: Option<&str>, cwd: &Path) -> Result<PathBuf, ExecError> {
+    let path = match workdir {
+        None => cwd.to_path_buf(),
+        Some(dir) if dir.is_empty() || dir.contains('\0') => {
+            return Err(ExecError::invalid_spec("workdir", "must be a non-empty path without NUL bytes"))
+        }
+        Some(dir) => cwd.join(dir),
+    };
+    check_workdir(&path)?;
+    Ok(path)
+}
+
+fn duration(field: &str, value: Option<f64>, default: f64, zero_ok: bool) -> Result<Duration, ExecError> {
+    let millis = value.unwrap_or(default);
+    let valid = millis.is_finite() && (millis > 0.0 || (zero_ok && millis == 0.0));
+    if !valid {
+        let wanted = if zero_ok { "a finite number ≥ 0" } else { "a positive finite number" };
+        return Err(ExecError::invalid_spec(field, format!("must be {wanted} of milliseconds (got {millis})")));
+    }
+    // Far beyond any real timeout; keeps Duration arithmetic from overflowing.
+    Ok(Duration::from_secs_f64(millis.min(1e12) / 1000.0))
+}
+
+fn byte_count(field: &str, value: Option<f64>, default: f64) -> Result<u64, ExecError> {
+    let bytes = value.unwrap_or(default);
+    if !(bytes.is_finite() && bytes >= 0.0 && bytes.fract() == 0.0 && bytes <= 9_007_199_254_740_991.0) {
+        return Err(ExecError::invalid_spec(field, format!("must be a non-negative integer (got {bytes})")));
+    }
+    Ok(bytes as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(command: CommandLine) -> ExecRequest {
+        ExecRequest { command: Some(command), ..ExecRequest::default() }
+    }
+
+    fn parent() -> Vec<(String, String)> {
+        vec![("PATH".into(), "/usr/bin:/bin".into()), ("DSH_SESSION_ID".into(), "stale".into())]
+    }
+
+    fn plan_of(request: &ExecRequest) -> Result<Plan, ExecError> {
+        plan(request, parent(), &Platform::posix(), Path::new("/"))
+    }
+
+    fn field_error(request: &ExecRequest) -> String {
+        let error = plan_of(request).err().expect("invalid spec");
+        assert_eq!(error.code(), "ERR_SHELL_EXEC_INVALID_SPEC", "{error}");
+        error.to_string()
+    }
+
+    #[test]
+    fn scripts_run_through_the_chosen_shell() {
+        let plan = plan_of(&request(CommandLine::Script("echo hi".into()))).unwrap();
+        assert!(plan.spec.program.ends_with("bash"), "{:?}", plan.spec.program);
+        assert_eq!(plan.spec.args, ["-c", "echo hi"]);
+
+        let mut sh = request(CommandLine::Script("echo hi".into()));
+        sh.shell = Some("/bin/sh".into());
+        let plan = plan_of(&sh).unwrap();
+        assert_eq!(plan.spec.program, Path::new("/bin/sh"));
+        assert_eq!(plan.spec.args, ["-c", "echo hi"]);
+    }
+
+    #[test]
+    fn pwsh_gets_its_non_interactive_flags() {
+        let mut pwsh = request(CommandLine::Script("Get-Date".into()));
+        pwsh.shell = Some("pwsh".into());
+        assert_eq!(invocation(&pwsh).unwrap().1, ["-NoProfile", "-NonInteractive", "-Command", "Get-Date"]);
+    }
+
+    #[test]
+    fn argv_runs_directly_and_resolves_against_the_child_path() {
+        let plan = plan_of(&request(CommandLine::Argv(vec!["true".into()]))).unwrap();
+        assert!(plan.spec.program.is_absolute());
+        assert!(plan.spec.args.is_empty());
+        assert_eq!(plan.spec.timeout, Some(Duration::from_secs(120)));
+        assert_eq!(plan.spec.grace, Duration::from_secs(3));
+        assert!(plan.environment.get("DSH_SESSION_ID").is_none(), "stale managed value scrubbed");
+    }
+
+    #[test]
+    fn background_jobs_have_no_timer() {
+        let mut background = request(CommandLine::Argv(vec!["true".into()]));
+        background.on_expiry = Expiry::None;
+        assert_eq!(plan_of(&background).unwrap().spec.timeout, None);
+    }
+
+    #[test]
+    fn invalid_fields_are_named() {
+        let base = request(CommandLine::Argv(vec!["true".into()]));
+        let cases: Vec<(ExecRequest, &str)> = vec![
+            (ExecRequest::default(), "command"),
+            (request(CommandLine::Argv(vec![])), "command"),
+            (request(CommandLine::Argv(vec!["".into()])), "command[0]"),
+            (request(CommandLine::Argv(vec!["true".into(), "a\0".into()])), "command[1]"),
+            (request(CommandLine::Script("a\0".into())), "command"),
+            (ExecRequest { shell: Some("zsh".into()), ..request(CommandLine::Script("x".into())) }, "shell"),
+            (ExecRequest { shell: Some("bash".into()), ..base.clone() }, "shell"),
+            (ExecRequest { timeout_ms: Some(0.0), ..base.clone() }, "timeoutMs"),
+            (ExecRequest { timeout_ms: Some(f64::INFINITY), ..base.clone() }, "timeoutMs"),
+            (ExecRequest { timeout_ms: Some(-5.0), ..base.clone() }, "timeoutMs"),
+            (ExecRequest { grace_ms: Some(f64::NAN), ..base.clone() }, "graceMs"),
+            (ExecRequest { stdout_max_bytes: Some(1.5), ..base.clone() }, "stdoutMaxBytes"),
+            (ExecRequest { stderr_max_bytes: Some(-1.0), ..base.clone() }, "stderrMaxBytes"),
+            (ExecRequest { spill_max_bytes: Some(f64::NAN), ..base.clone() }, "spillMaxBytes"),
+            (ExecRequest { workdir: Some(String::new()), ..base.clone() }, "workdir"),
+        ];
+        for (request, field) in cases {
+            let message = field_error(&request);
+            assert!(message.contains(&format!("field {field}:")), "{message}");
+        }
+    }
+
+    #[test]
+    fn zero_grace_is_allowed() {
+        let request = ExecRequest { grace_ms: Some(0.0), ..request(CommandLine::Argv(vec!["true".into()])) };
+        assert_eq!(plan_of(&request).unwrap().spec.grace, Duration::ZERO);
+    }
+
+    #[test]
+    fn workdir_must_exist() {
+        let request = ExecRequest {
+            workdir: Some("/definitely/not/here".into()),
+            ..request(CommandLine::Argv(vec!["true".into()]))
+        };
+        assert_eq!(plan_of(&request).err().unwrap().code(), "ERR_SHELL_EXEC_INVALID_WORKDIR");
+    }
+
+    #[test]
+    fn missing_programs_fail_to_spawn_with_enoent() {
+        let error = plan_of(&request(CommandLine::Argv(vec!["no-such-program-here".into()]))).err().unwrap();
+        assert_eq!(error.code(), "ERR_SHELL_EXEC_SPAWN_FAILED");
+        let ExecError::SpawnFailed { source, .. } = error else { unreachable!() };
+        assert_eq!(source.raw_os_error(), Some(libc::ENOENT));
+    }
+
+    #[test]
+    fn path_before_managed_ignores_the_managed_layer() {
+        let mut request = request(CommandLine::Argv(vec!["true".into()]));
+        request.environment.managed = vec![("PATH".into(), "/managed".into())];
+        let path = path_before_managed(&request, parent(), &Platform::posix()).unwrap();
+        assert_eq!(path.as_deref(), Some("/usr/bin:/bin"));
+    }
+}

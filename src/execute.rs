@@ -1,0 +1,545 @@
+//! `execute()` and `buildEnvironment()`: reads a JS spec into the core's
+//! `ExecRequest`, collects from a registry when asked, spawns through the core
+//! process layer and hands back a native execution handle.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use dsh_shell_env_core::command::{self, CommandLine, ExecRequest, Expiry};
+use dsh_shell_env_core::environment::{build_environment, Environment, Inherit, Platform};
+use dsh_shell_env_core::process::{self, KillReason, OutputSink, Process, RunResult, StreamResult};
+use dsh_shell_env_core::snapshot::Collection;
+use dsh_shell_env_core::ExecError;
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{sys, CleanupEnvHook, ValueType};
+use napi_derive::napi;
+
+use crate::abort::{watch_signal, AbortListener, AbortToken};
+use crate::errors::Failure;
+use crate::js::{self, JsRaw, Raw};
+use crate::registry::{begin, resolve_all, ShellEnvRegistry, DEFAULT_COLLECT_TIMEOUT};
+use crate::resolver::{ExecutionRef, JsResolver};
+
+/// Starts a command; the promise resolves with a native execution once the
+/// child runs, or rejects with a coded error and nothing started.
+#[napi(ts_args_type = "spec: ShellExecSpec", ts_return_type = "Promise<NativeExecution>")]
+pub fn execute(env: &Env, spec: Unknown) -> Result<JsRaw> {
+    let prepared = match prepare(env, spec.raw()) {
+        Ok(prepared) => prepared,
+        Err(failure) => return rejected(env, failure),
+    };
+    let Prepared { request, parent, cwd, collect, sink, token, listener } = prepared;
+    let task = async move { Ok(start(request, parent, cwd, collect, sink, token).await) };
+    let promise = env.spawn_future_with_callback(task, move |env, started| match started {
+        Ok(process) => {
+            let hook = env.add_env_cleanup_hook(process.clone(), |process| process.terminate_now())?;
+            let cleanup = Cleanup { listener: Some(listener), hook: Some(hook) };
+            Ok(NativeExecution { process, cleanup: RefCell::new(cleanup) })
+        }
+        Err(failure) => {
+            listener.detach(env);
+            Err(failure.into_js(env))
+        }
+    })?;
+    Ok(JsRaw(promise.raw()))
+}
+
+/// The child environment `execute()` would build, without spawning.
+#[napi(
+    js_name = "buildEnvironment",
+    ts_args_type = "spec: Omit<ShellExecSpec, 'command'> & { command?: string | string[] }, parentEnv?: Record<string, string | undefined>",
+    ts_return_type = "BuiltEnvironment"
+)]
+pub fn build_environment_js(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<JsRaw> {
+    let built = (|| -> std::result::Result<Environment, Failure> {
+        let spec = spec.raw();
+        if !js::is_object(env, spec) {
+            return Err(ExecError::invalid_spec("spec", "must be an object").into());
+        }
+        let mut request = ExecRequest::default();
+        read_environment(env, spec, &mut request)?;
+        if let Some(dsh_env) = js::get_defined(env, spec, "dshEnv").map_err(js_failure)? {
+            request.environment.managed = string_record(env, dsh_env, "dshEnv")?;
+        }
+        let parent = match parent_env.map(|value| value.raw()).filter(|value| js::is_object(env, *value)) {
+            Some(parent) => string_record_lenient(env, parent)?,
+            None => string_record_lenient(env, js::process_env(env).map_err(js_failure)?)?,
+        };
+        Ok(build_environment(&Platform::current(), parent, &request.environment)?)
+    })();
+    let environment = built.map_err(|failure| failure.into_js(env))?;
+    environment_to_js(env, &environment)
+}
+
+struct Prepared {
+    request: ExecRequest,
+    parent: Vec<(String, String)>,
+    cwd: PathBuf,
+    collect: Option<PendingCollection>,
+    sink: Option<OutputSink>,
+    token: AbortToken,
+    listener: AbortListener,
+}
+
+/// A registry collection begun on the JS thread, finished right before the spawn.
+struct PendingCollection {
+    collection: Collection<JsResolver>,
+    execution: Arc<ExecutionRef>,
+    inherited: Option<String>,
+}
+
+/// Everything read on the JS thread: the spec, `process.env`, the caller's
+/// directory, the registry's contributor set, the output sink and the signal.
+fn prepare(env: &Env, spec: Raw) -> std::result::Result<Prepared, Failure> {
+    if !js::is_object(env, spec) {
+        return Err(ExecError::invalid_spec("spec", format!("must be an object (got {})", js::describe(env, spec))).into());
+    }
+    let request = read_request(env, spec)?;
+    let parent = string_record_lenient(env, js::process_env(env).map_err(js_failure)?)?;
+    let cwd = std::env::current_dir().map_err(|error| ExecError::InvalidWorkdir {
+        path: ".".into(),
+        reason: format!("the current directory cannot be read: {error}"),
+    })?;
+
+    let registry = js::get_defined(env, spec, "registry").map_err(js_failure)?;
+    let dsh_env_given = js::get_defined(env, spec, "dshEnv").map_err(js_failure)?.is_some();
+    let collect = match registry {
+        None => None,
+        Some(_) if dsh_env_given => {
+            return Err(ExecError::invalid_spec("registry", "give either dshEnv or registry, not both").into())
+        }
+        Some(registry) => {
+            let registry = unsafe { ClassInstance::<ShellEnvRegistry>::from_napi_value(env.raw(), registry) }
+                .map_err(|_| ExecError::invalid_spec("registry", "must be a ShellEnvRegistry"))?;
+            let execution = match js::get_defined(env, spec, "execution").map_err(js_failure)? {
+                Some(execution) => execution,
+                None => js::object_of_strings(env, []).map_err(js_failure)?,
+            };
+            let collection = begin(env, registry.core(), execution)?;
+            let inherited = command::path_before_managed(&request, parent.clone(), &Platform::current())?;
+            let execution = Arc::new(ExecutionRef::new(env, execution).map_err(js_failure)?);
+            Some(PendingCollection { collection, execution, inherited })
+        }
+    };
+
+    let sink = match js::get_defined(env, spec, "onOutput").map_err(js_failure)? {
+        None => None,
+        Some(on_output) if js::type_of(env, on_output) == ValueType::Function => {
+            Some(output_sink(env, on_output).map_err(js_failure)?)
+        }
+        Some(_) => return Err(ExecError::invalid_spec("onOutput", "must be a function").into()),
+    };
+    let signal = js::get_defined(env, spec, "signal").map_err(js_failure)?;
+    let (token, listener) = watch_signal(env, signal)
+        .map_err(js_failure)?
+        .ok_or_else(|| ExecError::invalid_spec("signal", "must be an AbortSignal"))?;
+    Ok(Prepared { request, parent, cwd, collect, sink, token, listener })
+}
+
+/// The part of `execute()` that runs off the JS thread: collect, plan, spawn.
+async fn start(
+    mut request: ExecRequest,
+    parent: Vec<(String, String)>,
+    cwd: PathBuf,
+    collect: Option<PendingCollection>,
+    sink: Option<OutputSink>,
+    token: AbortToken,
+) -> std::result::Result<Process, Failure> {
+    if let Some(PendingCollection { collection, execution, inherited }) = collect {
+        let collection = resolve_all(collection, execution, DEFAULT_COLLECT_TIMEOUT, token.clone()).await?;
+        request.environment.managed = collection.finish(inherited.as_deref()).into_iter().collect();
+    }
+    let mut plan = command::plan(&request, parent, &Platform::current(), &cwd)?;
+    plan.spec.on_output = sink;
+    let process = process::spawn(plan.spec)?;
+    // An abort that came before the spawn still counts: the child is stopped at once.
+    let watched = process.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = token.aborted() => { watched.kill(KillReason::Aborted); }
+            _ = watched.wait() => {}
+        }
+    });
+    Ok(process)
+}
+
+/// Reads every plain-data field of a spec.
+fn read_request(env: &Env, spec: Raw) -> std::result::Result<ExecRequest, Failure> {
+    let mut request = ExecRequest::default();
+    request.command = match js::get_defined(env, spec, "command").map_err(js_failure)? {
+        None => None,
+        Some(command) if js::type_of(env, command) == ValueType::String => {
+            Some(CommandLine::Script(js::string(env, command).map_err(js_failure)?))
+        }
+        Some(command) => Some(CommandLine::Argv(string_array(env, command, "command")?)),
+    };
+    request.shell = optional_string(env, spec, "shell")?;
+    request.workdir = optional_string(env, spec, "workdir")?;
+    request.timeout_ms = optional_number(env, spec, "timeoutMs")?;
+    request.grace_ms = optional_number(env, spec, "graceMs")?;
+    request.stdout_max_bytes = optional_number(env, spec, "stdoutMaxBytes")?;
+    request.stderr_max_bytes = optional_number(env, spec, "stderrMaxBytes")?;
+    request.spill_max_bytes = optional_number(env, spec, "spillMaxBytes")?;
+    request.on_expiry = match optional_string(env, spec, "onExpiry")?.as_deref() {
+        None | Some("kill") => Expiry::Kill,
+        Some("none") => Expiry::None,
+        Some(other) => return Err(ExecError::invalid_spec("onExpiry", format!("must be 'kill' or 'none' (got {other:?})")).into()),
+    };
+    request.stdin = match js::get_defined(env, spec, "stdin").map_err(js_failure)? {
+        None => None,
+        Some(stdin) if js::type_of(env, stdin) == ValueType::String => {
+            Some(js::string(env, stdin).map_err(js_failure)?.into_bytes())
+        }
+        Some(stdin) => Some(bytes(env, stdin).ok_or_else(|| ExecError::invalid_spec("stdin", "must be a string or a Uint8Array"))?),
+    };
+    read_environment(env, spec, &mut request)?;
+    if let Some(dsh_env) = js::get_defined(env, spec, "dshEnv").map_err(js_failure)? {
+        request.environment.managed = string_record(env, dsh_env, "dshEnv")?;
+    }
+    Ok(request)
+}
+
+/// `scrub`, `terminalEnv` and `env`: the layers shared with `buildEnvironment()`.
+fn read_environment(env: &Env, spec: Raw, request: &mut ExecRequest) -> std::result::Result<(), Failure> {
+    let layers = &mut request.environment;
+    if let Some(scrub) = js::get_defined(env, spec, "scrub").map_err(js_failure)? {
+        if !js::is_object(env, scrub) {
+            return Err(ExecError::invalid_spec("scrub", "must be an object").into());
+        }
+        if let Some(inherit) = optional_string(env, scrub, "inherit").map_err(|f| rename(f, "scrub.inherit"))? {
+            layers.scrub.inherit = inherit.parse::<Inherit>()?;
+        }
+        if let Some(exclude) = js::get_defined(env, scrub, "exclude").map_err(js_failure)? {
+            layers.scrub.exclude = string_array(env, exclude, "scrub.exclude")?;
+        }
+        if let Some(include_only) = js::get_defined(env, scrub, "includeOnly").map_err(js_failure)? {
+            layers.scrub.include_only = Some(string_array(env, include_only, "scrub.includeOnly")?);
+        }
+        if let Some(hardening) = js::get_defined(env, scrub, "hardening").map_err(js_failure)? {
+            if js::type_of(env, hardening) != ValueType::Boolean {
+                return Err(ExecError::invalid_spec("scrub.hardening", "must be a boolean").into());
+            }
+            layers.scrub.hardening = unsafe { bool::from_napi_value(env.raw(), hardening) }.map_err(js_failure)?;
+        }
+    }
+    if let Some(terminal) = js::get_defined(env, spec, "terminalEnv").map_err(js_failure)? {
+        layers.terminal = match js::type_of(env, terminal) {
+            ValueType::Boolean if !unsafe { bool::from_napi_value(env.raw(), terminal) }.map_err(js_failure)? => None,
+            _ => Some(string_record(env, terminal, "terminalEnv")?),
+        };
+    }
+    if let Some(explicit) = js::get_defined(env, spec, "env").map_err(js_failure)? {
+        if !js::is_object(env, explicit) {
+            return Err(ExecError::invalid_spec("env", "must be an object of strings (undefined removes a variable)").into());
+        }
+        let mut entries = Vec::new();
+        for key in js::own_keys(env, explicit).map_err(js_failure)? {
+            let value = js::get(env, explicit, &key).map_err(js_failure)?;
+            entries.push(match js::type_of(env, value) {
+                ValueType::Undefined => (key, None),
+                ValueType::String => {
+                    let value = js::string(env, value).map_err(js_failure)?;
+                    (key, Some(value))
+                }
+                _ => {
+                    let reason = format!("must be a string or undefined (got {})", js::describe(env, value));
+                    return Err(ExecError::invalid_spec(format!("env.{key}"), reason).into());
+                }
+            });
+        }
+        layers.explicit = entries;
+    }
+    Ok(())
+}
+
+/// A JS error met while reading the spec (a throwing getter, a Proxy trap).
+fn js_failure(thrown: napi::Error) -> Failure {
+    let reason = "reading the spec threw".to_string();
+    Failure::caused_by(ExecError::invalid_spec("spec", reason), thrown)
+}
+
+fn rename(failure: Failure, field: &str) -> Failure {
+    match failure.error {
+        ExecError::InvalidSpec { reason, .. } => ExecError::invalid_spec(field, reason).into(),
+        _ => failure,
+    }
+}
+
+fn optional_string(env: &Env, object: Raw, field: &str) -> std::result::Result<Option<String>, Failure> {
+    match js::get_defined(env, object, field).map_err(js_failure)? {
+        None => Ok(None),
+        Some(value) if js::type_of(env, value) == ValueType::String => Ok(Some(js::string(env, value).map_err(js_failure)?)),
+        Some(value) => {
+            Err(ExecError::invalid_spec(field, format!("must be a string (got {})", js::describe(env, value))).into())
+        }
+    }
+}
+
+fn optional_number(env: &Env, object: Raw, field: &str) -> std::result::Result<Option<f64>, Failure> {
+    match js::get_defined(env, object, field).map_err(js_failure)? {
+        None => Ok(None),
+        Some(value) if js::type_of(env, value) == ValueType::Number => {
+            Ok(Some(unsafe { f64::from_napi_value(env.raw(), value) }.map_err(js_failure)?))
+        }
+        Some(value) => {
+            Err(ExecError::invalid_spec(field, format!("must be a number (got {})", js::describe(env, value))).into())
+        }
+    }
+}
+
+fn string_array(env: &Env, value: Raw, field: &str) -> std::result::Result<Vec<String>, Failure> {
+    let mut is_array = false;
+    unsafe { sys::napi_is_array(env.raw(), value, &mut is_array) };
+    if !is_array {
+        let reason = format!("must be a string or an array of strings (got {})", js::describe(env, value));
+        return Err(ExecError::invalid_spec(field, reason).into());
+    }
+    let mut length = 0;
+    unsafe { sys::napi_get_array_length(env.raw(), value, &mut length) };
+    let mut items = Vec::with_capacity(length as usize);
+    for index in 0..length {
+        let item = js::element(env, value, index).map_err(js_failure)?;
+        if js::type_of(env, item) != ValueType::String {
+            let reason = format!("must be a string (got {})", js::describe(env, item));
+            return Err(ExecError::invalid_spec(format!("{field}[{index}]"), reason).into());
+        }
+        items.push(js::string(env, item).map_err(js_failure)?);
+    }
+    Ok(items)
+}
+
+/// An object whose values must all be strings (`dshEnv`, `terminalEnv`).
+fn string_record(env: &Env, value: Raw, field: &str) -> std::result::Result<Vec<(String, String)>, Failure> {
+    if !js::is_object(env, value) {
+        return Err(ExecError::invalid_spec(field, "must be an object of strings").into());
+    }
+    let mut entries = Vec::new();
+    for key in js::own_keys(env, value).map_err(js_failure)? {
+        let item = js::get(env, value, &key).map_err(js_failure)?;
+        if js::type_of(env, item) != ValueType::String {
+            let reason = format!("must be a string (got {})", js::describe(env, item));
+            return Err(ExecError::invalid_spec(format!("{field}.{key}"), reason).into());
+        }
+        entries.push((key, js::string(env, item).map_err(js_failure)?));
+    }
+    Ok(entries)
+}
+
+/// A parent environment: string values kept, anything else skipped.
+fn string_record_lenient(env: &Env, value: Raw) -> std::result::Result<Vec<(String, String)>, Failure> {
+    let mut entries = Vec::new();
+    for key in js::own_keys(env, value).map_err(js_failure)? {
+        let item = js::get(env, value, &key).map_err(js_failure)?;
+        if js::type_of(env, item) == ValueType::String {
+            entries.push((key, js::string(env, item).map_err(js_failure)?));
+        }
+    }
+    Ok(entries)
+}
+
+fn bytes(env: &Env, value: Raw) -> Option<Vec<u8>> {
+    let mut is_typed_array = false;
+    unsafe { sys::napi_is_typedarray(env.raw(), value, &mut is_typed_array) };
+    if !is_typed_array {
+        return None;
+    }
+    let array = unsafe { Uint8Array::from_napi_value(env.raw(), value) }.ok()?;
+    Some(array.to_vec())
+}
+
+/// A live output sink calling the JS `onOutput` function. A throw inside the
+/// callback is captured and ignored: a faulty listener must not kill the host.
+fn output_sink(env: &Env, on_output: Raw) -> Result<OutputSink> {
+    let function = unsafe { Function::<JsRaw, Ignored>::from_napi_value(env.raw(), on_output)? };
+    let threadsafe: ThreadsafeFunction<(process::StreamKind, String), Ignored, JsRaw, napi::Status, false, true> = function
+        .build_threadsafe_function::<(process::StreamKind, String)>()
+        .callee_handled::<false>()
+        .weak::<true>()
+        .build_callback(|context| {
+            let (stream, text) = context.value;
+            let chunk = js::object_of_strings(&context.env, [("stream", stream.as_str()), ("text", text.as_str())])?;
+            Ok(JsRaw(chunk))
+        })?;
+    let threadsafe = Arc::new(threadsafe);
+    Ok(Arc::new(move |stream, text: &str| {
+        threadsafe.call_with_return_value(
+            (stream, text.to_string()),
+            ThreadsafeFunctionCallMode::NonBlocking,
+            |_ignored, _env| Ok(()),
+        );
+    }))
+}
+
+/// A JS return value nobody looks at; converting it never fails.
+struct Ignored;
+
+impl FromNapiValue for Ignored {
+    unsafe fn from_napi_value(_env: sys::napi_env, _value: sys::napi_value) -> Result<Self> {
+        Ok(Ignored)
+    }
+}
+
+fn rejected(env: &Env, failure: Failure) -> Result<JsRaw> {
+    let promise = env.spawn_future_with_callback(async { Ok(()) }, move |env, ()| -> Result<JsRaw> {
+        Err(failure.into_js(env))
+    })?;
+    Ok(JsRaw(promise.raw()))
+}
+
+/// What must happen on the JS thread once the child is gone.
+struct Cleanup {
+    listener: Option<AbortListener>,
+    hook: Option<CleanupEnvHook<Process>>,
+}
+
+/// A running or finished command, as `execute()` resolves it. The package's
+/// `ShellExecution` wraps it.
+#[napi]
+pub struct NativeExecution {
+    process: Process,
+    cleanup: RefCell<Cleanup>,
+}
+
+#[napi]
+impl NativeExecution {
+    /// The child's pid (also its process group id).
+    #[napi(getter)]
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
+    }
+
+    /// `'running'`, `'completed'` or `'killed'`.
+    #[napi(getter, ts_return_type = "'running' | 'completed' | 'killed'")]
+    pub fn status(&self) -> &'static str {
+        match self.process.state().status {
+            process::Status::Running => "running",
+            process::Status::Completed => "completed",
+            process::Status::Killed => "killed",
+        }
+    }
+
+    /// The exit code once the child exited normally.
+    #[napi(getter)]
+    pub fn exit_code(&self) -> Option<i32> {
+        self.process.state().exit_code
+    }
+
+    /// The signal name once a signal ended the child.
+    #[napi(getter)]
+    pub fn signal(&self) -> Option<&'static str> {
+        self.process.state().signal
+    }
+
+    /// SIGTERM to the group, SIGKILL after the grace; `true` once while running.
+    #[napi]
+    pub fn kill(&self) -> bool {
+        self.process.kill(KillReason::Requested)
+    }
+
+    /// Output produced since the previous call.
+    #[napi]
+    pub fn read_output(&self) -> OutputChunk {
+        let delta = self.process.read_output();
+        OutputChunk { stdout: delta.stdout, stderr: delta.stderr, lossy: delta.lossy }
+    }
+
+    /// Waits for the end of the whole group; the first settlement also releases
+    /// the abort listener and the teardown hook.
+    #[napi(ts_return_type = "Promise<ShellRunResult>")]
+    pub fn wait(&self, env: &Env) -> Result<JsRaw> {
+        let process = self.process.clone();
+        let cleanup = self.cleanup.replace(Cleanup { listener: None, hook: None });
+        let promise = env.spawn_future_with_callback(async move { Ok(process.wait().await) }, move |env, result| {
+            if let Some(listener) = cleanup.listener {
+                listener.detach(env);
+            }
+            if let Some(hook) = cleanup.hook {
+                env.remove_env_cleanup_hook(hook)?;
+            }
+            Ok(run_result(&result))
+        })?;
+        Ok(JsRaw(promise.raw()))
+    }
+}
+
+/// Output since the previous `readOutput()`.
+#[napi(object)]
+pub struct OutputChunk {
+    /// New standard output text.
+    pub stdout: String,
+    /// New standard error text.
+    pub stderr: String,
+    /// Something was dropped or replaced since the previous read.
+    pub lossy: bool,
+}
+
+/// One stream of a finished command.
+#[napi(object)]
+pub struct StreamOutput {
+    /// The tail that was kept in memory.
+    pub text: String,
+    /// The stream was longer than `text`.
+    pub truncated: bool,
+    /// The whole stream, when it overflowed and stayed under `spillMaxBytes`.
+    pub spill_path: Option<String>,
+}
+
+/// How a command ended.
+#[napi(object)]
+pub struct ShellRunResult {
+    /// The exit code, or `null` when a signal ended the child.
+    #[napi(ts_type = "number | null")]
+    pub exit_code: Either<i32, Null>,
+    /// The signal that ended the child (`'SIGTERM'`, …), or `null`.
+    #[napi(ts_type = "string | null")]
+    pub signal: Either<String, Null>,
+    /// The timeout killed it.
+    pub timed_out: bool,
+    /// The abort signal killed it (never together with `timedOut`).
+    pub aborted: bool,
+    /// The timeout in force, or `null` for `onExpiry: 'none'`.
+    #[napi(ts_type = "number | null")]
+    pub timeout_ms: Either<f64, Null>,
+    /// From spawn until the group was gone.
+    pub duration_ms: f64,
+    /// Standard output.
+    pub stdout: StreamOutput,
+    /// Standard error.
+    pub stderr: StreamOutput,
+}
+
+fn run_result(result: &RunResult) -> ShellRunResult {
+    let stream = |output: &StreamResult| StreamOutput {
+        text: output.text.clone(),
+        truncated: output.truncated,
+        spill_path: output.spill_path.as_ref().map(|path| path.to_string_lossy().into_owned()),
+    };
+    ShellRunResult {
+        exit_code: result.exit_code.map_or(Either::B(Null), Either::A),
+        signal: result.signal.map_or(Either::B(Null), |signal| Either::A(signal.to_string())),
+        timed_out: result.timed_out,
+        aborted: result.aborted,
+        timeout_ms: result.timeout_ms.map_or(Either::B(Null), |ms| Either::A(ms as f64)),
+        duration_ms: result.duration.as_secs_f64() * 1000.0,
+        stdout: stream(&result.stdout),
+        stderr: stream(&result.stderr),
+    }
+}
+
+fn environment_to_js(env: &Env, environment: &Environment) -> Result<JsRaw> {
+    let vars = js::object_of_strings(env, environment.vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+    let sources = js::object_of_strings(env, environment.sources.iter().map(|(k, s)| (k.as_str(), s.as_str())))?;
+    let mut removed = std::ptr::null_mut();
+    check_status!(unsafe { sys::napi_create_array_with_length(env.raw(), environment.removed.len(), &mut removed) })?;
+    for (index, removal) in environment.removed.iter().enumerate() {
+        let entry = js::object_of_strings(env, [("key", removal.key.as_str()), ("reason", removal.reason.as_str())])?;
+        check_status!(unsafe { sys::napi_set_element(env.raw(), removed, index as u32, entry) })?;
+    }
+    let result = js::object_of_strings(env, [])?;
+    js::set(env, result, "env", vars)?;
+    js::set(env, result, "sources", sources)?;
+    js::set(env, result, "removed", removed)?;
+    Ok(JsRaw(result))
+}
