@@ -118,6 +118,125 @@ export declare function resolveDshHome(configured?: string, env?: Record<string,
 /** The resolved home; throws `ERR_SHELL_ENV_HOME_CONFLICT` when both are given and differ. */
 export declare function reconcileDshHome(top?: string, skillsLocal?: string): string
 
+/** Which inherited variables reach the child, before `exclude`, `hardening` and `includeOnly`. */
+export interface ShellScrub {
+  /** `all` (default) keeps everything; `core` keeps PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_*, TMPDIR, TEMP, TMP, TZ (and Windows' basics); `none` keeps nothing. */
+  inherit?: 'all' | 'core' | 'none'
+  /** Case-insensitive globs (`*`, `?`) of names to drop; default `['*KEY*', '*PASSWORD*', '*SECRET*', '*TOKEN*']`. */
+  exclude?: string[]
+  /** When given, only inherited names matching one of these globs survive. */
+  includeOnly?: string[]
+  /** Also drop what makes programs run code chosen by whoever set it (`BASH_ENV`, `LD_*`, `NODE_OPTIONS`, …). */
+  hardening?: boolean
+}
+
+/** Live output: decoded text; a multi-byte character is never split across chunks. */
+export interface ShellOutputChunk {
+  stream: 'stdout' | 'stderr'
+  text: string
+}
+
+/** What to run and how. */
+export interface ShellExecSpec {
+  /** A string runs through `shell`; an array is argv, run directly. */
+  command: string | readonly string[]
+  /** `'bash'` (default), `'sh'`, `'pwsh'` or an absolute path to a shell. Strings only. */
+  shell?: 'bash' | 'sh' | 'pwsh' | (string & {})
+  /** Working directory; default `process.cwd()`. */
+  workdir?: string
+  /** Milliseconds before the group is killed; default 120000. */
+  timeoutMs?: number
+  /** `'none'`: no timer at all (background jobs). Default `'kill'`. */
+  onExpiry?: 'kill' | 'none'
+  /** Milliseconds between SIGTERM and SIGKILL to the group; default 3000. */
+  graceMs?: number
+  /** Aborts the run (an already-aborted signal stops the child at once). */
+  signal?: AbortSignal
+  /** Written to the child's stdin, which is then closed; absent: `/dev/null`. */
+  stdin?: string | Uint8Array
+  /** Bytes of stdout kept in memory (the tail); default 64000. */
+  stdoutMaxBytes?: number
+  /** Bytes of stderr kept in memory (the tail); default 64000. */
+  stderrMaxBytes?: number
+  /** Largest spill file per stream; default 64 MiB. */
+  spillMaxBytes?: number
+  /** Explicit variables; `undefined` removes an inherited one. Cannot displace managed keys. */
+  env?: Record<string, string | undefined>
+  /** The managed snapshot, merged last: managed `DSH_*` keys and `PATH` only. */
+  dshEnv?: DshEnvironment
+  /** Instead of `dshEnv`: collect from this registry right before the spawn. */
+  registry?: ShellEnvRegistry
+  /** The execution the registry collects for (default `{}`). */
+  execution?: ToolExecution
+  /** How the inherited environment is filtered. */
+  scrub?: ShellScrub
+  /** Variables for a non-interactive terminal; default `{ NO_COLOR: '1', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat' }`. */
+  terminalEnv?: Record<string, string> | false
+  /** Receives output as it arrives. */
+  onOutput?: (chunk: ShellOutputChunk) => void
+}
+
+/** One captured stream. */
+export interface ShellStreamResult {
+  /** The last `*MaxBytes` bytes, starting at a character boundary. */
+  text: string
+  /** The stream was longer than `text`. */
+  truncated: boolean
+  /** The whole stream (mode 0600, private directory), when it overflowed and stayed under `spillMaxBytes`. Removed when the execution is garbage-collected or the process exits. */
+  spillPath?: string
+}
+
+/** How a command ended. */
+export interface ShellRunResult {
+  exitCode: number | null
+  signal: string | null
+  timedOut: boolean
+  aborted: boolean
+  timeoutMs: number | null
+  durationMs: number
+  stdout: ShellStreamResult
+  stderr: ShellStreamResult
+}
+
+/** A running or finished command. */
+export declare class ShellExecution {
+  private constructor()
+  readonly pid: number
+  readonly status: 'running' | 'completed' | 'killed'
+  readonly exitCode: number | null
+  readonly signal: string | null
+  /** Settles (never rejects) once the whole process group is gone. */
+  readonly done: Promise<void>
+  /** SIGTERM to the group, SIGKILL after the grace; `true` once while running. */
+  kill(): boolean
+  /** Output produced since the previous call (`lossy`: something was dropped or replaced). */
+  readOutput(): { stdout: string; stderr: string; lossy: boolean }
+  /** The result; the same promise on every call, never rejects. */
+  result(): Promise<ShellRunResult>
+}
+
+/** Starts a command; resolves once the child runs, rejects with a coded error and nothing started. */
+export declare function execute(spec: ShellExecSpec): Promise<ShellExecution>
+
+/** Where a variable of the child environment came from. */
+export type EnvironmentSource = 'inherited' | 'terminal' | 'explicit' | 'managed'
+
+/** Why an inherited variable was removed. */
+export type RemovalReason = 'managed-prefix' | 'inherit' | 'exclude' | 'hardening' | 'include-only' | 'explicit-unset'
+
+/** The environment `execute()` would give the child. */
+export interface BuiltEnvironment {
+  env: Record<string, string>
+  sources: Record<string, EnvironmentSource>
+  removed: { key: string; reason: RemovalReason }[]
+}
+
+/** The same pipeline as `execute()`, without spawning. */
+export declare function buildEnvironment(
+  spec: Pick<ShellExecSpec, 'env' | 'dshEnv' | 'scrub' | 'terminalEnv'>,
+  parentEnv?: Record<string, string | undefined>,
+): BuiltEnvironment
+
 /** Every `.code` this package's errors carry. */
 export type ShellEnvErrorCode =
   | 'ERR_SHELL_ENV_INVALID_NAME'
@@ -140,10 +259,13 @@ export type ShellEnvErrorCode =
   | 'ERR_SHELL_ENV_ASYNC_RESOLVER'
   | 'ERR_SHELL_ENV_RESOLVER_TIMEOUT'
   | 'ERR_SHELL_ENV_ABORTED'
+  | 'ERR_SHELL_EXEC_INVALID_SPEC'
+  | 'ERR_SHELL_EXEC_INVALID_WORKDIR'
+  | 'ERR_SHELL_EXEC_SPAWN_FAILED'
 
 /** An error thrown or rejected by this package. */
 export interface ShellEnvError extends Error {
   code: ShellEnvErrorCode
-  /** The resolver's own error, for `ERR_SHELL_ENV_RESOLVER_FAILED`. */
+  /** The resolver's own error for `ERR_SHELL_ENV_RESOLVER_FAILED`; the OS error (`code: 'ENOENT'`, `errno`, `syscall`, `path`) for `ERR_SHELL_EXEC_SPAWN_FAILED`. */
   cause?: unknown
 }
