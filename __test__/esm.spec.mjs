@@ -1,0 +1,55 @@
+// The package through `import` inside the test runners: Vitest runs this file
+// as ESM natively, Jest with `--experimental-vm-modules` (see test:jest).
+
+import { createRequire } from 'node:module'
+import path from 'node:path'
+
+import * as esm from '../index.mjs'
+import { DSH_ENV_PREFIX, RESERVED_KEYS, ShellEnvRegistry, reconcileDshHome, resolveDshHome } from '../index.mjs'
+
+const require = createRequire(import.meta.url)
+const cjs = require('..')
+
+describe('ESM entry (index.mjs)', () => {
+  it('has the named exports of the CommonJS entry', () => {
+    expect(DSH_ENV_PREFIX).toBe('DSH_')
+    expect([...RESERVED_KEYS]).toEqual(['DSH_HOME', 'DSH_SHELL', 'DSH_SESSION_ID', 'DSH_PROFILE', 'DSH_PROFILE_DIR'])
+    for (const name of ['DSH_ENV_PREFIX', 'RESERVED_KEYS', 'ShellEnvRegistry', 'resolveDshHome', 'reconcileDshHome']) {
+      expect(esm[name]).toBeDefined()
+    }
+    expect(typeof resolveDshHome('/x')).toBe('string')
+    expect(typeof reconcileDshHome()).toBe('string')
+  })
+
+  // Identity of every export with require() is checked in plain Node
+  // (registry.spec.cjs, "ESM"): Vitest evaluates index.js a second time through
+  // its module runner, so only the native class is shared here.
+  it('exposes the same values as require()', () => {
+    expect(ShellEnvRegistry).toBe(cjs.ShellEnvRegistry)
+    expect(RESERVED_KEYS).toEqual(cjs.RESERVED_KEYS)
+    expect(DSH_ENV_PREFIX).toBe(cjs.DSH_ENV_PREFIX)
+  })
+
+  it('registers and collects, sync and async', async () => {
+    const registry = new ShellEnvRegistry({ dshHome: '/tmp/dsh-esm-runner' })
+    registry.register({
+      name: 'esm',
+      variables: { DSH_ESM: { description: 'set from an ES module' } },
+      resolve: async () => ({ DSH_ESM: 'yes' }),
+    })
+    const expected = { DSH_ESM: 'yes', DSH_HOME: path.resolve('/tmp/dsh-esm-runner'), DSH_SHELL: '1' }
+    expect(await registry.collectAsync({})).toEqual(expected)
+    registry.register({
+      name: 'sync',
+      variables: { DSH_SYNC: { description: 'sync' } },
+      resolve: () => ({ DSH_SYNC: 's' }),
+    })
+    let error
+    try {
+      registry.collect({})
+    } catch (caught) {
+      error = caught
+    }
+    expect(error && error.code).toBe('ERR_SHELL_ENV_ASYNC_RESOLVER')
+  })
+})

@@ -1,0 +1,103 @@
+'use strict'
+
+// Shared helpers for the specs. Plain CommonJS so that Vitest (globals: true)
+// and Jest load the very same files.
+//
+// Jest runs each spec in its own vm realm while the native addon lives in the
+// outer realm: objects the addon creates (errors, snapshots, arrays) are not
+// `instanceof` the spec's `Error`/`Object`. Every check here is realm-agnostic.
+
+const { spawnSync } = require('node:child_process')
+const path = require('node:path')
+const { types } = require('node:util')
+
+const ROOT = path.resolve(__dirname, '..')
+const FIXTURES = path.join(__dirname, 'fixtures')
+
+/** Runs `fn` and returns what it threw; fails the test when it returns normally. */
+function thrown(fn) {
+  try {
+    fn()
+  } catch (error) {
+    return error
+  }
+  throw new Error('expected the call to throw, but it returned')
+}
+
+/** Calls `fn`, which must return a promise, and returns its rejection reason. */
+async function rejected(fn) {
+  const promise = fn()
+  if (promise === null || typeof promise !== 'object' || typeof promise.then !== 'function') {
+    throw new Error(`expected a promise, got ${typeof promise}`)
+  }
+  try {
+    await promise
+  } catch (error) {
+    return error
+  }
+  throw new Error('expected the promise to reject, but it resolved')
+}
+
+/** Asserts a registry error: a real Error with the pinned code, naming `mentions` in its message. */
+function expectCode(error, code, ...mentions) {
+  expect(types.isNativeError(error)).toBe(true)
+  expect(error.code).toBe(code)
+  for (const mention of mentions) expect(error.message).toContain(mention)
+}
+
+/** A frozen plain object (in whichever realm created it) whose own keys are sorted. */
+function expectSnapshotShape(snapshot) {
+  expect(Object.prototype.toString.call(snapshot)).toBe('[object Object]')
+  const proto = Object.getPrototypeOf(snapshot)
+  expect(proto === null || Object.getPrototypeOf(proto) === null).toBe(true)
+  expect(Object.isFrozen(snapshot)).toBe(true)
+  const keys = Object.keys(snapshot)
+  expect(keys).toEqual([...keys].sort())
+}
+
+/** A declaration of `keys` (each with a description) for contributor `name`. */
+function variablesOf(name, keys) {
+  return Object.fromEntries(keys.map((key) => [key, { description: `${key} from ${name}` }]))
+}
+
+/** A valid contributor; `overrides` replace any field. */
+function contributor(name, keys = [], overrides = {}) {
+  return { name, variables: variablesOf(name, keys), resolve: () => ({}), ...overrides }
+}
+
+/** An execution made by an agent whose session id is `id`. */
+function agentExecution(id, extra = {}) {
+  return { agent: { session: { header: { id } } }, ...extra }
+}
+
+/** Runs a Node script file in a fresh process and returns `{ status, signal, stdout, stderr }`. */
+function runNode(args, { env = {}, timeout = 30_000, cwd = ROOT } = {}) {
+  const result = spawnSync(process.execPath, args, {
+    cwd,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    timeout,
+  })
+  if (result.error) throw result.error
+  return { status: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr }
+}
+
+/** The last line of a child's stdout, parsed as JSON. */
+function lastJsonLine(stdout) {
+  const lines = stdout.trim().split('\n')
+  return JSON.parse(lines[lines.length - 1])
+}
+
+module.exports = {
+  ROOT,
+  FIXTURES,
+  thrown,
+  rejected,
+  expectCode,
+  expectSnapshotShape,
+  variablesOf,
+  contributor,
+  agentExecution,
+  runNode,
+  lastJsonLine,
+}

@@ -1,0 +1,137 @@
+// Type test for index.d.ts: compiled with `tsc --noEmit --strict -p tsconfig.test.json`.
+// Every `@ts-expect-error` line must fail to compile, every other line must compile.
+
+import {
+  DSH_ENV_PREFIX,
+  RESERVED_KEYS,
+  ShellEnvRegistry,
+  reconcileDshHome,
+  resolveDshHome,
+  type DshEnvironment,
+  type DshEnvironmentKey,
+  type ShellEnvContributor,
+} from '..'
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
+function assertType<T extends true>(_proof?: T): void {}
+
+// ── DSH_ENV_PREFIX and DshEnvironmentKey ─────────────────────────────────────
+assertType<Equal<typeof DSH_ENV_PREFIX, 'DSH_'>>()
+assertType<Equal<DshEnvironmentKey, `${typeof DSH_ENV_PREFIX}${string}`>>()
+
+const region: DshEnvironmentKey = 'DSH_REGION'
+const home: DshEnvironmentKey = 'DSH_HOME'
+// @ts-expect-error: not DSH_-prefixed
+const plainHome: DshEnvironmentKey = 'HOME'
+// @ts-expect-error: the prefix is case-sensitive
+const lowerCase: DshEnvironmentKey = 'dsh_region'
+// @ts-expect-error: PATH is no managed key
+const pathKey: DshEnvironmentKey = 'PATH'
+
+// ── DshEnvironment ────────────────────────────────────────────────────────────
+assertType<Equal<DshEnvironment, Readonly<Record<DshEnvironmentKey, string>>>>()
+
+// ── RESERVED_KEYS ─────────────────────────────────────────────────────────────
+const firstReserved: DshEnvironmentKey = RESERVED_KEYS[0]
+// @ts-expect-error: frozen, so typed read-only
+RESERVED_KEYS.push('DSH_EXTRA')
+
+// ── home helpers ──────────────────────────────────────────────────────────────
+const h1: string = resolveDshHome()
+const h2: string = resolveDshHome('~/dsh')
+const h3: string = resolveDshHome(undefined, { DSH_HOME: '/opt/dsh' })
+const h4: string = resolveDshHome('/opt/dsh', process.env)
+const r1: string = reconcileDshHome()
+const r2: string = reconcileDshHome('/a', '/b')
+// @ts-expect-error: the home is a string
+resolveDshHome(42)
+
+// ── ShellEnvRegistry ──────────────────────────────────────────────────────────
+const registry = new ShellEnvRegistry({ dshHome: '/opt/dsh', profile: { name: 'work', dir: '/profiles/work' } })
+new ShellEnvRegistry({})
+const dshHome: string = registry.dshHome
+// @ts-expect-error: a profile needs a dir
+new ShellEnvRegistry({ profile: { name: 'work' } })
+
+type Execution = Parameters<ShellEnvRegistry['collect']>[0]
+const noAgent: Execution = {}
+const withAgent: Execution = { agent: { session: { header: { id: 'session-1' } } } }
+
+const dispose: () => void = registry.register({
+  name: 'deployment-region',
+  variables: { DSH_DEPLOYMENT_REGION: { description: 'Current deployment region.' } },
+  resolve: (execution) => (execution.agent === undefined ? {} : { DSH_DEPLOYMENT_REGION: 'cn-north' }),
+})
+dispose()
+
+registry.register({
+  name: 'session-echo',
+  variables: { DSH_ECHO: { description: 'echoes the session id' }, DSH_OTHER: { description: 'other' } },
+  commandDirectories: ['/opt/tools/bin'],
+  resolve: (execution) => {
+    const id: string | undefined = execution.agent?.session.header.id
+    return id === undefined ? {} : { DSH_ECHO: id }
+  },
+})
+
+registry.register({
+  name: 'async',
+  variables: { DSH_ASYNC: { description: 'async' } },
+  resolve: async () => ({ DSH_ASYNC: 'value' }),
+})
+
+// A contributor's resolve can only return its declared keys…
+// @ts-expect-error: DSH_UNDECLARED is not declared
+registry.register({ name: 'x', variables: { DSH_DECLARED: { description: 'd' } }, resolve: () => ({ DSH_UNDECLARED: 'v' }) })
+// @ts-expect-error: DSH_UNDECLARED is not declared (async resolver)
+registry.register({ name: 'x', variables: { DSH_DECLARED: { description: 'd' } }, resolve: async () => ({ DSH_UNDECLARED: 'v' }) })
+// …with string values only
+// @ts-expect-error: values are strings
+registry.register({ name: 'x', variables: { DSH_DECLARED: { description: 'd' } }, resolve: () => ({ DSH_DECLARED: 42 }) })
+// @ts-expect-error: declared keys are DSH_-prefixed
+registry.register({ name: 'x', variables: { HOME: { description: 'd' } }, resolve: () => ({}) })
+// @ts-expect-error: every declared key needs a description
+registry.register({ name: 'x', variables: { DSH_DECLARED: {} }, resolve: () => ({}) })
+
+// The generic contributor type.
+const contributor: ShellEnvContributor<'DSH_A' | 'DSH_B'> = {
+  name: 'typed',
+  variables: { DSH_A: { description: 'a' }, DSH_B: { description: 'b' } },
+  resolve: () => ({ DSH_A: 'a' }),
+}
+registry.register(contributor)
+// @ts-expect-error: resolve returns a key outside DSH_A
+const undeclared: ShellEnvContributor<'DSH_A'> = { name: 'u', variables: { DSH_A: { description: 'a' } }, resolve: () => ({ DSH_B: 'b' }) }
+// @ts-expect-error: DSH_B is in K but not declared
+const missingDeclaration: ShellEnvContributor<'DSH_A' | 'DSH_B'> = { name: 'm', variables: { DSH_A: { description: 'a' } }, resolve: () => ({}) }
+// @ts-expect-error: K must be a DshEnvironmentKey
+type NotManaged = ShellEnvContributor<'HOME'>
+
+// collect / collectAsync
+const snapshot: DshEnvironment = registry.collect(withAgent)
+const snapshot2: DshEnvironment = registry.collect(noAgent, { inheritedPath: '/usr/bin' })
+const regionValue: string | undefined = snapshot.DSH_REGION
+// @ts-expect-error: the snapshot is read-only
+snapshot.DSH_HOME = '/elsewhere'
+const pending: Promise<DshEnvironment> = registry.collectAsync(withAgent, {
+  timeoutMs: 100,
+  signal: new AbortController().signal,
+  inheritedPath: '/usr/bin',
+})
+registry.collectAsync(noAgent)
+// @ts-expect-error: timeoutMs is a number
+registry.collectAsync(noAgent, { timeoutMs: '100' })
+// @ts-expect-error: collect is synchronous
+const notAPromise: Promise<DshEnvironment> = registry.collect(noAgent)
+
+// list / catalog
+const listed: ReadonlyArray<{ contributor: string; description: string; key: string }> = registry.list()
+const firstKey: DshEnvironmentKey | undefined = registry.list()[0]?.key
+type CatalogVariable = ReturnType<ShellEnvRegistry['catalog']>['variables'][number] // shape chosen by the implementation
+assertType<Equal<CatalogVariable['when'], 'always' | 'agent' | 'profile' | 'resolver'>>()
+const owner: string = registry.catalog().variables[0].owner
+const catalogKey: DshEnvironmentKey = registry.catalog().variables[0].key
+const directories: ReadonlyArray<{ contributor: string; directories: ReadonlyArray<string> }> =
+  registry.catalog().commandDirectories // shape chosen by the implementation
+
+export {}
