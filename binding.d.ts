@@ -36,15 +36,18 @@ export declare class NativeExecution {
 /** The registry of managed `DSH_*` variables for shell calls. */
 export declare class ShellEnvRegistry {
   /** `new ShellEnvRegistry({ dshHome?, profile?: { name, dir } })`. */
-  constructor(options?: ShellEnvRegistryOptions)
+  constructor(options?: ShellEnvRegistryOptions, parentEnv?: Record<string, string | undefined>)
   /** The absolute Harness home, resolved once at construction. */
   get dshHome(): string
   /** Registers a contributor; returns an idempotent disposer. */
   register(contributor: ShellEnvContributor): () => void
   /** Collects the managed environment for one execution, synchronously. */
-  collect(execution: ToolExecution, options?: CollectOptions): DshEnvironment
-  /** Collects the managed environment, awaiting async resolvers. */
-  collectAsync(execution: ToolExecution, options?: CollectAsyncOptions): Promise<DshEnvironment>
+  collect(execution: ToolExecution, options?: CollectOptions, parentEnv?: Record<string, string | undefined>): DshEnvironment
+  /**
+   * Collects the managed environment, awaiting async resolvers. Every
+   * failure, invalid options included, rejects the promise.
+   */
+  collectAsync(execution: ToolExecution, options?: CollectAsyncOptions, parentEnv?: Record<string, string | undefined>): Promise<DshEnvironment>
   /** Plugin-declared variables, sorted by key; no resolver runs. */
   list(): Array<ListEntry>
   /**
@@ -92,7 +95,7 @@ export declare const DSH_ENV_PREFIX: string
  * Starts a command; the promise resolves with a native execution once the
  * child runs, or rejects with a coded error and nothing started.
  */
-export declare function execute(spec: ShellExecSpec): Promise<NativeExecution>
+export declare function execute(spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>): Promise<NativeExecution>
 
 /** A plugin-declared variable, as `list()` returns it. */
 export interface ListEntry {
@@ -118,7 +121,7 @@ export interface OutputChunk {
  * The home both configurations agree on; `ERR_SHELL_ENV_HOME_CONFLICT` when
  * both are given and resolve differently.
  */
-export declare function reconcileDshHome(top?: string, skillsLocal?: string): string
+export declare function reconcileDshHome(top?: string, skillsLocal?: string, env?: Record<string, string | undefined>): string
 
 /** The built-in keys only the registry sets (frozen by the JS entry point). */
 export declare function reservedKeys(): Array<string>

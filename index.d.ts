@@ -6,8 +6,11 @@ export declare const DSH_ENV_PREFIX: 'DSH_'
 /** A managed variable name: `DSH_` followed by upper-case letters, digits and underscores. */
 export type DshEnvironmentKey = `${typeof DSH_ENV_PREFIX}${string}`
 
-/** A managed snapshot: frozen, keys sorted. `PATH` is present when contributors declare command directories. */
-export type DshEnvironment = Readonly<Record<DshEnvironmentKey, string>> & { readonly PATH?: string }
+/** Managed variables: frozen, keys sorted. */
+export type DshEnvironment = Readonly<Record<DshEnvironmentKey, string>>
+
+/** What a collection returns: the managed variables, plus `PATH` when contributors declare command directories. */
+export type DshSnapshot = DshEnvironment & { readonly PATH?: string }
 
 /** The keys only the registry itself sets. */
 export type ReservedKey = 'DSH_HOME' | 'DSH_SHELL' | 'DSH_SESSION_ID' | 'DSH_PROFILE' | 'DSH_PROFILE_DIR'
@@ -53,7 +56,7 @@ export interface ShellEnvContributor<K extends DshEnvironmentKey = DshEnvironmen
   /** Absolute directories prepended to the child's PATH, in this order. */
   commandDirectories?: readonly string[]
   /** Computes values for one execution. May be async for `collectAsync()` and `execute()`. */
-  resolve(execution: E): ResolvedValues<K> | PromiseLike<ResolvedValues<K>>
+  resolve(execution: E): ResolvedValues<NoInfer<K>> | PromiseLike<ResolvedValues<NoInfer<K>>>
 }
 
 /** Options of `collect()`. */
@@ -103,9 +106,9 @@ export declare class ShellEnvRegistry {
   /** Registers a contributor; returns an idempotent disposer. */
   register<K extends DshEnvironmentKey, E extends ToolExecution = ToolExecution>(contributor: ShellEnvContributor<K, E>): () => void
   /** The managed environment for one execution; resolvers must be synchronous. */
-  collect(execution: ToolExecution, options?: CollectOptions): DshEnvironment
+  collect(execution: ToolExecution, options?: CollectOptions): DshSnapshot
   /** The managed environment for one execution; resolvers may be async. */
-  collectAsync(execution: ToolExecution, options?: CollectAsyncOptions): Promise<DshEnvironment>
+  collectAsync(execution: ToolExecution, options?: CollectAsyncOptions): Promise<DshSnapshot>
   /** Plugin-declared variables sorted by key; no resolver runs. */
   list(): ShellEnvListEntry[]
   /** Every variable a call can receive, built-ins included, and command directories. */
@@ -163,7 +166,7 @@ export interface ShellExecSpec {
   /** Explicit variables; `undefined` removes an inherited one. Cannot displace managed keys. */
   env?: Record<string, string | undefined>
   /** The managed snapshot, merged last: managed `DSH_*` keys and `PATH` only. */
-  dshEnv?: DshEnvironment
+  dshEnv?: DshSnapshot
   /** Instead of `dshEnv`: collect from this registry right before the spawn. */
   registry?: ShellEnvRegistry
   /** The execution the registry collects for (default `{}`). */

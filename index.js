@@ -1,10 +1,26 @@
 'use strict'
 // The package entry point: the native binding plus the little that belongs in
-// JS (frozen constants, stable promises on executions).
+// JS. The wrappers pass the caller's `process.env` explicitly: test runners
+// such as Jest give each test file its own copy, which native code cannot see.
 
 const binding = require('./binding.js')
 
 const RESERVED_KEYS = Object.freeze(binding.reservedKeys())
+
+/** The registry of managed `DSH_*` variables (see index.d.ts). */
+class ShellEnvRegistry extends binding.ShellEnvRegistry {
+  constructor(options) {
+    super(options, process.env)
+  }
+
+  collect(execution, options) {
+    return super.collect(execution, options, process.env)
+  }
+
+  collectAsync(execution, options) {
+    return super.collectAsync(execution, options, process.env)
+  }
+}
 
 /**
  * A running or finished command. `done` and `result()` are settled from one
@@ -55,14 +71,26 @@ class ShellExecution {
 
 /** Starts a command; resolves once the child runs. */
 async function execute(spec) {
-  return new ShellExecution(await binding.execute(spec))
+  return new ShellExecution(await binding.execute(spec, process.env))
+}
+
+function buildEnvironment(spec, parentEnv = process.env) {
+  return binding.buildEnvironment(spec, parentEnv)
+}
+
+function resolveDshHome(configured, env = process.env) {
+  return binding.resolveDshHome(configured, env)
+}
+
+function reconcileDshHome(top, skillsLocal) {
+  return binding.reconcileDshHome(top, skillsLocal, process.env)
 }
 
 module.exports.DSH_ENV_PREFIX = binding.DSH_ENV_PREFIX
 module.exports.RESERVED_KEYS = RESERVED_KEYS
-module.exports.ShellEnvRegistry = binding.ShellEnvRegistry
+module.exports.ShellEnvRegistry = ShellEnvRegistry
 module.exports.ShellExecution = ShellExecution
-module.exports.buildEnvironment = binding.buildEnvironment
+module.exports.buildEnvironment = buildEnvironment
 module.exports.execute = execute
-module.exports.reconcileDshHome = binding.reconcileDshHome
-module.exports.resolveDshHome = binding.resolveDshHome
+module.exports.reconcileDshHome = reconcileDshHome
+module.exports.resolveDshHome = resolveDshHome

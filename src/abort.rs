@@ -4,7 +4,7 @@
 use std::ptr;
 
 use napi::bindgen_prelude::*;
-use napi::{check_pending_exception, sys, ValueType};
+use napi::{sys, ValueType};
 use tokio::sync::watch;
 
 use crate::js::{self, Raw};
@@ -84,7 +84,7 @@ impl AbortListener {
 
 fn reference(env: &Env, value: Raw) -> Result<sys::napi_ref> {
     let mut reference = ptr::null_mut();
-    check_pending_exception!(env.raw(), unsafe { sys::napi_create_reference(env.raw(), value, 1, &mut reference) })?;
+    js::check(env, unsafe { sys::napi_create_reference(env.raw(), value, 1, &mut reference) })?;
     Ok(reference)
 }
 

@@ -6,9 +6,9 @@ use std::ptr;
 use dsh_shell_env_core::error::errno_name;
 use dsh_shell_env_core::{ExecError, ShellEnvError};
 use napi::bindgen_prelude::*;
-use napi::{sys, JsError};
+use napi::sys;
 
-use crate::js::{set, Raw};
+use crate::js::{set, JsRaw, Raw};
 
 /// A core error and the JS value that caused it, carried from wherever the
 /// failure happened (possibly a Tokio thread) to the JS thread that reports it.
@@ -29,7 +29,8 @@ impl Failure {
     /// Builds the JS error; return the result from a binding function to throw or reject with it.
     pub fn into_js(self, env: &Env) -> napi::Error {
         let cause = match (self.cause, &self.error) {
-            (Some(cause), _) => Some(unsafe { JsError::from(cause).into_value(env.raw()) }),
+            // The thrown value itself, whatever it was (an Error, a string, an object).
+            (Some(cause), _) => unsafe { napi::Error::to_napi_value(env.raw(), cause) }.ok(),
             (None, ExecError::SpawnFailed { program, source }) => os_error(env, program, source).ok(),
             (None, _) => None,
         };
@@ -82,3 +83,12 @@ fn os_error(env: &Env, program: &str, source: &std::io::Error) -> Result<Raw> {
     Ok(error)
 }
 
+
+/// A promise already rejected with `failure`: async entry points report every
+/// failure by rejecting, never by throwing.
+pub fn rejected(env: &Env, failure: Failure) -> Result<JsRaw> {
+    let promise = env.spawn_future_with_callback(async { Ok(()) }, move |env, ()| -> Result<JsRaw> {
+        Err(failure.into_js(env))
+    })?;
+    Ok(JsRaw(promise.raw()))
+}

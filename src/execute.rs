@@ -17,16 +17,19 @@ use napi::{sys, CleanupEnvHook, ValueType};
 use napi_derive::napi;
 
 use crate::abort::{watch_signal, AbortListener, AbortToken};
-use crate::errors::Failure;
+use crate::errors::{rejected, Failure};
 use crate::js::{self, JsRaw, Raw};
-use crate::registry::{begin, resolve_all, ShellEnvRegistry, DEFAULT_COLLECT_TIMEOUT};
+use crate::registry::{begin, caller_env, resolve_all, ShellEnvRegistry, DEFAULT_COLLECT_TIMEOUT};
 use crate::resolver::{ExecutionRef, JsResolver};
 
 /// Starts a command; the promise resolves with a native execution once the
 /// child runs, or rejects with a coded error and nothing started.
-#[napi(ts_args_type = "spec: ShellExecSpec", ts_return_type = "Promise<NativeExecution>")]
-pub fn execute(env: &Env, spec: Unknown) -> Result<JsRaw> {
-    let prepared = match prepare(env, spec.raw()) {
+#[napi(
+    ts_args_type = "spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>",
+    ts_return_type = "Promise<NativeExecution>"
+)]
+pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<JsRaw> {
+    let prepared = match prepare(env, spec.raw(), parent_env) {
         Ok(prepared) => prepared,
         Err(failure) => return rejected(env, failure),
     };
@@ -63,10 +66,7 @@ pub fn build_environment_js(env: &Env, spec: Unknown, parent_env: Option<Unknown
         if let Some(dsh_env) = js::get_defined(env, spec, "dshEnv").map_err(js_failure)? {
             request.environment.managed = string_record(env, dsh_env, "dshEnv")?;
         }
-        let parent = match parent_env.map(|value| value.raw()).filter(|value| js::is_object(env, *value)) {
-            Some(parent) => string_record_lenient(env, parent)?,
-            None => string_record_lenient(env, js::process_env(env).map_err(js_failure)?)?,
-        };
+        let parent = string_record_lenient(env, caller_env(env, parent_env).map_err(js_failure)?)?;
         Ok(build_environment(&Platform::current(), parent, &request.environment)?)
     })();
     let environment = built.map_err(|failure| failure.into_js(env))?;
@@ -92,12 +92,12 @@ struct PendingCollection {
 
 /// Everything read on the JS thread: the spec, `process.env`, the caller's
 /// directory, the registry's contributor set, the output sink and the signal.
-fn prepare(env: &Env, spec: Raw) -> std::result::Result<Prepared, Failure> {
+fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>) -> std::result::Result<Prepared, Failure> {
     if !js::is_object(env, spec) {
         return Err(ExecError::invalid_spec("spec", format!("must be an object (got {})", js::describe(env, spec))).into());
     }
     let request = read_request(env, spec)?;
-    let parent = string_record_lenient(env, js::process_env(env).map_err(js_failure)?)?;
+    let parent = string_record_lenient(env, caller_env(env, parent_env).map_err(js_failure)?)?;
     let cwd = std::env::current_dir().map_err(|error| ExecError::InvalidWorkdir {
         path: ".".into(),
         reason: format!("the current directory cannot be read: {error}"),
@@ -379,13 +379,6 @@ impl FromNapiValue for Ignored {
     unsafe fn from_napi_value(_env: sys::napi_env, _value: sys::napi_value) -> Result<Self> {
         Ok(Ignored)
     }
-}
-
-fn rejected(env: &Env, failure: Failure) -> Result<JsRaw> {
-    let promise = env.spawn_future_with_callback(async { Ok(()) }, move |env, ()| -> Result<JsRaw> {
-        Err(failure.into_js(env))
-    })?;
-    Ok(JsRaw(promise.raw()))
 }
 
 /// What must happen on the JS thread once the child is gone.

@@ -8,6 +8,7 @@ use napi_derive::napi;
 
 use crate::errors::shell_env_error;
 use crate::js;
+use crate::registry::caller_env;
 
 /// The Harness home: `configured` (non-empty), else a non-blank `env.DSH_HOME`,
 /// else `~/.dsh`; absolute and normalised.
@@ -19,20 +20,21 @@ pub fn resolve_dsh_home(env: &Env, configured: Option<Unknown>, parent_env: Opti
 
 /// The home both configurations agree on; `ERR_SHELL_ENV_HOME_CONFLICT` when
 /// both are given and resolve differently.
-#[napi(ts_args_type = "top?: string, skillsLocal?: string")]
-pub fn reconcile_dsh_home(env: &Env, top: Option<Unknown>, skills_local: Option<Unknown>) -> Result<String> {
+#[napi(ts_args_type = "top?: string, skillsLocal?: string, env?: Record<string, string | undefined>")]
+pub fn reconcile_dsh_home(
+    env: &Env,
+    top: Option<Unknown>,
+    skills_local: Option<Unknown>,
+    parent_env: Option<Unknown>,
+) -> Result<String> {
     let top = optional_string(env, top, "top")?;
     let skills_local = optional_string(env, skills_local, "skillsLocal")?;
-    home::reconcile_dsh_home(top.as_deref(), skills_local.as_deref(), &context(env, None)?)
+    home::reconcile_dsh_home(top.as_deref(), skills_local.as_deref(), &context(env, parent_env)?)
         .map_err(|error| shell_env_error(env, error))
 }
 
 fn context(env: &Env, parent_env: Option<Unknown>) -> Result<HomeContext> {
-    let parent_env = match parent_env.map(|value| value.raw()).filter(|value| js::is_object(env, *value)) {
-        Some(value) => value,
-        None => js::process_env(env)?,
-    };
-    Ok(HomeContext::current(js::get_string(env, parent_env, "DSH_HOME")?))
+    Ok(HomeContext::current(js::get_string(env, caller_env(env, parent_env)?, "DSH_HOME")?))
 }
 
 fn optional_string(env: &Env, value: Option<Unknown>, option: &'static str) -> Result<Option<String>> {

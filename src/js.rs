@@ -6,10 +6,29 @@
 use std::ptr;
 
 use napi::bindgen_prelude::*;
-use napi::{check_pending_exception, sys, ValueType};
+use napi::{sys, ValueType};
 
 /// A raw JS value valid for the current handle scope.
 pub type Raw = sys::napi_value;
+
+/// Turns a Node-API status into a `Result`. A thrown exception is cleared and
+/// kept, whatever was thrown (a string, `undefined`, an object), without
+/// running any of its code: the `napi::Error` carries the value itself.
+pub fn check(env: &Env, status: sys::napi_status) -> Result<()> {
+    if status == sys::Status::napi_ok {
+        return Ok(());
+    }
+    // Several calls report a throwing getter or trap as a generic failure,
+    // not `napi_pending_exception`, so ask the engine instead of the status.
+    let mut pending = false;
+    unsafe { sys::napi_is_exception_pending(env.raw(), &mut pending) };
+    if !pending {
+        return Err(napi::Error::from_status(Status::from(status)));
+    }
+    let mut thrown = ptr::null_mut();
+    unsafe { sys::napi_get_and_clear_last_exception(env.raw(), &mut thrown) };
+    Err(napi::Error::from_unknown_without_coercion(unsafe { Unknown::from_raw_unchecked(env.raw(), thrown) }))
+}
 
 /// `typeof value`, with `null` told apart from objects.
 pub fn type_of(env: &Env, value: Raw) -> ValueType {
@@ -50,7 +69,7 @@ pub fn is_object(env: &Env, value: Raw) -> bool {
 pub fn get(env: &Env, value: Raw, name: &str) -> Result<Raw> {
     let key = env.create_string(name)?.raw();
     let mut result = ptr::null_mut();
-    check_pending_exception!(env.raw(), unsafe { sys::napi_get_property(env.raw(), value, key, &mut result) })?;
+    check(env, unsafe { sys::napi_get_property(env.raw(), value, key, &mut result) })?;
     Ok(result)
 }
 
@@ -66,7 +85,7 @@ pub fn get_defined(env: &Env, value: Raw, name: &str) -> Result<Option<Raw>> {
 /// `Object.keys(value)`: own, enumerable, string keys.
 pub fn own_keys(env: &Env, value: Raw) -> Result<Vec<String>> {
     let mut names = ptr::null_mut();
-    check_pending_exception!(env.raw(), unsafe {
+    check(env, unsafe {
         sys::napi_get_all_property_names(
             env.raw(),
             value,
@@ -77,7 +96,7 @@ pub fn own_keys(env: &Env, value: Raw) -> Result<Vec<String>> {
         )
     })?;
     let mut length = 0;
-    check_pending_exception!(env.raw(), unsafe { sys::napi_get_array_length(env.raw(), names, &mut length) })?;
+    check(env, unsafe { sys::napi_get_array_length(env.raw(), names, &mut length) })?;
     let mut keys = Vec::with_capacity(length as usize);
     for index in 0..length {
         keys.push(string(env, element(env, names, index)?)?);
@@ -88,7 +107,7 @@ pub fn own_keys(env: &Env, value: Raw) -> Result<Vec<String>> {
 /// `array[index]`, running getters and Proxy traps.
 pub fn element(env: &Env, array: Raw, index: u32) -> Result<Raw> {
     let mut item = ptr::null_mut();
-    check_pending_exception!(env.raw(), unsafe { sys::napi_get_element(env.raw(), array, index, &mut item) })?;
+    check(env, unsafe { sys::napi_get_element(env.raw(), array, index, &mut item) })?;
     Ok(item)
 }
 
@@ -97,21 +116,21 @@ pub fn string(env: &Env, value: Raw) -> Result<String> {
     unsafe { String::from_napi_value(env.raw(), value) }
 }
 
-/// Whether `value` is a plain object: its prototype is `Object.prototype` or `null`.
+/// Whether `value` is a plain object: made by a literal or `Object.create(null)`.
+/// Its prototype is `null` or an `Object.prototype` — of any realm, because
+/// test runners such as Jest evaluate each file in its own context.
 pub fn is_plain_object(env: &Env, value: Raw) -> Result<bool> {
     if type_of(env, value) != ValueType::Object || is_array(env, value) {
         return Ok(false);
     }
+    let prototype = prototype_of(env, value)?;
+    Ok(type_of(env, prototype) == ValueType::Null || type_of(env, prototype_of(env, prototype)?) == ValueType::Null)
+}
+
+fn prototype_of(env: &Env, value: Raw) -> Result<Raw> {
     let mut prototype = ptr::null_mut();
-    check_pending_exception!(env.raw(), unsafe { sys::napi_get_prototype(env.raw(), value, &mut prototype) })?;
-    if type_of(env, prototype) == ValueType::Null {
-        return Ok(true);
-    }
-    let global = env.get_global()?.raw();
-    let object_prototype = get(env, get(env, global, "Object")?, "prototype")?;
-    let mut same = false;
-    unsafe { sys::napi_strict_equals(env.raw(), prototype, object_prototype, &mut same) };
-    Ok(same)
+    check(env, unsafe { sys::napi_get_prototype(env.raw(), value, &mut prototype) })?;
+    Ok(prototype)
 }
 
 /// Whether `value` is a native promise or any object with a callable `then`.
@@ -139,7 +158,7 @@ pub fn call(env: &Env, function: Raw, args: &[Raw]) -> Result<Raw> {
     let mut undefined = ptr::null_mut();
     unsafe { sys::napi_get_undefined(env.raw(), &mut undefined) };
     let mut result = ptr::null_mut();
-    check_pending_exception!(env.raw(), unsafe {
+    check(env, unsafe {
         sys::napi_call_function(env.raw(), undefined, function, args.len(), args.as_ptr(), &mut result)
     })?;
     Ok(result)
@@ -149,7 +168,7 @@ pub fn call(env: &Env, function: Raw, args: &[Raw]) -> Result<Raw> {
 pub fn call_method(env: &Env, receiver: Raw, name: &str, args: &[Raw]) -> Result<Raw> {
     let method = get(env, receiver, name)?;
     let mut result = ptr::null_mut();
-    check_pending_exception!(env.raw(), unsafe {
+    check(env, unsafe {
         sys::napi_call_function(env.raw(), receiver, method, args.len(), args.as_ptr(), &mut result)
     })?;
     Ok(result)
@@ -157,7 +176,7 @@ pub fn call_method(env: &Env, receiver: Raw, name: &str, args: &[Raw]) -> Result
 
 /// `Object.freeze(value)`.
 pub fn freeze(env: &Env, value: Raw) -> Result<()> {
-    check_pending_exception!(env.raw(), unsafe { sys::napi_object_freeze(env.raw(), value) })
+    check(env, unsafe { sys::napi_object_freeze(env.raw(), value) })
 }
 
 /// A raw value handed back to napi-rs as a return value.
@@ -195,5 +214,5 @@ pub fn object_of_strings<'a>(env: &Env, entries: impl IntoIterator<Item = (&'a s
 /// `object[name] = value` on an object the binding created.
 pub fn set(env: &Env, object: Raw, name: &str, value: Raw) -> Result<()> {
     let key = env.create_string(name)?.raw();
-    check_pending_exception!(env.raw(), unsafe { sys::napi_set_property(env.raw(), object, key, value) })
+    check(env, unsafe { sys::napi_set_property(env.raw(), object, key, value) })
 }

@@ -14,7 +14,7 @@ use napi_derive::napi;
 use tokio::time::Instant;
 
 use crate::abort::{watch_signal, AbortToken};
-use crate::errors::{shell_env_error, Failure};
+use crate::errors::{rejected, shell_env_error, Failure};
 use crate::js::{self, JsRaw, Raw};
 use crate::resolver::{ExecutionRef, JsResolver, Outcome, ResolverReturn};
 
@@ -33,8 +33,11 @@ pub struct ShellEnvRegistry {
 #[napi]
 impl ShellEnvRegistry {
     /// `new ShellEnvRegistry({ dshHome?, profile?: { name, dir } })`.
-    #[napi(constructor, ts_args_type = "options?: ShellEnvRegistryOptions")]
-    pub fn new(env: &Env, options: Option<Unknown>) -> Result<Self> {
+    #[napi(
+        constructor,
+        ts_args_type = "options?: ShellEnvRegistryOptions, parentEnv?: Record<string, string | undefined>"
+    )]
+    pub fn new(env: &Env, options: Option<Unknown>, parent_env: Option<Unknown>) -> Result<Self> {
         let options = options.map(|options| options.raw()).filter(|options| js::is_object(env, *options));
         let configured = match options {
             Some(options) => js::get_string(env, options, "dshHome")?,
@@ -44,7 +47,7 @@ impl ShellEnvRegistry {
             Some(profile) => Some(read_profile(env, profile)?),
             None => None,
         };
-        let env_home = js::get_string(env, js::process_env(env)?, "DSH_HOME")?;
+        let env_home = js::get_string(env, caller_env(env, parent_env)?, "DSH_HOME")?;
         let dsh_home = resolve_dsh_home(configured.as_deref(), &HomeContext::current(env_home));
         Ok(Self { core: Arc::new(Registry::new(dsh_home, profile)) })
     }
@@ -71,11 +74,21 @@ impl ShellEnvRegistry {
     }
 
     /// Collects the managed environment for one execution, synchronously.
-    #[napi(ts_args_type = "execution: ToolExecution, options?: CollectOptions", ts_return_type = "DshEnvironment")]
-    pub fn collect(&self, env: &Env, execution: Unknown, options: Option<Unknown>) -> Result<JsRaw> {
+    #[napi(
+        ts_args_type = "execution: ToolExecution, options?: CollectOptions, parentEnv?: Record<string, string | undefined>",
+        ts_return_type = "DshEnvironment"
+    )]
+    pub fn collect(
+        &self,
+        env: &Env,
+        execution: Unknown,
+        options: Option<Unknown>,
+        parent_env: Option<Unknown>,
+    ) -> Result<JsRaw> {
         let execution = execution.raw();
-        let inherited_path = inherited_path(env, options.map(|options| options.raw()))?;
         let result = (|| {
+            let options = object_option(env, options);
+            let inherited_path = inherited_path(env, options, parent_env)?;
             let mut collection = begin(env, &self.core, execution)?;
             for contributor in collection.contributors().to_vec() {
                 let values = contributor.resolver().call_sync(env, execution).into_values(contributor.name())?;
@@ -86,39 +99,50 @@ impl ShellEnvRegistry {
         result.map_err(|failure: Failure| failure.into_js(env)).and_then(|snapshot| frozen(env, &snapshot))
     }
 
-    /// Collects the managed environment, awaiting async resolvers.
+    /// Collects the managed environment, awaiting async resolvers. Every
+    /// failure, invalid options included, rejects the promise.
     #[napi(
-        ts_args_type = "execution: ToolExecution, options?: CollectAsyncOptions",
+        ts_args_type = "execution: ToolExecution, options?: CollectAsyncOptions, parentEnv?: Record<string, string | undefined>",
         ts_return_type = "Promise<DshEnvironment>"
     )]
-    pub fn collect_async(&self, env: &Env, execution: Unknown, options: Option<Unknown>) -> Result<JsRaw> {
-        let options = options.map(|options| options.raw()).filter(|options| js::is_object(env, *options));
-        let inherited_path = inherited_path(env, options)?;
-        let timeout = read_timeout(env, options)?;
-        let signal = options.map(|options| js::get_defined(env, options, "signal")).transpose()?.flatten();
-        let Some((token, listener)) = watch_signal(env, signal)? else {
-            let reason = "must be an AbortSignal".into();
-            return Err(shell_env_error(env, ShellEnvError::InvalidOption { option: "signal", reason }));
-        };
+    pub fn collect_async(
+        &self,
+        env: &Env,
+        execution: Unknown,
+        options: Option<Unknown>,
+        parent_env: Option<Unknown>,
+    ) -> Result<JsRaw> {
+        let execution = execution.raw();
         let started = (|| {
-            if token.is_aborted() {
-                return Err(Failure::from(ShellEnvError::Aborted));
+            let options = object_option(env, options);
+            let inherited_path = inherited_path(env, options, parent_env)?;
+            let timeout = read_timeout(env, options)?;
+            let signal = match options {
+                Some(options) => js::get_defined(env, options, "signal").map_err(threw("signal"))?,
+                None => None,
+            };
+            let (token, listener) = watch_signal(env, signal).map_err(threw("signal"))?.ok_or_else(|| {
+                Failure::from(ShellEnvError::InvalidOption { option: "signal", reason: "must be an AbortSignal".into() })
+            })?;
+            let collection = if token.is_aborted() {
+                Err(Failure::from(ShellEnvError::Aborted))
+            } else {
+                begin(env, &self.core, execution)
+            };
+            match collection.and_then(|collection| {
+                let reference = ExecutionRef::new(env, execution).map_err(threw("execution"))?;
+                Ok((collection, Arc::new(reference)))
+            }) {
+                Ok((collection, reference)) => Ok((collection, reference, inherited_path, timeout, token, listener)),
+                Err(failure) => {
+                    listener.detach(env);
+                    Err(failure)
+                }
             }
-            begin(env, &self.core, execution.raw())
-        })()
-        .and_then(|collection| {
-            let reference = ExecutionRef::new(env, execution.raw()).map_err(|error| Failure::caused_by(
-                ShellEnvError::InvalidExecution { found: None },
-                error,
-            ))?;
-            Ok((collection, Arc::new(reference)))
-        });
-        let (collection, execution) = match started {
+        })();
+        let (collection, execution, inherited_path, timeout, token, listener) = match started {
             Ok(started) => started,
-            Err(failure) => {
-                listener.detach(env);
-                return Err(failure.into_js(env));
-            }
+            Err(failure) => return rejected(env, failure),
         };
         let task_execution = Arc::clone(&execution);
         let task = async move {
@@ -285,33 +309,62 @@ pub async fn resolve_all(
     Ok(collection)
 }
 
-/// The `inheritedPath` option, else the calling thread's `process.env.PATH`.
-fn inherited_path(env: &Env, options: Option<Raw>) -> Result<Option<String>> {
-    if let Some(options) = options.filter(|options| js::is_object(env, *options)) {
-        if let Some(path) = js::get_defined(env, options, "inheritedPath")? {
-            if js::type_of(env, path) != ValueType::String {
-                let reason = format!("must be a string (got {})", js::describe(env, path));
-                return Err(shell_env_error(env, ShellEnvError::InvalidOption { option: "inheritedPath", reason }));
-            }
-            return Ok(Some(js::string(env, path)?));
-        }
-    }
-    js::get_string(env, js::process_env(env)?, "PATH")
+/// The options object, if one was passed.
+fn object_option(env: &Env, options: Option<Unknown>) -> Option<Raw> {
+    options.map(|options| options.raw()).filter(|options| js::is_object(env, *options))
 }
 
-fn read_timeout(env: &Env, options: Option<Raw>) -> Result<Duration> {
-    let Some(value) = options.map(|options| js::get_defined(env, options, "timeoutMs")).transpose()?.flatten() else {
+/// Maps a JS throw while reading an option (a getter, a Proxy trap) to an
+/// option error that keeps the thrown value as `cause`.
+fn threw(option: &'static str) -> impl Fn(napi::Error) -> Failure {
+    move |thrown| {
+        let reason = "reading it threw".to_string();
+        Failure::caused_by(ShellEnvError::InvalidOption { option, reason }, thrown)
+    }
+}
+
+/// The `inheritedPath` option, else `PATH` of the caller's environment
+/// (`parentEnv`, which the package passes as the caller's `process.env`).
+fn inherited_path(
+    env: &Env,
+    options: Option<Raw>,
+    parent_env: Option<Unknown>,
+) -> std::result::Result<Option<String>, Failure> {
+    if let Some(options) = options {
+        if let Some(path) = js::get_defined(env, options, "inheritedPath").map_err(threw("inheritedPath"))? {
+            if js::type_of(env, path) != ValueType::String {
+                let reason = format!("must be a string (got {})", js::describe(env, path));
+                return Err(ShellEnvError::InvalidOption { option: "inheritedPath", reason }.into());
+            }
+            return js::string(env, path).map(Some).map_err(threw("inheritedPath"));
+        }
+    }
+    let parent_env = caller_env(env, parent_env).map_err(threw("parentEnv"))?;
+    js::get_string(env, parent_env, "PATH").map_err(threw("parentEnv"))
+}
+
+/// The caller's environment object: `parentEnv` when given, else `process.env`.
+pub fn caller_env(env: &Env, parent_env: Option<Unknown>) -> Result<Raw> {
+    match parent_env.map(|value| value.raw()).filter(|value| js::is_object(env, *value)) {
+        Some(parent_env) => Ok(parent_env),
+        None => js::process_env(env),
+    }
+}
+
+fn read_timeout(env: &Env, options: Option<Raw>) -> std::result::Result<Duration, Failure> {
+    let Some(options) = options else { return Ok(DEFAULT_COLLECT_TIMEOUT) };
+    let Some(value) = js::get_defined(env, options, "timeoutMs").map_err(threw("timeoutMs"))? else {
         return Ok(DEFAULT_COLLECT_TIMEOUT);
     };
     let millis = match js::type_of(env, value) {
-        ValueType::Number => unsafe { f64::from_napi_value(env.raw(), value)? },
+        ValueType::Number => unsafe { f64::from_napi_value(env.raw(), value) }.map_err(threw("timeoutMs"))?,
         _ => f64::NAN,
     };
     if !(millis.is_finite() && millis > 0.0) {
         let reason = format!("must be a positive finite number of milliseconds (got {})", js::describe(env, value));
-        return Err(shell_env_error(env, ShellEnvError::InvalidOption { option: "timeoutMs", reason }));
+        return Err(ShellEnvError::InvalidOption { option: "timeoutMs", reason }.into());
     }
-    Ok(Duration::from_secs_f64(millis / 1000.0))
+    Ok(Duration::from_secs_f64(millis.min(1e12) / 1000.0))
 }
 
 fn read_profile(env: &Env, profile: Raw) -> Result<Profile> {
