@@ -272,3 +272,62 @@ export interface ShellEnvError extends Error {
   /** The resolver's own error for `ERR_SHELL_ENV_RESOLVER_FAILED`; the OS error (`code: 'ENOENT'`, `errno`, `syscall`, `path`) for `ERR_SHELL_EXEC_SPAWN_FAILED`. */
   cause?: unknown
 }
+
+// ── The Cordis plugin and its service `ctx.shellEnv` (cordis.js) ─────────────
+// `cordis` is an optional peer dependency. The import below keeps the
+// augmentation merging into cordis' own `Context` whatever order a program
+// loads files in (cordis 4 re-exports it with `export *`); without cordis
+// installed it is ignored and `CordisContext` is `any`.
+// @ts-ignore -- optional peer dependency
+import type { Context as CordisContext } from 'cordis'
+import type Schema from 'schemastery'
+
+/** Config of the Cordis plugin. */
+export interface ShellEnvConfig {
+  /** Absolute Harness home exposed as `DSH_HOME`; default `$DSH_HOME`, then `~/.dsh`. */
+  dshHome?: string
+  /** Adds `DSH_PROFILE` and `DSH_PROFILE_DIR` to every call. */
+  profile?: ShellEnvProfile
+}
+
+/** Plugin name. */
+export declare const name: 'shell-env'
+/** The plugin needs no other service. */
+export declare const inject: string[]
+/** Schema of `ShellEnvConfig` (schemastery: callable for cordis 3, Standard Schema for cordis 4). */
+export declare const Config: Schema<ShellEnvConfig>
+/** Provides `ctx.shellEnv` for the lifetime of this plugin. */
+export declare function apply(ctx: CordisContext, config?: ShellEnvConfig): void
+
+/** What `ctx.shellEnv.execute()` accepts: the service supplies the managed environment itself. */
+export type ShellEnvExecSpec = Omit<ShellExecSpec, 'dshEnv' | 'registry'>
+
+/**
+ * The `ctx.shellEnv` service. Inside its methods `this.ctx` is the caller's
+ * context, so a registration belongs to the plugin that made it.
+ */
+export declare class ShellEnvService {
+  constructor(ctx: CordisContext, config?: ShellEnvConfig)
+  /** The calling plugin's context (the providing plugin's when used directly). */
+  readonly ctx: CordisContext
+  /** Absolute Harness home, resolved once when the plugin started. */
+  readonly dshHome: string
+  /** Registers a contributor until the calling plugin is disposed; returns an idempotent disposer. */
+  register<K extends DshEnvironmentKey, E extends ToolExecution = ToolExecution>(contributor: ShellEnvContributor<K, E>): () => void
+  /** The managed environment for one execution; resolvers must be synchronous. */
+  collect(execution: ToolExecution, options?: CollectOptions): DshSnapshot
+  /** The managed environment for one execution; resolvers may be async. */
+  collectAsync(execution: ToolExecution, options?: CollectAsyncOptions): Promise<DshSnapshot>
+  /** Plugin-declared variables sorted by key; no resolver runs. */
+  list(): ShellEnvListEntry[]
+  /** Every variable a call can receive, built-ins included, and command directories. */
+  catalog(): ShellEnvCatalog
+  /** Collects for `execution` (else `spec.execution`, else `{}`: no agent) right before the spawn, then runs `spec`. */
+  execute(spec: ShellEnvExecSpec, execution?: ToolExecution): Promise<ShellExecution>
+}
+
+declare module 'cordis' {
+  interface Context {
+    shellEnv: ShellEnvService
+  }
+}

@@ -94,3 +94,13 @@ module.exports.buildEnvironment = buildEnvironment
 module.exports.execute = execute
 module.exports.reconcileDshHome = reconcileDshHome
 module.exports.resolveDshHome = resolveDshHome
+
+// The package's main export is also the Cordis plugin providing `ctx.shellEnv`
+// (cordis.js; `cordis` itself is an optional peer dependency, never loaded here).
+const cordisPlugin = require('./cordis.js')
+
+module.exports.name = cordisPlugin.name
+module.exports.inject = cordisPlugin.inject
+module.exports.Config = cordisPlugin.Config
+module.exports.apply = cordisPlugin.apply
+module.exports.ShellEnvService = cordisPlugin.ShellEnvService

@@ -10,5 +10,11 @@ export const {
   execute,
   reconcileDshHome,
   resolveDshHome,
+  // The Cordis plugin (cordis.js).
+  name,
+  inject,
+  Config,
+  apply,
+  ShellEnvService,
 } = pkg
 export default pkg
