@@ -1,0 +1,123 @@
+'use strict'
+
+// Issue 5: `npm run bench` must keep working. This smoke test runs the bench
+// script in quick mode (a tiny workload) in a fresh Node process, writing to a
+// temporary file instead of bench/results.json, and checks that it exits 0 and
+// writes well-formed JSON with every expected row. It asserts no timings: the
+// numbers of a quick run on a busy CI machine mean nothing.
+// Runs unchanged under `vitest run` (globals: true) and `jest`.
+
+const { spawnSync } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+
+const ROOT = path.resolve(__dirname, '..')
+const SCRIPT = path.join(ROOT, 'bench', 'index.mjs')
+
+const ROWS = [
+  'spawn-true/default',
+  'spawn-bash/default',
+  'collect/1',
+  'collect/10',
+  'collect/50',
+  'concurrent',
+  'throughput',
+  'spawn-true/grown',
+  'spawn-bash/grown',
+]
+
+const isNumber = (value) => typeof value === 'number' && Number.isFinite(value)
+
+describe('npm run bench (quick mode)', () => {
+  let dir
+  let run
+  let results
+
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-bench-spec-'))
+    const output = path.join(dir, 'results.json')
+    // BENCH_FLOOR=existing: use the Rust floor binary only when it is already
+    // built; a test must not start a cargo build.
+    run = spawnSync(process.execPath, [SCRIPT, '--quick'], {
+      cwd: ROOT,
+      env: { ...process.env, BENCH_OUTPUT: output, BENCH_FLOOR: 'existing' },
+      encoding: 'utf8',
+      timeout: 150_000,
+    })
+    if (fs.existsSync(output)) results = JSON.parse(fs.readFileSync(output, 'utf8'))
+  }, 160_000)
+
+  afterAll(() => {
+    if (dir) fs.rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('exits 0 and prints the table', () => {
+    if (run.error) throw run.error
+    expect({ status: run.status, signal: run.signal, stderr: run.status === 0 ? '' : run.stderr }).toEqual({
+      status: 0,
+      signal: null,
+      stderr: '',
+    })
+    expect(run.stdout).toContain('ours ÷ this')
+    expect(run.stdout).toContain('Targets (issue 5)')
+  })
+
+  it('writes valid JSON to the requested path, not to bench/results.json', () => {
+    expect(results).toBeDefined()
+    expect(results.quick).toBe(true)
+    expect(typeof results.date).toBe('string')
+    expect(Number.isNaN(Date.parse(results.date))).toBe(false)
+    expect(results.machine.node).toBe(process.version)
+    expect(typeof results.machine.cpuModel).toBe('string')
+  })
+
+  it('has every row, each contender with samples and a median or a reason it was skipped', () => {
+    expect(results.rows.map((row) => row.id)).toEqual(ROWS)
+    for (const row of results.rows) {
+      expect(row.contenders.length).toBeGreaterThanOrEqual(2)
+      const ours = row.contenders[0]
+      expect(['execute', 'native']).toContain(ours.id)
+      expect(ours.oursOverThis).toBe(1)
+      for (const entry of row.contenders) {
+        if (entry.skipped !== undefined) {
+          // Only the Rust floor may be missing (no cargo, or not built yet).
+          expect(entry.id).toBe('rust-floor')
+          expect(typeof entry.skipped).toBe('string')
+          continue
+        }
+        expect(isNumber(entry.median)).toBe(true)
+        expect(isNumber(entry.oursOverThis)).toBe(true)
+        expect(Array.isArray(entry.samples)).toBe(true)
+        expect(entry.samples.length).toBe(entry.n)
+        expect(entry.samples.every(isNumber)).toBe(true)
+      }
+    }
+  })
+
+  it('pairs each row with its alternatives', () => {
+    const ids = (rowId) => results.rows.find((row) => row.id === rowId).contenders.map((entry) => entry.id)
+    for (const rowId of ['spawn-true/default', 'spawn-bash/default', 'spawn-true/grown', 'spawn-bash/grown']) {
+      expect(ids(rowId)).toEqual(['execute', 'child_process', 'execa', 'rust-floor'])
+    }
+    for (const count of [1, 10, 50]) expect(ids(`collect/${count}`)).toEqual(['native', 'plain-js'])
+    expect(ids('concurrent')).toEqual(['execute', 'child_process'])
+    expect(ids('throughput')).toEqual(['execute', 'execute-nospill', 'child_process'])
+    const throughput = results.rows.find((row) => row.id === 'throughput')
+    for (const entry of throughput.contenders) {
+      expect(isNumber(entry.rssGrowthMiB.max)).toBe(true)
+      expect(isNumber(entry.mibPerSecond)).toBe(true)
+    }
+    const concurrent = results.rows.find((row) => row.id === 'concurrent')
+    for (const entry of concurrent.contenders) expect(isNumber(entry.perCall.p99)).toBe(true)
+  })
+
+  it('reports every target of the issue', () => {
+    expect(results.targets.length).toBe(7)
+    for (const target of results.targets) {
+      expect(typeof target.name).toBe('string')
+      expect(typeof target.limit).toBe('number')
+      expect([true, false, null]).toContain(target.met)
+    }
+  })
+})

@@ -1,0 +1,546 @@
+// `npm run bench`: the package side by side with what users would use instead,
+// in one process, at one moment, interleaved (see lib.mjs), medians and ratios.
+//
+//   node --max-old-space-size=4096 bench/index.mjs [--quick] [--out FILE]
+//
+// Environment: BENCH_QUICK=1 (same as --quick: a tiny workload for the smoke
+// test), BENCH_OUTPUT=FILE (same as --out; default bench/results.json),
+// BENCH_FLOOR=build|existing|skip (the Rust floor binary: build it with cargo
+// (default), use an already built one, or leave the row out).
+//
+// Rows:
+//  1. spawn and wait for /bin/true   — execute() + result() vs child_process vs execa vs the Rust floor
+//  2. bash -c true                    — the same, through the default shell
+//  3. collect() with 1/10/50 contributors vs a plain-JS registry (plain-registry.mjs)
+//  4. 256 MiB of stdout               — execute() vs child_process, each in a fresh process (throughput-child.mjs)
+//  5. 64 concurrent /bin/true         — wall time per batch and p99 per-call latency
+//  1 and 2 run again after this process holds ~1 GiB of live strings.
+
+import assert from 'node:assert/strict'
+import { spawn as cpSpawn, spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import { createRequire } from 'node:module'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import v8 from 'node:v8'
+
+import { execa } from 'execa'
+
+import { formatMs, interleave, markdownTable, stats, table } from './lib.mjs'
+import { PlainShellEnvRegistry } from './plain-registry.mjs'
+
+const require = createRequire(import.meta.url)
+const HERE = path.dirname(fileURLToPath(import.meta.url))
+const ROOT = path.resolve(HERE, '..')
+const { execute, ShellEnvRegistry } = require('..')
+
+const argv = process.argv.slice(2)
+const QUICK = argv.includes('--quick') || ['1', 'true', 'yes'].includes(String(process.env.BENCH_QUICK ?? '').toLowerCase())
+const outIndex = argv.indexOf('--out')
+const OUTPUT = path.resolve(outIndex >= 0 ? argv[outIndex + 1] : (process.env.BENCH_OUTPUT ?? path.join(HERE, 'results.json')))
+const FLOOR_MODE = process.env.BENCH_FLOOR ?? 'build'
+
+const MiB = 1024 * 1024
+/** Workload sizes: full run, and the tiny one for the smoke test. */
+const SIZE = QUICK
+  ? {
+      spawn: { rounds: 2, perRound: 2 },
+      spawnBig: { rounds: 2, perRound: 2 },
+      collect: { rounds: 2, perRound: 5, batch: 10 },
+      concurrent: { rounds: 2, perRound: 1, calls: 8 },
+      throughput: { rounds: 1, bytes: 4 * MiB },
+      heapMiB: 16,
+    }
+  : {
+      spawn: { rounds: 20, perRound: 10 }, // 200 samples per contender
+      spawnBig: { rounds: 12, perRound: 10 }, // 120 samples per contender at ~1 GiB
+      collect: { rounds: 20, perRound: 50, batch: 100 }, // 1000 samples of 100 calls
+      concurrent: { rounds: 10, perRound: 2, calls: 64 }, // 20 batches of 64
+      throughput: { rounds: 5, bytes: 256 * MiB }, // 5 fresh processes per contender
+      heapMiB: 1024,
+    }
+
+const startedAt = new Date()
+const log = (...parts) => console.error(`[bench +${((Date.now() - startedAt) / 1000).toFixed(1)}s]`, ...parts)
+
+// ---------------------------------------------------------------------------
+// Contenders for one spawn-and-wait of `argv` (`/bin/true`, `bash -c true`).
+
+function which(program) {
+  for (const dir of (process.env.PATH ?? '/usr/bin:/bin').split(':')) {
+    const file = path.join(dir || '.', program)
+    try {
+      fs.accessSync(file, fs.constants.X_OK)
+      return path.resolve(file)
+    } catch {}
+  }
+  throw new Error(`${program} not found on PATH`)
+}
+
+function spawnContenders(kind, floor) {
+  const [ourSpec, cpArgs, floorArgv] =
+    kind === 'true'
+      ? [{ command: ['/bin/true'] }, ['/bin/true', []], ['/bin/true']]
+      : [{ command: 'true' }, ['bash', ['-c', 'true']], [which('bash'), '-c', 'true']]
+  return [
+    {
+      id: 'execute',
+      label: kind === 'true' ? "execute({ command: ['/bin/true'] }) + result()" : "execute({ command: 'true' }) + result()",
+      fn: async () => {
+        const run = await execute(ourSpec)
+        const result = await run.result()
+        if (result.exitCode !== 0) throw new Error(`execute: exit ${result.exitCode}`)
+      },
+    },
+    {
+      id: 'child_process',
+      label: `child_process.spawn(${cpArgs[1].length ? `'bash', ['-c', 'true']` : `'/bin/true'`}), await 'close'`,
+      fn: () =>
+        new Promise((resolve, reject) => {
+          const child = cpSpawn(cpArgs[0], cpArgs[1])
+          child.on('error', reject)
+          child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`child_process: exit ${code}`))))
+        }),
+    },
+    {
+      id: 'execa',
+      label: `await execa(${cpArgs[1].length ? `'bash', ['-c', 'true']` : `'/bin/true'`})`,
+      fn: async () => {
+        await execa(cpArgs[0], cpArgs[1])
+      },
+    },
+    floor.binary
+      ? {
+          id: 'rust-floor',
+          label: `Rust floor: Command::new(${floorArgv[0] === '/bin/true' ? '"/bin/true"' : '"bash" -c true'}).status()`,
+          external: (n) => floor.run(n, floorArgv),
+        }
+      : { id: 'rust-floor', label: 'Rust floor (skipped)', skipped: floor.note },
+  ]
+}
+
+// ---------------------------------------------------------------------------
+// The Rust floor: crates/core/examples/spawn_floor.rs, plain std::process.
+
+function prepareFloor() {
+  const targetDir = process.env.CARGO_TARGET_DIR ? path.resolve(ROOT, process.env.CARGO_TARGET_DIR) : path.join(ROOT, 'target')
+  const binary = path.join(targetDir, 'release', 'examples', 'spawn_floor')
+  const unusable = (note) => ({ binary: null, note })
+  if (FLOOR_MODE === 'skip') return unusable('skipped: BENCH_FLOOR=skip')
+  if (FLOOR_MODE !== 'existing') {
+    const cargo = spawnSync('cargo', ['--version'], { encoding: 'utf8' })
+    if (cargo.error || cargo.status !== 0) return unusable('skipped: cargo is not installed (the floor is a Rust example binary)')
+    log('building the floor: cargo build --release --example spawn_floor -p dsh-shell-env-core')
+    const build = spawnSync('cargo', ['build', '--release', '--example', 'spawn_floor', '-p', 'dsh-shell-env-core'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    })
+    if (build.status !== 0) {
+      const tail = (build.stderr ?? '').trim().split('\n').slice(-3).join(' / ')
+      return unusable(`skipped: cargo build of the floor failed (${tail})`)
+    }
+  }
+  if (!fs.existsSync(binary)) return unusable(`skipped: ${path.relative(ROOT, binary)} is not built (BENCH_FLOOR=${FLOOR_MODE})`)
+  return {
+    binary,
+    note: null,
+    /** Runs `n` spawns inside the floor process; its own per-iteration timings, in ms. */
+    run: async (n, floorArgv) => {
+      const result = spawnSync(binary, [String(n), ...floorArgv], { encoding: 'utf8' })
+      if (result.status !== 0) throw new Error(`spawn_floor failed: ${result.stderr}`)
+      return JSON.parse(result.stdout).samples_ns.map((ns) => ns / 1e6)
+    },
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Heap growth: ~1 GiB of live, distinct one-byte strings of 512 KiB each
+// (large-object space: never moved by the GC, all of it resident).
+
+const ballast = []
+function growHeap(mib) {
+  const chunk = 512 * 1024
+  for (let i = 0; i < mib * 2; i++) {
+    const bytes = Buffer.alloc(chunk, 0x61 + (i % 26))
+    bytes.writeUInt32LE(i, 0)
+    ballast.push(bytes.toString('latin1'))
+  }
+}
+
+function heapInfo() {
+  const usage = process.memoryUsage()
+  return { rssMiB: usage.rss / MiB, heapUsedMiB: usage.heapUsed / MiB, externalMiB: usage.external / MiB }
+}
+
+// ---------------------------------------------------------------------------
+// collect(): the native registry vs the plain-JS one, same contributors.
+
+const PROFILE = { name: 'bench', dir: '/srv/dsh/profiles/bench' }
+const EXECUTION = { agent: { session: { header: { id: 'session-bench-42' } } } }
+
+function registries(count) {
+  const native = new ShellEnvRegistry({ dshHome: '/srv/dsh', profile: PROFILE })
+  const plain = new PlainShellEnvRegistry({ dshHome: '/srv/dsh', profile: PROFILE })
+  // Registered in reverse name order, so the per-call sort has work to do.
+  for (let index = count - 1; index >= 0; index--) {
+    const name = `contributor-${String(index).padStart(3, '0')}`
+    const prefix = `DSH_C${String(index).padStart(3, '0')}`
+    const keys = [`${prefix}_REGION`, `${prefix}_ZONE`, `${prefix}_TIER`]
+    const variables = Object.fromEntries(keys.map((key) => [key, { description: `${key} from ${name}` }]))
+    // 3 declared, 2 returned; the same function object for both registries.
+    const resolve = (execution) => ({ [keys[0]]: `region-${index}`, [keys[2]]: execution.agent ? 'agent' : 'user' })
+    native.register({ name, variables, resolve })
+    plain.register({ name, variables, resolve })
+  }
+  return { native, plain }
+}
+
+function assertSameSnapshot(native, plain) {
+  assert.deepStrictEqual(Object.keys(native), Object.keys(plain), 'same keys in the same order')
+  assert.deepStrictEqual({ ...native }, { ...plain }, 'same values')
+  assert.equal(Object.isFrozen(native), true)
+  assert.equal(Object.isFrozen(plain), true)
+}
+
+// ---------------------------------------------------------------------------
+// 64 concurrent calls: one sample = one batch; per-call latencies kept apart.
+
+function concurrentContenders(calls) {
+  const latencies = { execute: [], child_process: [] }
+  const batch = (id, one) => async () => {
+    await Promise.all(
+      Array.from({ length: calls }, async () => {
+        const started = performance.now()
+        await one()
+        latencies[id].push(performance.now() - started)
+      }),
+    )
+  }
+  const contenders = [
+    {
+      id: 'execute',
+      label: `${calls} × execute({ command: ['/bin/true'] }) + result(), Promise.all`,
+      fn: batch('execute', async () => {
+        const result = await (await execute({ command: ['/bin/true'] })).result()
+        if (result.exitCode !== 0) throw new Error(`execute: exit ${result.exitCode}`)
+      }),
+    },
+    {
+      id: 'child_process',
+      label: `${calls} × child_process.spawn('/bin/true') + 'close', Promise.all`,
+      fn: batch(
+        'child_process',
+        () =>
+          new Promise((resolve, reject) => {
+            const child = cpSpawn('/bin/true')
+            child.on('error', reject)
+            child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`exit ${code}`))))
+          }),
+      ),
+    },
+  ]
+  return { contenders, latencies }
+}
+
+// ---------------------------------------------------------------------------
+// Throughput: fresh Node processes, alternating contenders.
+
+async function throughput({ rounds, bytes }) {
+  const ids = ['execute', 'execute-nospill', 'child_process']
+  const runs = Object.fromEntries(ids.map((id) => [id, []]))
+  for (let round = 0; round < rounds; round++) {
+    const offset = round % ids.length
+    for (const id of [...ids.slice(offset), ...ids.slice(0, offset)]) {
+      const child = spawnSync(process.execPath, ['--expose-gc', path.join(HERE, 'throughput-child.mjs'), id, String(bytes)], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        maxBuffer: 16 * MiB,
+      })
+      if (child.status !== 0) throw new Error(`throughput-child ${id} failed: ${child.stderr}`)
+      runs[id].push(JSON.parse(child.stdout.trim().split('\n').pop()))
+    }
+  }
+  return runs
+}
+
+// ---------------------------------------------------------------------------
+// Rows and targets.
+
+const rows = []
+
+/** Adds a row of contenders with pooled samples; ratio is ours ÷ this (median time). */
+function addRow({ id, title, heap, contenders, samples, unit = 'ms', extra = {} }) {
+  const ours = stats(samples.get('execute') ?? samples.get('native'))
+  const entries = contenders.map((contender) => {
+    if (contender.skipped) return { id: contender.id, label: contender.label, skipped: contender.skipped }
+    const s = stats(samples.get(contender.id))
+    return {
+      id: contender.id,
+      label: contender.label,
+      ...s,
+      oursOverThis: ours.median / s.median,
+      samples: samples.get(contender.id),
+      ...(extra[contender.id] ?? {}),
+    }
+  })
+  const row = { id, title, unit, heap, contenders: entries }
+  rows.push(row)
+  return row
+}
+
+function packageVersion(name) {
+  return JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')).version
+}
+
+function median(values) {
+  return stats(values).median
+}
+
+// ---------------------------------------------------------------------------
+
+async function main() {
+  log(`${QUICK ? 'quick' : 'full'} run, writing ${OUTPUT}`)
+  const floor = prepareFloor()
+  if (floor.note) log(floor.note)
+
+  // 1 and 2 at the default heap.
+  for (const kind of ['true', 'bash']) {
+    const contenders = spawnContenders(kind, floor)
+    log(`row: ${kind === 'true' ? '/bin/true' : 'bash -c true'} at the default heap`)
+    const heap = { phase: 'default', ...heapInfo() }
+    const samples = await interleave(contenders.filter((c) => !c.skipped), SIZE.spawn)
+    addRow({ id: `spawn-${kind}/default`, title: `Spawn and wait: ${kind === 'true' ? '/bin/true' : 'bash -c true'}, default heap`, heap, contenders, samples })
+  }
+
+  // 3. collect()
+  for (const count of [1, 10, 50]) {
+    log(`row: collect() with ${count} contributor(s)`)
+    const { native, plain } = registries(count)
+    const expected = plain.collect(EXECUTION)
+    assertSameSnapshot(native.collect(EXECUTION), expected)
+    assert.equal(Object.keys(expected).length, 5 + 2 * count, 'built-ins plus 2 returned keys per contributor')
+    const { batch } = SIZE.collect
+    const contenders = [
+      {
+        id: 'native',
+        label: `ShellEnvRegistry#collect(), ${count} contributor${count > 1 ? 's' : ''}`,
+        fn: () => {
+          for (let i = 0; i < batch; i++) native.collect(EXECUTION)
+        },
+      },
+      {
+        id: 'plain-js',
+        label: 'plain-JS registry (sort per call, Object.entries, frozen sorted)',
+        fn: () => {
+          for (let i = 0; i < batch; i++) plain.collect(EXECUTION)
+        },
+      },
+    ]
+    const raw = await interleave(contenders, SIZE.collect)
+    // Per call: each sample timed `batch` calls.
+    const perCall = new Map([...raw].map(([id, values]) => [id, values.map((ms) => ms / batch)]))
+    addRow({
+      id: `collect/${count}`,
+      title: `collect(), ${count} contributor${count > 1 ? 's' : ''} (3 keys declared, 2 returned each); per call, ${batch} calls per sample`,
+      heap: { phase: 'default', ...heapInfo() },
+      contenders,
+      samples: perCall,
+    })
+  }
+
+  // 5. 64 concurrent calls (before the throughput children, still default heap).
+  {
+    const { calls } = SIZE.concurrent
+    log(`row: ${calls} concurrent calls`)
+    const { contenders, latencies } = concurrentContenders(calls)
+    const samples = await interleave(contenders, {
+      ...SIZE.concurrent,
+      onMeasureStart: () => {
+        latencies.execute.length = 0
+        latencies.child_process.length = 0
+      },
+    })
+    const extra = Object.fromEntries(
+      Object.entries(latencies).map(([id, values]) => {
+        const s = stats(values)
+        return [id, { perCall: { n: s.n, median: s.median, p99: s.p99, max: s.max }, perCallSamples: values }]
+      }),
+    )
+    const row = addRow({
+      id: 'concurrent',
+      title: `${calls} concurrent spawns of /bin/true: wall time per batch; per-call latency p99`,
+      heap: { phase: 'default', ...heapInfo() },
+      contenders,
+      samples,
+      extra,
+    })
+    for (const entry of row.contenders) entry.p99LatencyOursOverThis = extra.execute.perCall.p99 / entry.perCall.p99
+  }
+
+  // 4. Throughput, fresh processes.
+  {
+    const { rounds, bytes } = SIZE.throughput
+    log(`row: ${bytes / MiB} MiB of stdout, ${rounds} fresh process(es) per contender`)
+    const runs = await throughput(SIZE.throughput)
+    const samples = new Map(Object.entries(runs).map(([id, list]) => [id, list.map((run) => run.ms)]))
+    const labels = {
+      execute: 'execute(), defaults (64 kB kept, spill ≤ 64 MiB then dropped)',
+      'execute-nospill': 'execute(), spillMaxBytes: 0 (64 kB kept, no spill file)',
+      child_process: "child_process.spawn, 'data' chunks counted and dropped",
+    }
+    const contenders = Object.keys(runs).map((id) => ({ id, label: labels[id] }))
+    const extra = Object.fromEntries(
+      Object.entries(runs).map(([id, list]) => {
+        const growth = list.map((run) => run.rssGrowth)
+        return [
+          id,
+          {
+            mibPerSecond: bytes / MiB / (median(list.map((run) => run.ms)) / 1000),
+            rssGrowthMiB: { median: median(growth) / MiB, max: Math.max(...growth) / MiB },
+            rssMethod: list[0].method,
+            runs: list,
+          },
+        ]
+      }),
+    )
+    addRow({
+      id: 'throughput',
+      title: `${bytes / MiB} MiB on stdout (head -c N /dev/zero); each run in a fresh node process`,
+      heap: { phase: 'fresh process per run' },
+      contenders,
+      samples,
+      extra,
+    })
+  }
+
+  // 1 and 2 again with ~1 GiB of live data in this process.
+  {
+    log(`growing this process by ${SIZE.heapMiB} MiB of live strings`)
+    const before = heapInfo()
+    const started = performance.now()
+    growHeap(SIZE.heapMiB)
+    const grown = heapInfo()
+    log(`heap grown in ${(performance.now() - started).toFixed(0)} ms: rss ${before.rssMiB.toFixed(0)} → ${grown.rssMiB.toFixed(0)} MiB, heapUsed ${grown.heapUsedMiB.toFixed(0)} MiB`)
+    for (const kind of ['true', 'bash']) {
+      const contenders = spawnContenders(kind, floor)
+      log(`row: ${kind === 'true' ? '/bin/true' : 'bash -c true'} at ${SIZE.heapMiB} MiB of live strings`)
+      const heap = { phase: 'grown', ballastMiB: SIZE.heapMiB, ...heapInfo() }
+      const samples = await interleave(contenders.filter((c) => !c.skipped), SIZE.spawnBig)
+      addRow({
+        id: `spawn-${kind}/grown`,
+        title: `Spawn and wait: ${kind === 'true' ? '/bin/true' : 'bash -c true'}, heap grown by ${SIZE.heapMiB} MiB (rss ${heap.rssMiB.toFixed(0)} MiB)`,
+        heap,
+        contenders,
+        samples,
+      })
+    }
+  }
+
+  // Targets (issue 5).
+  const pick = (rowId, contenderId) => rows.find((row) => row.id === rowId)?.contenders.find((c) => c.id === contenderId)
+  const target = (name, rowId, contenderId, limit, value = pick(rowId, contenderId)?.oursOverThis) => ({
+    name,
+    row: rowId,
+    against: contenderId,
+    limit,
+    value: value ?? null,
+    met: value === undefined || value === null ? null : value <= limit,
+  })
+  const throughputCp = pick('throughput', 'child_process')
+  const throughputOurs = pick('throughput', 'execute')
+  const targets = [
+    target('spawn /bin/true, default heap: ≤ 0.5× child_process', 'spawn-true/default', 'child_process', 0.5),
+    target('spawn /bin/true, ~1 GiB heap: ≤ 0.2× child_process', 'spawn-true/grown', 'child_process', 0.2),
+    target('spawn /bin/true, default heap: ≤ 1.3× the Rust floor', 'spawn-true/default', 'rust-floor', 1.3),
+    target('spawn /bin/true, ~1 GiB heap: ≤ 1.3× the Rust floor', 'spawn-true/grown', 'rust-floor', 1.3),
+    target('collect(), 10 contributors: ≤ 1.0× plain JS', 'collect/10', 'plain-js', 1.0),
+    target('throughput: ≥ 1.0× child_process (time ratio ≤ 1.0)', 'throughput', 'child_process', 1.0),
+    {
+      ...target('throughput: RSS growth < 32 MiB (max over runs, defaults)', 'throughput', 'execute', 32, throughputOurs?.rssGrowthMiB.max),
+      met: throughputOurs ? throughputOurs.rssGrowthMiB.max < 32 : null,
+    },
+  ]
+  if (throughputCp) targets[5].childProcessRssGrowthMiB = throughputCp.rssGrowthMiB
+
+  const cpu = os.cpus()
+  const results = {
+    date: startedAt.toISOString(),
+    quick: QUICK,
+    durationSeconds: (Date.now() - startedAt) / 1000,
+    machine: {
+      node: process.version,
+      v8: process.versions.v8,
+      platform: `${os.type()} ${os.release()} ${os.arch()}`,
+      cpuModel: cpu[0]?.model ?? 'unknown',
+      cores: cpu.length,
+      totalMemoryMiB: Math.round(os.totalmem() / MiB),
+      loadAverageAtEnd: os.loadavg(),
+      heapLimitMiB: Math.round(v8.getHeapStatistics().heap_size_limit / MiB),
+    },
+    tools: { tinybench: packageVersion('tinybench'), execa: packageVersion('execa') },
+    method: {
+      interleaving:
+        'Each round runs every contender for perRound iterations (one tinybench Bench per contender and round, no per-Bench warmup), the order rotating each round; one whole warmup round is discarded. Medians over the pooled samples.',
+      ratio: 'oursOverThis = median(ours) / median(this contender); below 1 means ours is faster.',
+      floor: 'crates/core/examples/spawn_floor.rs, built with cargo --release; times each Command::status() itself (samples_ns), run in the same rounds as the Node contenders.',
+      heap: `After the default-heap rows, ${SIZE.heapMiB} MiB of distinct 512 KiB one-byte strings are kept referenced (run under --max-old-space-size=4096).`,
+      throughput:
+        'Each run is a fresh node process (bench/throughput-child.mjs) alternating contenders; time from the call to the result; RSS growth = VmHWM (peak, reset through /proc/self/clear_refs after a 1 MiB warmup) minus VmRSS before the run.',
+      concurrent: 'One sample is one Promise.all batch; per-call latency is from the call to its result, pooled over all measured batches.',
+    },
+    sizes: SIZE,
+    floor: floor.binary ? { binary: path.relative(ROOT, floor.binary) } : { skipped: floor.note },
+    rows,
+    targets,
+  }
+  fs.mkdirSync(path.dirname(OUTPUT), { recursive: true })
+  fs.writeFileSync(OUTPUT, `${JSON.stringify(results, null, 1)}\n`)
+
+  printTables(results)
+  log(`done in ${results.durationSeconds.toFixed(0)} s; raw numbers in ${path.relative(process.cwd(), OUTPUT) || OUTPUT}`)
+}
+
+function entryCells(entry) {
+  if (entry.skipped) return [entry.label, '—', '—', '—', entry.skipped]
+  let note = ''
+  if (entry.mibPerSecond !== undefined) {
+    note = `${entry.mibPerSecond.toFixed(0)} MiB/s; RSS +${entry.rssGrowthMiB.median.toFixed(1)} MiB (max +${entry.rssGrowthMiB.max.toFixed(1)})`
+  } else if (entry.perCall) {
+    note = `per call: median ${formatMs(entry.perCall.median)}, p99 ${formatMs(entry.perCall.p99)}`
+  }
+  const ratio = entry.oursOverThis
+  return [entry.label, formatMs(entry.median), formatMs(entry.p99), ratio === 1 ? '1.00' : `${ratio.toFixed(2)}×`, note]
+}
+
+const HEADER = ['contender', 'median', 'p99', 'ours ÷ this', 'notes']
+
+function printTables(results) {
+  const m = results.machine
+  console.log(`\n@deepseek-ai/dsh-shell-env benchmark, ${results.date}${results.quick ? ' (QUICK: tiny workload, numbers meaningless)' : ''}`)
+  console.log(`${m.cpuModel}, ${m.cores} cores, ${m.totalMemoryMiB} MiB RAM; ${m.platform}; Node ${m.node}`)
+  console.log('Interleaved rounds, medians. "ours ÷ this" = median time of the package ÷ median time of that contender (< 1: the package is faster).')
+  for (const row of results.rows) {
+    console.log(`\n${row.title}`)
+    console.log(table(HEADER, row.contenders.map(entryCells)))
+  }
+  console.log('\nTargets (issue 5)')
+  console.log(
+    table(
+      ['target', 'measured', 'met'],
+      results.targets.map((t) => [
+        t.name,
+        t.value === null ? '—' : t.name.includes('RSS') ? `${t.value.toFixed(1)} MiB` : `${t.value.toFixed(2)}×`,
+        t.met === null ? 'n/a' : t.met ? 'yes' : 'NO',
+      ]),
+    ),
+  )
+  if (process.env.BENCH_MARKDOWN) {
+    for (const row of results.rows) console.log(`\n**${row.title}**\n\n${markdownTable(HEADER, row.contenders.map(entryCells))}`)
+  }
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
