@@ -7,6 +7,7 @@ pub mod environment;
 pub mod error;
 pub mod home;
 pub mod keys;
+pub mod process;
 pub mod registry;
 pub mod snapshot;
 

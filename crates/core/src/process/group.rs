@@ -1,0 +1,193 @@
+//! Signals to the process group and the SIGTERM → grace → SIGKILL schedule.
+//!
+//! Safety rule: the group is only signalled while its leader is unreaped. A
+//! zombie leader keeps its pid, which is the group id, from being reused, so a
+//! group signal can never reach an unrelated process. The lock in [`Group`]
+//! orders every signal before the reap.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+
+use super::{lock, ProcessState, Status};
+
+/// How long output may still drain after the group got SIGKILL. Killed writers
+/// close their pipes at once; this only bounds descendants that left the group.
+const DRAIN_AFTER_KILL: Duration = Duration::from_millis(250);
+
+/// How the group leader ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Exit {
+    pub(super) code: Option<i32>,
+    pub(super) signal: Option<&'static str>,
+}
+
+impl Exit {
+    /// The status could not be read (the child was reaped by someone else, for
+    /// instance when SIGCHLD is ignored).
+    pub(super) const UNKNOWN: Exit = Exit { code: None, signal: None };
+}
+
+/// Why this package killed a process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum KillCause {
+    Timeout,
+    Requested,
+    Aborted,
+}
+
+/// The two signals this package sends.
+#[derive(Debug, Clone, Copy)]
+enum Signal {
+    Term,
+    Kill,
+}
+
+/// One process group and its kill schedule.
+pub(super) struct Group {
+    /// The leader's pid, which is the group id.
+    pgid: u32,
+    grace: Duration,
+    state: Mutex<GroupState>,
+    /// Wakes the supervising task when a kill changes the schedule.
+    pub(super) changed: Notify,
+}
+
+#[derive(Default)]
+struct GroupState {
+    /// The leader's exit, once seen (it may still be unreaped).
+    exit: Option<Exit>,
+    /// The first kill wins.
+    cause: Option<KillCause>,
+    /// When SIGKILL is due after the SIGTERM.
+    kill_due: Option<Instant>,
+    /// When SIGKILL was sent.
+    killed_at: Option<Instant>,
+    reaped: bool,
+}
+
+impl Group {
+    pub(super) fn new(pid: u32, grace: Duration) -> Self {
+        Self { pgid: pid, grace, state: Mutex::new(GroupState::default()), changed: Notify::new() }
+    }
+
+    /// The state as [`super::Process::state`] reports it.
+    pub(super) fn state(&self) -> ProcessState {
+        let state = lock(&self.state);
+        let Some(exit) = state.exit else {
+            return ProcessState { status: Status::Running, exit_code: None, signal: None };
+        };
+        let status = if state.cause.is_some() { Status::Killed } else { Status::Completed };
+        ProcessState { status, exit_code: exit.code, signal: exit.signal }
+    }
+
+    /// The kill cause, for the final result.
+    pub(super) fn cause(&self) -> Option<KillCause> {
+        lock(&self.state).cause
+    }
+
+    /// Starts SIGTERM → grace → SIGKILL, once, while the leader runs.
+    pub(super) fn kill(&self, cause: KillCause) -> bool {
+        let mut state = lock(&self.state);
+        if state.exit.is_some() || state.cause.is_some() || state.reaped {
+            return false;
+        }
+        state.cause = Some(cause);
+        self.term(&mut state);
+        drop(state);
+        self.changed.notify_one();
+        true
+    }
+
+    /// SIGKILLs the group at once.
+    pub(super) fn terminate_now(&self) {
+        let mut state = lock(&self.state);
+        if state.exit.is_none() {
+            state.cause.get_or_insert(KillCause::Requested);
+        }
+        self.hard_kill(&mut state);
+        drop(state);
+        self.changed.notify_one();
+    }
+
+    /// Records the leader's exit and sends SIGTERM to whatever is left of the
+    /// group, starting the grace unless a kill already started it.
+    pub(super) fn leader_exited(&self, exit: Exit) {
+        let mut state = lock(&self.state);
+        state.exit = Some(exit);
+        if state.killed_at.is_none() {
+            self.term(&mut state);
+        }
+    }
+
+    /// When the SIGTERM's grace runs out, while SIGKILL is still to come.
+    pub(super) fn kill_due(&self) -> Option<Instant> {
+        let state = lock(&self.state);
+        state.kill_due.filter(|_| state.killed_at.is_none())
+    }
+
+    /// After the leader exited: how long output may still be read. Until the
+    /// grace ends, then for [`DRAIN_AFTER_KILL`] after the SIGKILL.
+    pub(super) fn drain_deadline(&self) -> Option<Instant> {
+        let state = lock(&self.state);
+        match state.killed_at {
+            Some(killed) => Some(killed + DRAIN_AFTER_KILL),
+            None => state.kill_due,
+        }
+    }
+
+    /// Sends the SIGKILL that ends the grace. Returns `false` when it was
+    /// already sent.
+    pub(super) fn escalate(&self) -> bool {
+        let mut state = lock(&self.state);
+        if state.killed_at.is_some() {
+            return false;
+        }
+        self.hard_kill(&mut state);
+        true
+    }
+
+    /// Reaps the exited leader; no group signal can follow.
+    pub(super) fn reap(&self) {
+        let mut state = lock(&self.state);
+        if !state.reaped {
+            #[cfg(unix)]
+            super::wait::reap(self.pgid);
+            state.reaped = true;
+        }
+    }
+
+    fn term(&self, state: &mut GroupState) {
+        if state.reaped {
+            return;
+        }
+        signal_group(self.pgid, Signal::Term);
+        // A grace too long to represent never runs out.
+        state.kill_due = state.kill_due.or_else(|| Instant::now().checked_add(self.grace));
+    }
+
+    fn hard_kill(&self, state: &mut GroupState) {
+        if state.reaped || state.killed_at.is_some() {
+            return;
+        }
+        signal_group(self.pgid, Signal::Kill);
+        state.killed_at = Some(Instant::now());
+    }
+}
+
+/// Signals every process in the group. ESRCH (nothing left but a zombie) and
+/// EPERM (a member changed its credentials) leave nothing to do.
+#[cfg(unix)]
+fn signal_group(pgid: u32, signal: Signal) {
+    let signal = match signal {
+        Signal::Term => libc::SIGTERM,
+        Signal::Kill => libc::SIGKILL,
+    };
+    // SAFETY: killpg has no memory effects; the pgid is our unreaped child's pid.
+    unsafe { libc::killpg(pgid as libc::pid_t, signal) };
+}
+
+/// No process can exist where spawning is unsupported.
+#[cfg(not(unix))]
+fn signal_group(_pgid: u32, _signal: Signal) {}

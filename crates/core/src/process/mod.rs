@@ -1,0 +1,271 @@
+//! Process control: start a command as the leader of its own process group with
+//! exactly the environment it is given, capture its output in bounded memory,
+//! and end the whole group when the leader exits, times out or is killed.
+//!
+//! Everything here is built to run inside a Node process (see the engineering
+//! notes, "Spawning from inside Node: traps"): children start through
+//! `posix_spawn` (no `pre_exec`, an absolute program path), and exits are
+//! detected without SIGCHLD, which libuv owns.
+
+mod group;
+mod output;
+mod program;
+mod spawn;
+mod spill;
+#[cfg(unix)]
+mod supervise;
+#[cfg(unix)]
+mod wait;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use group::{Group, KillCause};
+use output::Capture;
+
+pub use program::{check_workdir, resolve_program};
+pub use spawn::spawn;
+pub use spill::remove_spill_dir;
+
+/// The default time between SIGTERM and SIGKILL.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(3);
+
+/// How much of one output stream is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputLimits {
+    /// Bytes kept in memory: the tail of the stream, and the cap on text not yet
+    /// taken by [`Process::read_output`].
+    pub max_bytes: usize,
+    /// The largest spill file; a stream that outgrows it loses its spill file.
+    pub spill_max_bytes: u64,
+}
+
+impl Default for OutputLimits {
+    fn default() -> Self {
+        Self { max_bytes: 64_000, spill_max_bytes: 64 * 1024 * 1024 }
+    }
+}
+
+/// One of the two captured output streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StreamKind {
+    /// The child's standard output.
+    Stdout,
+    /// The child's standard error.
+    Stderr,
+}
+
+impl StreamKind {
+    /// `"stdout"` or `"stderr"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stdout => "stdout",
+            Self::Stderr => "stderr",
+        }
+    }
+}
+
+/// Receives output as it arrives, decoded to text; a multi-byte character is
+/// never split across two calls. Called from a runtime thread: it must not block
+/// for long or panic.
+pub type OutputSink = Arc<dyn Fn(StreamKind, &str) + Send + Sync>;
+
+/// Everything needed to start one child.
+pub struct ProcessSpec {
+    /// The absolute program path (see [`resolve_program`]).
+    pub program: PathBuf,
+    /// `argv[1..]`.
+    pub args: Vec<String>,
+    /// The complete child environment; nothing else is inherited.
+    pub env: Vec<(String, String)>,
+    /// The child's working directory.
+    pub cwd: PathBuf,
+    /// `None`: stdin is `/dev/null`. `Some`: written to a pipe, then closed.
+    pub stdin: Option<Vec<u8>>,
+    /// Limits for standard output.
+    pub stdout: OutputLimits,
+    /// Limits for standard error.
+    pub stderr: OutputLimits,
+    /// Kill the group after this long; `None` runs without a timer (background jobs).
+    pub timeout: Option<Duration>,
+    /// Time between SIGTERM and SIGKILL to the group.
+    pub grace: Duration,
+    /// Live output, if wanted.
+    pub on_output: Option<OutputSink>,
+}
+
+impl ProcessSpec {
+    /// A spec with no arguments, an empty environment, stdin from `/dev/null`,
+    /// default limits and grace, and no timer.
+    pub fn new(program: impl Into<PathBuf>, cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            program: program.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: cwd.into(),
+            stdin: None,
+            stdout: OutputLimits::default(),
+            stderr: OutputLimits::default(),
+            timeout: None,
+            grace: DEFAULT_GRACE,
+            on_output: None,
+        }
+    }
+}
+
+/// Where a process is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// The group leader has not exited yet.
+    Running,
+    /// The leader exited on its own (or by a signal from outside this package).
+    Completed,
+    /// The leader exited after this package killed it (timeout, kill, abort, terminate).
+    Killed,
+}
+
+/// A snapshot of a process's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessState {
+    /// Running, completed or killed.
+    pub status: Status,
+    /// The exit code, when the leader exited normally.
+    pub exit_code: Option<i32>,
+    /// The signal name (`"SIGTERM"`, …), when a signal ended the leader.
+    pub signal: Option<&'static str>,
+}
+
+/// Why [`Process::kill`] was called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KillReason {
+    /// An explicit kill request.
+    Requested,
+    /// The caller's abort signal fired; reported as `aborted`.
+    Aborted,
+}
+
+/// Output produced since the previous [`Process::read_output`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OutputDelta {
+    /// New standard output text.
+    pub stdout: String,
+    /// New standard error text.
+    pub stderr: String,
+    /// Something was dropped (over `max_bytes` unread) or replaced (invalid
+    /// UTF-8) since the previous read.
+    pub lossy: bool,
+}
+
+/// The captured result of one stream.
+#[derive(Debug)]
+pub struct StreamResult {
+    /// The last `max_bytes` bytes, starting at a character boundary, decoded lossily.
+    pub text: String,
+    /// The stream was longer than `text`.
+    pub truncated: bool,
+    /// The complete stream, when it overflowed and stayed under `spill_max_bytes`.
+    /// The file is deleted when the last handle to its result is dropped.
+    pub spill_path: Option<PathBuf>,
+    /// Keeps the spill file alive for as long as this result.
+    _spill: Option<spill::SpillFile>,
+}
+
+/// How a process ended. Every [`Process::wait`] caller gets the same one.
+#[derive(Debug)]
+pub struct RunResult {
+    /// The exit code, when the leader exited normally.
+    pub exit_code: Option<i32>,
+    /// The signal name, when a signal ended the leader.
+    pub signal: Option<&'static str>,
+    /// The timer killed it (never together with `aborted`).
+    pub timed_out: bool,
+    /// An abort killed it (never together with `timed_out`).
+    pub aborted: bool,
+    /// The configured timeout, in milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// From spawn until the group was torn down and the leader reaped.
+    pub duration: Duration,
+    /// Standard output.
+    pub stdout: StreamResult,
+    /// Standard error.
+    pub stderr: StreamResult,
+}
+
+/// A running or finished child. Cheap to clone; all clones share one process.
+#[derive(Clone)]
+pub struct Process {
+    shared: Arc<Shared>,
+}
+
+/// What the handle, the supervising task and the readers share.
+struct Shared {
+    pid: u32,
+    started: Instant,
+    timeout: Option<Duration>,
+    group: Group,
+    stdout: Mutex<Capture>,
+    stderr: Mutex<Capture>,
+    done: watch::Sender<Option<Arc<RunResult>>>,
+}
+
+impl Shared {
+    fn capture(&self, kind: StreamKind) -> &Mutex<Capture> {
+        match kind {
+            StreamKind::Stdout => &self.stdout,
+            StreamKind::Stderr => &self.stderr,
+        }
+    }
+}
+
+impl Process {
+    /// The child's pid, which is also its process group id.
+    pub fn pid(&self) -> u32 {
+        self.shared.pid
+    }
+
+    /// Whether the leader is still running and how it ended.
+    pub fn state(&self) -> ProcessState {
+        self.shared.group.state()
+    }
+
+    /// Starts SIGTERM to the group, then SIGKILL after the grace. Returns `true`
+    /// the first time while the leader runs, `false` after that.
+    pub fn kill(&self, reason: KillReason) -> bool {
+        self.shared.group.kill(match reason {
+            KillReason::Requested => KillCause::Requested,
+            KillReason::Aborted => KillCause::Aborted,
+        })
+    }
+
+    /// SIGKILLs the group now, without a grace (environment teardown, process exit).
+    pub fn terminate_now(&self) {
+        self.shared.group.terminate_now();
+    }
+
+    /// Takes the text produced since the previous call. Unread text is capped at
+    /// `max_bytes` per stream, keeping the newest.
+    pub fn read_output(&self) -> OutputDelta {
+        let (stdout, out_lossy) = lock(&self.shared.stdout).take_unread();
+        let (stderr, err_lossy) = lock(&self.shared.stderr).take_unread();
+        OutputDelta { stdout, stderr, lossy: out_lossy || err_lossy }
+    }
+
+    /// Waits until the group is gone and the leader reaped.
+    pub async fn wait(&self) -> Arc<RunResult> {
+        let mut done = self.shared.done.subscribe();
+        let result = done.wait_for(Option::is_some).await.expect("the sender lives as long as the handle");
+        Arc::clone(result.as_ref().expect("wait_for checked it"))
+    }
+}
+
+/// Locks a mutex, ignoring poisoning: every critical section here leaves the
+/// data consistent, so a panic elsewhere must not take output or kills with it.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

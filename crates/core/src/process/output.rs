@@ -1,0 +1,280 @@
+//! Output capture: a bounded tail for the final result, bounded unread text for
+//! [`super::Process::read_output`], a spill file holding the whole stream once it
+//! overflows, and a streaming UTF-8 decoder for live output.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::Write;
+
+use super::spill::SpillFile;
+use super::{lock, OutputLimits, StreamKind, StreamResult};
+
+/// Bytes per read from a pipe (the default Linux pipe holds 64 KiB).
+#[cfg(unix)]
+const READ_CHUNK: usize = 32 * 1024;
+
+/// One stream's captured output.
+pub(super) struct Capture {
+    kind: StreamKind,
+    pid: u32,
+    limits: OutputLimits,
+    /// The newest `max_bytes` bytes.
+    tail: VecDeque<u8>,
+    total: u64,
+    /// Text not yet read; compacted to `max_bytes` when it doubles.
+    unread: String,
+    unread_lossy: bool,
+    spill: Spill,
+}
+
+enum Spill {
+    /// No overflow yet: `tail` still holds the whole stream.
+    NotNeeded,
+    Writing {
+        file: File,
+        guard: SpillFile,
+        written: u64,
+    },
+    /// Over `spill_max_bytes`, or the file could not be written: deleted.
+    Dropped,
+}
+
+impl Capture {
+    pub(super) fn new(kind: StreamKind, pid: u32, limits: OutputLimits) -> Self {
+        Self {
+            kind,
+            pid,
+            limits,
+            tail: VecDeque::new(),
+            total: 0,
+            unread: String::new(),
+            unread_lossy: false,
+            spill: Spill::NotNeeded,
+        }
+    }
+
+    /// Takes in one chunk: the raw `bytes` and their decoded `text`, which had
+    /// invalid sequences `replaced`.
+    fn push(&mut self, bytes: &[u8], text: &str, replaced: bool) {
+        let max = self.limits.max_bytes;
+        self.unread.push_str(text);
+        self.unread_lossy |= replaced;
+        if self.unread.len() > max.saturating_mul(2) {
+            keep_text_tail(&mut self.unread, max);
+            self.unread_lossy = true;
+        }
+
+        self.total += bytes.len() as u64;
+        if self.total > max as u64 {
+            self.spill(bytes);
+        }
+        let bytes = &bytes[bytes.len().saturating_sub(max)..];
+        self.tail.drain(..(self.tail.len() + bytes.len()).saturating_sub(max));
+        self.tail.extend(bytes);
+    }
+
+    /// Appends to the spill file, starting it on the first overflow with
+    /// everything so far (still all in `tail`).
+    fn spill(&mut self, bytes: &[u8]) {
+        let limit = self.limits.spill_max_bytes;
+        match &mut self.spill {
+            Spill::NotNeeded if self.total <= limit => {
+                let started = SpillFile::create(self.pid, self.kind).and_then(|(guard, mut file)| {
+                    let (front, back) = self.tail.as_slices();
+                    file.write_all(front)?;
+                    file.write_all(back)?;
+                    file.write_all(bytes)?;
+                    Ok(Spill::Writing { file, guard, written: self.total })
+                });
+                // A file that cannot be written is no spill at all.
+                self.spill = started.unwrap_or(Spill::Dropped);
+            }
+            Spill::NotNeeded => self.spill = Spill::Dropped,
+            Spill::Writing { file, written, .. } => {
+                *written += bytes.len() as u64;
+                if *written > limit || file.write_all(bytes).is_err() {
+                    self.spill = Spill::Dropped;
+                }
+            }
+            Spill::Dropped => {}
+        }
+    }
+
+    /// The unread text and whether any of it was dropped or replaced.
+    pub(super) fn take_unread(&mut self) -> (String, bool) {
+        if self.unread.len() > self.limits.max_bytes {
+            keep_text_tail(&mut self.unread, self.limits.max_bytes);
+            self.unread_lossy = true;
+        }
+        let lossy = std::mem::take(&mut self.unread_lossy);
+        (std::mem::take(&mut self.unread), lossy)
+    }
+
+    /// The final result of the stream. Unread text stays for `read_output`.
+    pub(super) fn finish(&mut self) -> StreamResult {
+        let max = self.limits.max_bytes;
+        let mut tail = &*self.tail.make_contiguous();
+        // Cut forward past the rest of a character split by the cut.
+        if self.total > tail.len() as u64 {
+            let split = tail.iter().take(3).take_while(|&&b| is_continuation(b)).count();
+            tail = &tail[split..];
+        }
+        let text = String::from_utf8_lossy(tail).into_owned();
+        self.tail = VecDeque::new();
+        // Closing the file here; the guard deletes it with the last result.
+        let guard = match std::mem::replace(&mut self.spill, Spill::Dropped) {
+            Spill::Writing { guard, .. } => Some(guard),
+            Spill::NotNeeded | Spill::Dropped => None,
+        };
+        StreamResult {
+            text,
+            truncated: self.total > max as u64,
+            spill_path: guard.as_ref().map(|g| g.path().to_owned()),
+            _spill: guard,
+        }
+    }
+}
+
+fn is_continuation(byte: u8) -> bool {
+    byte & 0xC0 == 0x80
+}
+
+/// Keeps the last `max` bytes of `text`, cut forward to a character boundary.
+fn keep_text_tail(text: &mut String, max: usize) {
+    let mut cut = text.len().saturating_sub(max);
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    text.drain(..cut);
+}
+
+/// Decodes a byte stream chunk by chunk, carrying an incomplete character over
+/// to the next chunk; invalid sequences become U+FFFD as in `from_utf8_lossy`.
+#[derive(Default)]
+pub(super) struct Utf8Decoder {
+    carry: Vec<u8>,
+}
+
+impl Utf8Decoder {
+    /// Appends the text of `bytes` to `out`; returns whether anything was replaced.
+    pub(super) fn decode(&mut self, bytes: &[u8], out: &mut String) -> bool {
+        let joined;
+        let input = if self.carry.is_empty() {
+            bytes
+        } else {
+            self.carry.extend_from_slice(bytes);
+            joined = std::mem::take(&mut self.carry);
+            &joined[..]
+        };
+        let mut replaced = false;
+        let mut chunks = input.utf8_chunks().peekable();
+        while let Some(chunk) = chunks.next() {
+            out.push_str(chunk.valid());
+            let invalid = chunk.invalid();
+            if invalid.is_empty() {
+                continue;
+            }
+            // Only the very end can be the start of a character still to come.
+            let incomplete =
+                chunks.peek().is_none() && std::str::from_utf8(invalid).is_err_and(|e| e.error_len().is_none());
+            if incomplete {
+                self.carry.extend_from_slice(invalid);
+            } else {
+                out.push(char::REPLACEMENT_CHARACTER);
+                replaced = true;
+            }
+        }
+        replaced
+    }
+
+    /// Ends the stream: a carried incomplete character becomes U+FFFD.
+    pub(super) fn finish(&mut self, out: &mut String) -> bool {
+        if self.carry.is_empty() {
+            return false;
+        }
+        self.carry.clear();
+        out.push(char::REPLACEMENT_CHARACTER);
+        true
+    }
+}
+
+/// Reads one pipe to its end into the stream's capture, feeding `sink` as it goes.
+#[cfg(unix)]
+pub(super) async fn read_stream(
+    shared: &super::Shared,
+    kind: StreamKind,
+    mut pipe: tokio::net::unix::pipe::Receiver,
+    sink: Option<super::OutputSink>,
+) {
+    use tokio::io::AsyncReadExt;
+
+    let capture = shared.capture(kind);
+    let mut buf = vec![0; READ_CHUNK];
+    let mut decoder = Utf8Decoder::default();
+    let mut text = String::new();
+    loop {
+        text.clear();
+        let bytes = match pipe.read(&mut buf).await {
+            Ok(n) if n > 0 => &buf[..n],
+            // End of file, or a read error that ends the stream just the same.
+            _ => &[][..],
+        };
+        let replaced = if bytes.is_empty() { decoder.finish(&mut text) } else { decoder.decode(bytes, &mut text) };
+        lock(capture).push(bytes, &text, replaced);
+        if let (Some(sink), false) = (&sink, text.is_empty()) {
+            sink(kind, &text);
+        }
+        if bytes.is_empty() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_in_pieces(bytes: &[u8], size: usize) -> (Vec<String>, bool) {
+        let mut decoder = Utf8Decoder::default();
+        let mut pieces = Vec::new();
+        let mut replaced = false;
+        for chunk in bytes.chunks(size) {
+            let mut out = String::new();
+            replaced |= decoder.decode(chunk, &mut out);
+            pieces.push(out);
+        }
+        let mut out = String::new();
+        replaced |= decoder.finish(&mut out);
+        pieces.push(out);
+        (pieces, replaced)
+    }
+
+    #[test]
+    fn decoder_matches_lossy_decoding_for_any_chunking() {
+        let samples: [&[u8]; 5] = [
+            "héllo wörld — ✓ 😀 end".as_bytes(),
+            b"\xff\xfeabc\xc3",
+            b"a\xf0\x9f\x98\x80\xf0\x9f\x98b\xe2\x82",
+            b"\xed\xa0\x80 surrogate \xc0\xaf overlong",
+            b"",
+        ];
+        for bytes in samples {
+            for size in 1..=bytes.len().max(1) {
+                let (pieces, replaced) = decode_in_pieces(bytes, size);
+                let expected = String::from_utf8_lossy(bytes);
+                assert_eq!(pieces.concat(), expected, "{bytes:?} in pieces of {size}");
+                assert_eq!(replaced, expected.contains('\u{FFFD}'), "{bytes:?} in pieces of {size}");
+            }
+        }
+    }
+
+    #[test]
+    fn text_tail_is_cut_forward() {
+        let mut text = "aé😀b".to_owned();
+        keep_text_tail(&mut text, 4);
+        assert_eq!(text, "b");
+        let mut text = "aé😀b".to_owned();
+        keep_text_tail(&mut text, 5);
+        assert_eq!(text, "😀b");
+    }
+}

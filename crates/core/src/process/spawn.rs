@@ -1,0 +1,98 @@
+//! Starting the child.
+//!
+//! `std::process::Command` uses `posix_spawn` (flat cost however large the Node
+//! heap is) as long as nothing forces fork: no `pre_exec`, no uid/gid, and an
+//! absolute program path. `process_group(0)` does not force fork. `tokio::process`
+//! is not used: its fallback waits on SIGCHLD, which libuv takes over.
+
+use std::io;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::watch;
+
+use super::group::Group;
+use super::output::Capture;
+use super::{Process, ProcessSpec, Shared, StreamKind};
+use crate::error::ExecError;
+
+/// Starts `spec` as the leader of a new process group and returns once it runs.
+///
+/// Must be called inside a tokio runtime with IO and time enabled: a task on it
+/// reads the output, runs the timer and reaps the child. Fails with
+/// [`ExecError::InvalidSpec`] for a relative program path and
+/// [`ExecError::SpawnFailed`] when the OS refuses.
+#[cfg(unix)]
+pub fn spawn(spec: ProcessSpec) -> Result<Process, ExecError> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+
+    use super::supervise::{self, Io};
+    use super::wait::ExitWatch;
+    use tokio::net::unix::pipe;
+
+    if !spec.program.is_absolute() {
+        return Err(ExecError::invalid_spec("program", "must be an absolute path"));
+    }
+    let runtime = tokio::runtime::Handle::try_current()
+        .map_err(|_| spawn_failed(&spec.program, io::Error::other("spawn() must be called inside a tokio runtime")))?;
+
+    let started = Instant::now();
+    let mut child = Command::new(&spec.program)
+        .args(&spec.args)
+        .env_clear()
+        .envs(spec.env.iter().map(|(key, value)| (key, value)))
+        .current_dir(&spec.cwd)
+        .process_group(0)
+        .stdin(if spec.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| spawn_failed(&spec.program, error))?;
+    let pid = child.id();
+    let shared = Arc::new(Shared {
+        pid,
+        started,
+        timeout: spec.timeout,
+        group: Group::new(pid, spec.grace),
+        stdout: Mutex::new(Capture::new(StreamKind::Stdout, pid, spec.stdout)),
+        stderr: Mutex::new(Capture::new(StreamKind::Stderr, pid, spec.stderr)),
+        done: watch::Sender::new(None),
+    });
+
+    // Registering the pipes and the exit watch with the runtime.
+    let wired = (|| {
+        let stdout = pipe::Receiver::from_owned_fd(child.stdout.take().expect("piped").into())?;
+        let stderr = pipe::Receiver::from_owned_fd(child.stderr.take().expect("piped").into())?;
+        let stdin = match (child.stdin.take(), spec.stdin) {
+            (Some(pipe), Some(bytes)) => Some((pipe::Sender::from_owned_fd(pipe.into())?, bytes)),
+            _ => None,
+        };
+        let watch = ExitWatch::new(pid)?;
+        io::Result::Ok(Io { watch, stdout, stderr, stdin, sink: spec.on_output })
+    })();
+    let io = match wired {
+        Ok(io) => io,
+        Err(error) => {
+            // Nothing may outlive a failed spawn.
+            shared.group.terminate_now();
+            shared.group.reap();
+            return Err(spawn_failed(&spec.program, error));
+        }
+    };
+    let timeout_at = spec.timeout.and_then(|timeout| started.checked_add(timeout));
+    runtime.spawn(supervise::run(Arc::clone(&shared), io, timeout_at));
+    Ok(Process { shared })
+}
+
+/// Process control is only implemented for Unix; elsewhere spawning fails.
+#[cfg(not(unix))]
+pub fn spawn(spec: ProcessSpec) -> Result<Process, ExecError> {
+    let unsupported = io::Error::new(io::ErrorKind::Unsupported, "process control is only implemented on Unix");
+    Err(spawn_failed(&spec.program, unsupported))
+}
+
+fn spawn_failed(program: &Path, source: io::Error) -> ExecError {
+    ExecError::SpawnFailed { program: program.display().to_string(), source }
+}

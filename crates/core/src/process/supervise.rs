@@ -1,0 +1,132 @@
+//! The task that runs one process from spawn to result: it feeds stdin, reads
+//! both pipes, fires the timer and follows the kill schedule; once the leader
+//! exits it ends the rest of the group, reaps the leader and publishes the result.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::thread;
+use std::time::Instant;
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::unix::pipe;
+
+use super::group::KillCause;
+use super::output::read_stream;
+use super::wait::{self, ExitWatch};
+use super::{lock, OutputSink, RunResult, Shared, StreamKind};
+
+/// The child's ends of the world, owned by the task.
+pub(super) struct Io {
+    pub(super) watch: ExitWatch,
+    pub(super) stdout: pipe::Receiver,
+    pub(super) stderr: pipe::Receiver,
+    pub(super) stdin: Option<(pipe::Sender, Vec<u8>)>,
+    pub(super) sink: Option<OutputSink>,
+}
+
+/// Runs the process to its result.
+pub(super) fn run(shared: Arc<Shared>, io: Io, timeout_at: Option<Instant>) -> impl Future<Output = ()> {
+    // Made now, not at the first poll: a task dropped before it ever ran must
+    // still end the process.
+    let guard = Unfinished(shared);
+    async move {
+        drive(&guard.0, io, timeout_at).await;
+        finish(&guard.0);
+    }
+}
+
+/// Everything up to the reap. Every fd in `io` is closed when it returns.
+async fn drive(shared: &Shared, io: Io, mut timeout_at: Option<Instant>) {
+    let Io { mut watch, stdout, stderr, stdin, sink } = io;
+    let readers = async {
+        tokio::join!(
+            read_stream(shared, StreamKind::Stdout, stdout, sink.clone()),
+            read_stream(shared, StreamKind::Stderr, stderr, sink),
+        );
+    };
+    let feed = async move {
+        if let Some((mut pipe, bytes)) = stdin {
+            // EPIPE only means the child stopped reading; the pipe closes on drop.
+            let _ = pipe.write_all(&bytes).await;
+        }
+    };
+    tokio::pin!(readers, feed);
+    let (mut read_all, mut fed) = (false, false);
+
+    let exit = loop {
+        tokio::select! {
+            exit = watch.exited() => break exit,
+            () = &mut readers, if !read_all => read_all = true,
+            () = &mut feed, if !fed => fed = true,
+            () = sleep_until(timeout_at) => {
+                timeout_at = None;
+                shared.group.kill(KillCause::Timeout);
+            }
+            () = sleep_until(shared.group.kill_due()) => {
+                shared.group.escalate();
+            }
+            () = shared.group.changed.notified() => {}
+        }
+    };
+    shared.group.leader_exited(exit);
+
+    // Whatever still holds the pipes got SIGTERM: read until they close, or
+    // until the grace ends, then SIGKILL and drain briefly.
+    while !read_all {
+        tokio::select! {
+            () = &mut readers => read_all = true,
+            () = sleep_until(shared.group.drain_deadline()) => {
+                if !shared.group.escalate() {
+                    break;
+                }
+            }
+            () = shared.group.changed.notified() => {}
+        }
+    }
+}
+
+/// Reaps the leader and publishes the result.
+fn finish(shared: &Shared) {
+    shared.group.reap();
+    let state = shared.group.state();
+    let cause = shared.group.cause();
+    let result = RunResult {
+        exit_code: state.exit_code,
+        signal: state.signal,
+        timed_out: cause == Some(KillCause::Timeout),
+        aborted: cause == Some(KillCause::Aborted),
+        timeout_ms: shared.timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+        duration: shared.started.elapsed(),
+        stdout: lock(&shared.stdout).finish(),
+        stderr: lock(&shared.stderr).finish(),
+    };
+    shared.done.send_replace(Some(Arc::new(result)));
+}
+
+/// Sleeps until `deadline`; forever when there is none.
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Still finishes the process when its task is dropped early (runtime shutdown,
+/// a panicking sink): SIGKILL the group, then reap and publish on a thread,
+/// since waiting for the leader may block.
+struct Unfinished(Arc<Shared>);
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if self.0.done.borrow().is_some() {
+            return;
+        }
+        self.0.group.terminate_now();
+        let shared = Arc::clone(&self.0);
+        // Without a thread there is nothing left to try.
+        let _ = thread::Builder::new().spawn(move || {
+            shared.group.leader_exited(wait::wait_blocking(shared.pid));
+            finish(&shared);
+        });
+    }
+}

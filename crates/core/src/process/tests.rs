@@ -1,0 +1,645 @@
+//! Process control against real processes (`/bin/sh`, `sleep`, …).
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::error::ExecError;
+
+/// Timing slack for a loaded machine (the tests run in parallel).
+const SLACK: Duration = Duration::from_secs(2);
+
+/// Tests that look at spill files share it; `remove_spill_dir` takes it alone.
+static SPILL_DIR: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+fn sh(script: &str) -> ProcessSpec {
+    let mut spec = ProcessSpec::new("/bin/sh", std::env::temp_dir());
+    spec.args = vec!["-c".into(), script.into()];
+    spec.env = vec![("PATH".into(), "/usr/bin:/bin".into())];
+    spec
+}
+
+async fn run(spec: ProcessSpec) -> Arc<RunResult> {
+    spawn(spec).expect("spawn").wait().await
+}
+
+/// Polls `read_output` until stdout contains `needle`; returns everything read.
+async fn read_until(process: &Process, needle: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut seen = String::new();
+    while !seen.contains(needle) {
+        assert!(Instant::now() < deadline, "never saw {needle:?}, got {seen:?}");
+        seen.push_str(&process.read_output().stdout);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    seen
+}
+
+/// `kill(pid, 0)` without permission problems: does anything answer?
+fn alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+/// Whether `pid` is running (not gone and not a zombie).
+fn running(pid: i32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| !stat.rsplit(") ").next().unwrap_or("").starts_with('Z'))
+        .unwrap_or(false)
+}
+
+/// A killed process may still be in the middle of exiting when its pipes close.
+async fn assert_stops(pid: i32) {
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while running(pid) {
+        assert!(Instant::now() < deadline, "{pid} still running");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Orphans are reaped by init, which may take a while in a container; until
+/// then a zombie keeps the group answering `kill -0`.
+async fn assert_group_gone(pgid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive(-(pgid as i32)) {
+        assert!(Instant::now() < deadline, "group {pgid} still exists");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A scratch directory, removed on drop.
+struct TestDir(PathBuf);
+
+impl TestDir {
+    fn new() -> Self {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "dsh-core-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        fs::create_dir_all(&path).unwrap();
+        Self(path)
+    }
+
+    fn file(&self, name: &str, content: &str, mode: u32) -> PathBuf {
+        let path = self.0.join(name);
+        fs::write(&path, content).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+        path
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn errno(error: ExecError) -> (io::ErrorKind, Option<i32>) {
+    match error {
+        ExecError::SpawnFailed { source, .. } => (source.kind(), source.raw_os_error()),
+        other => panic!("expected SpawnFailed, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reports_exit_codes() {
+    for code in [0, 1, 3, 255] {
+        let process = spawn(sh(&format!("exit {code}"))).unwrap();
+        let result = process.wait().await;
+        assert_eq!(result.exit_code, Some(code));
+        assert_eq!(result.signal, None);
+        assert!(!result.timed_out && !result.aborted);
+        let state = process.state();
+        assert_eq!(state, ProcessState { status: Status::Completed, exit_code: Some(code), signal: None });
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reports_death_by_signal_as_completed() {
+    let process = spawn(sh("kill -TERM $$")).unwrap();
+    let result = process.wait().await;
+    assert_eq!((result.exit_code, result.signal), (None, Some("SIGTERM")));
+    assert!(!result.timed_out && !result.aborted);
+    assert_eq!(process.state().status, Status::Completed);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn state_is_running_until_exit_and_wait_is_memoised() {
+    let process = spawn(sh("sleep 0.2; echo done")).unwrap();
+    assert_eq!(process.state().status, Status::Running);
+    assert!(process.pid() > 0);
+    let clone = process.clone();
+    let (first, second) = tokio::join!(process.wait(), clone.wait());
+    assert!(Arc::ptr_eq(&first, &second));
+    assert!(Arc::ptr_eq(&first, &process.wait().await));
+    assert_eq!(first.stdout.text, "done\n");
+    assert!(first.duration >= Duration::from_millis(200));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn writes_stdin_then_closes_it() {
+    let mut spec = ProcessSpec::new("/bin/cat", "/");
+    spec.stdin = Some(b"hello\nworld".to_vec());
+    let result = run(spec).await;
+    assert_eq!(result.stdout.text, "hello\nworld");
+    assert_eq!(result.exit_code, Some(0));
+
+    // More than a pipe holds, counted after the close.
+    let mut spec = sh("wc -c");
+    spec.stdin = Some(vec![b'x'; 1 << 20]);
+    assert_eq!(run(spec).await.stdout.text.trim(), "1048576");
+
+    // A child that never reads: the write ends in EPIPE, which is ignored.
+    let mut spec = sh("exit 7");
+    spec.stdin = Some(vec![b'x'; 1 << 20]);
+    assert_eq!(run(spec).await.exit_code, Some(7));
+
+    // No stdin: /dev/null.
+    assert_eq!(run(ProcessSpec::new("/bin/cat", "/")).await.stdout.text, "");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn child_sees_only_the_spec_env() {
+    let mut spec = ProcessSpec::new("/usr/bin/env", "/");
+    spec.env = vec![("ZED".into(), "last".into()), ("DSH_A".into(), "x y".into()), ("EMPTY".into(), String::new())];
+    let result = run(spec).await;
+    let lines: BTreeSet<&str> = result.stdout.text.lines().collect();
+    assert_eq!(lines, BTreeSet::from(["DSH_A=x y", "EMPTY=", "ZED=last"]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn runs_in_the_given_workdir() {
+    let dir = TestDir::new();
+    let mut spec = sh("pwd -P");
+    spec.cwd = dir.0.clone();
+    assert_eq!(run(spec).await.stdout.text.trim(), fs::canonicalize(&dir.0).unwrap().to_str().unwrap());
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread")]
+async fn child_inherits_no_stray_fds() {
+    // Besides stdio and the fd ls opens, the child may only have what this test
+    // process itself inherited without close-on-exec.
+    let inherited: BTreeSet<String> = fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .flatten()
+        .map(|fd| fd.file_name().to_string_lossy().into_owned())
+        // SAFETY: F_GETFD only reads the descriptor flags.
+        .filter(|fd| unsafe { libc::fcntl(fd.parse().unwrap(), libc::F_GETFD) } == 0)
+        .collect();
+    let result = run(sh("exec ls /proc/self/fd")).await;
+    for fd in result.stdout.text.lines() {
+        assert!(["0", "1", "2", "3"].contains(&fd) || inherited.contains(fd), "child got fd {fd}");
+    }
+}
+
+#[test]
+fn resolves_programs_like_execvp() {
+    let dir = TestDir::new();
+    let tool = dir.file("tool", "#!/bin/sh\necho tool\n", 0o755);
+    dir.file("plain", "data", 0o644);
+    fs::create_dir(dir.0.join("adir")).unwrap();
+    let cwd = dir.0.as_path();
+    let path = format!("/nonexistent:{}:/bin", cwd.display());
+
+    assert_eq!(resolve_program("sh", Some("/nonexistent:/bin"), cwd).unwrap(), Path::new("/bin/sh"));
+    assert_eq!(resolve_program("tool", Some(&path), cwd).unwrap(), tool);
+    // An empty entry is the working directory; a relative one is relative to it.
+    assert_eq!(resolve_program("tool", Some("/nonexistent::/bin"), cwd).unwrap(), tool);
+    assert_eq!(resolve_program("tool", Some("."), cwd).unwrap(), tool);
+    // With a slash: relative to the working directory, `.` dropped.
+    assert_eq!(resolve_program("./tool", None, cwd).unwrap(), tool);
+    assert_eq!(resolve_program("/bin/sh", Some(""), cwd).unwrap(), Path::new("/bin/sh"));
+    // Unset PATH falls back to the execvp default.
+    assert_eq!(resolve_program("sh", None, cwd).unwrap(), Path::new("/bin/sh"));
+
+    let enoent = (io::ErrorKind::NotFound, Some(libc::ENOENT));
+    let eacces = (io::ErrorKind::PermissionDenied, Some(libc::EACCES));
+    assert_eq!(errno(resolve_program("no-such-tool", Some(&path), cwd).unwrap_err()), enoent);
+    assert_eq!(errno(resolve_program("", Some(&path), cwd).unwrap_err()), enoent);
+    assert_eq!(errno(resolve_program("./missing", None, cwd).unwrap_err()), enoent);
+    assert_eq!(errno(resolve_program("plain", Some(&path), cwd).unwrap_err()), eacces);
+    assert_eq!(errno(resolve_program("./plain", None, cwd).unwrap_err()), eacces);
+    assert_eq!(errno(resolve_program("adir", Some(&path), cwd).unwrap_err()), eacces);
+    assert_eq!(errno(resolve_program("./adir", None, cwd).unwrap_err()), eacces);
+    // A later executable wins over an earlier non-executable one.
+    let later = TestDir::new();
+    let other = later.file("plain", "#!/bin/sh\n", 0o755);
+    let both = format!("{}:{}", cwd.display(), later.0.display());
+    assert_eq!(resolve_program("plain", Some(&both), cwd).unwrap(), other);
+
+    let error = resolve_program("no-such-tool", Some(&path), cwd).unwrap_err();
+    assert_eq!(error.code(), "ERR_SHELL_EXEC_SPAWN_FAILED");
+    assert!(error.to_string().contains("no-such-tool"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn spawns_a_resolved_program() {
+    let dir = TestDir::new();
+    dir.file("tool", "#!/bin/sh\necho \"tool $1\"\n", 0o755);
+    let program = resolve_program("tool", Some(dir.0.to_str().unwrap()), &dir.0).unwrap();
+    let mut spec = ProcessSpec::new(program, &dir.0);
+    spec.args = vec!["arg".into()];
+    assert_eq!(run(spec).await.stdout.text, "tool arg\n");
+}
+
+#[test]
+fn checks_the_workdir() {
+    let dir = TestDir::new();
+    let file = dir.file("file", "", 0o644);
+    check_workdir(&dir.0).unwrap();
+    for (path, reason) in [(dir.0.join("missing"), "does not exist"), (file, "is not a directory")] {
+        match check_workdir(&path).unwrap_err() {
+            ExecError::InvalidWorkdir { path: shown, reason: why } => {
+                assert_eq!((shown.as_str(), why.as_str()), (path.to_str().unwrap(), reason));
+            }
+            other => panic!("expected InvalidWorkdir, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn spawn_failures_are_errors() {
+    let error = spawn(ProcessSpec::new("/nonexistent/program", "/")).err().unwrap();
+    assert_eq!(errno(error).1, Some(libc::ENOENT));
+    let error = spawn(ProcessSpec::new("bin/sh", "/")).err().unwrap();
+    assert_eq!(error.code(), "ERR_SHELL_EXEC_INVALID_SPEC");
+    // A working directory that vanished before the spawn.
+    let error = spawn(ProcessSpec::new("/bin/sh", "/nonexistent-dir")).err().unwrap();
+    assert_eq!(errno(error).1, Some(libc::ENOENT));
+}
+
+#[test]
+fn spawn_needs_a_runtime() {
+    let error = spawn(sh("exit 0")).err().unwrap();
+    assert_eq!(error.code(), "ERR_SHELL_EXEC_SPAWN_FAILED");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn timeout_kills_the_group() {
+    let mut spec = sh("sleep 10");
+    spec.timeout = Some(Duration::from_millis(200));
+    let process = spawn(spec).unwrap();
+    let result = process.wait().await;
+    assert!(result.timed_out && !result.aborted);
+    assert_eq!((result.exit_code, result.signal), (None, Some("SIGTERM")));
+    assert_eq!(result.timeout_ms, Some(200));
+    assert!(result.duration >= Duration::from_millis(200) && result.duration < SLACK, "{:?}", result.duration);
+    assert_eq!(process.state().status, Status::Killed);
+    assert!(!process.kill(KillReason::Aborted), "already ended");
+
+    // A process that ends in time is not flagged.
+    let mut spec = sh("exit 0");
+    spec.timeout = Some(Duration::from_secs(10));
+    let result = run(spec).await;
+    assert!(!result.timed_out);
+    assert_eq!(result.timeout_ms, Some(10_000));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kill_returns_true_once() {
+    let process = spawn(sh("sleep 10")).unwrap();
+    assert!(process.kill(KillReason::Requested));
+    assert!(!process.kill(KillReason::Requested));
+    assert!(!process.kill(KillReason::Aborted));
+    let result = process.wait().await;
+    assert!(!result.timed_out && !result.aborted);
+    assert_eq!(result.signal, Some("SIGTERM"));
+    assert_eq!(process.state().status, Status::Killed);
+    assert!(!process.kill(KillReason::Requested));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn abort_and_timeout_never_both() {
+    let process = spawn(sh("sleep 10")).unwrap();
+    assert!(process.kill(KillReason::Aborted));
+    let result = process.wait().await;
+    assert!(result.aborted && !result.timed_out);
+
+    // The timer fires first; a later abort changes nothing.
+    let mut spec = sh("trap '' TERM; echo ready; sleep 10");
+    spec.timeout = Some(Duration::from_millis(100));
+    spec.grace = Duration::from_millis(300);
+    let process = spawn(spec).unwrap();
+    read_until(&process, "ready").await;
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert!(!process.kill(KillReason::Aborted));
+    let result = process.wait().await;
+    assert!(result.timed_out && !result.aborted);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn term_ignoring_child_is_killed_after_the_grace() {
+    let grace = Duration::from_millis(500);
+    let mut spec = sh("trap '' TERM; echo ready; sleep 100; echo survived");
+    spec.grace = grace;
+    let process = spawn(spec).unwrap();
+    read_until(&process, "ready").await;
+    let killed = Instant::now();
+    assert!(process.kill(KillReason::Requested));
+    let result = process.wait().await;
+    let took = killed.elapsed();
+    assert_eq!((result.exit_code, result.signal), (None, Some("SIGKILL")));
+    assert!(took >= grace && took < grace + SLACK, "{took:?}");
+    assert!(!result.stdout.text.contains("survived"));
+    assert_group_gone(process.pid()).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn terminate_now_skips_the_grace() {
+    let mut spec = sh("trap '' TERM; echo ready; sleep 100");
+    spec.grace = Duration::from_secs(60);
+    let process = spawn(spec).unwrap();
+    read_until(&process, "ready").await;
+    assert!(process.kill(KillReason::Requested));
+    process.terminate_now();
+    let result = process.wait().await;
+    assert_eq!(result.signal, Some("SIGKILL"));
+    assert!(result.duration < SLACK);
+    assert_eq!(process.state().status, Status::Killed);
+}
+
+/// Runs `script`, which starts a grandchild with stdout inherited and prints its
+/// pid, then exits 4; returns the result, the time wait() took and the grandchild's pid.
+async fn leave_grandchild(script: &str, cwd: &Path, grace: Duration) -> (Arc<RunResult>, Duration, Process, i32) {
+    let mut spec = sh(&format!("{script}; exit 4"));
+    spec.cwd = cwd.to_owned();
+    spec.grace = grace;
+    let started = Instant::now();
+    let process = spawn(spec).unwrap();
+    let result = process.wait().await;
+    let took = started.elapsed();
+    let grandchild = result.stdout.text.trim().parse().unwrap();
+    (result, took, process, grandchild)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn grandchild_holding_stdout_is_terminated_with_the_leader() {
+    let (result, took, process, grandchild) =
+        leave_grandchild("sleep 100 & echo $!", Path::new("/"), Duration::from_secs(5)).await;
+    assert_eq!(result.exit_code, Some(4));
+    assert_eq!(process.state().status, Status::Completed);
+    // SIGTERM ends sleep at once: no need to wait out the grace.
+    assert!(took < SLACK, "{took:?}");
+    assert_stops(grandchild).await;
+    assert_group_gone(process.pid()).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn term_ignoring_grandchild_cannot_hold_wait_past_the_grace() {
+    let grace = Duration::from_millis(500);
+    // The leader exits only once the grandchild ignores SIGTERM.
+    let dir = TestDir::new();
+    let script =
+        "(trap '' TERM; : > ready; exec sleep 100) & pid=$!; while [ ! -e ready ]; do sleep 0.01; done; echo $pid";
+    let (result, took, process, grandchild) = leave_grandchild(script, &dir.0, grace).await;
+    assert_eq!(result.exit_code, Some(4));
+    assert!(took >= grace && took < grace + SLACK, "{took:?}");
+    assert_stops(grandchild).await;
+    assert_group_gone(process.pid()).await;
+}
+
+fn limits(max_bytes: usize, spill_max_bytes: u64) -> OutputLimits {
+    OutputLimits { max_bytes, spill_max_bytes }
+}
+
+fn spill_files_of(pid: u32) -> Vec<PathBuf> {
+    let suffix = format!("-{pid}.stdout");
+    let mut found = Vec::new();
+    for dir in fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
+        if !dir.file_name().to_string_lossy().starts_with(&format!("dsh-shell-env-{}-", std::process::id())) {
+            continue;
+        }
+        for file in fs::read_dir(dir.path()).into_iter().flatten().flatten() {
+            if file.file_name().to_string_lossy().ends_with(&suffix) {
+                found.push(file.path());
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn keeps_the_tail_cut_at_a_character_and_spills_everything() {
+    let _spill_dir = SPILL_DIR.read().await;
+    // Three 4-byte emoji and a newline: the last 10 bytes start inside one.
+    let mut spec = sh(r"printf '\360\237\230\200\360\237\230\200\360\237\230\200\n'");
+    spec.stdout = limits(10, 1 << 20);
+    let process = spawn(spec).unwrap();
+    let result = process.wait().await;
+    assert_eq!(result.stdout.text, "😀😀\n");
+    assert!(result.stdout.truncated);
+    let spill = result.stdout.spill_path.clone().expect("spilled");
+    assert_eq!(fs::read_to_string(&spill).unwrap(), "😀😀😀\n");
+    assert_eq!(fs::metadata(&spill).unwrap().permissions().mode() & 0o777, 0o600);
+    let dir = spill.parent().unwrap();
+    assert_eq!(fs::metadata(dir).unwrap().permissions().mode() & 0o777, 0o700);
+    assert!(dir.file_name().unwrap().to_string_lossy().starts_with("dsh-shell-env-"));
+    assert!(result.stderr.spill_path.is_none() && !result.stderr.truncated);
+
+    // The file lives as long as the last handle on the process or its result.
+    drop(process);
+    assert!(spill.exists());
+    drop(result);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while spill.exists() {
+        assert!(Instant::now() < deadline, "spill file outlived its result");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn spill_holds_a_long_stream_in_full() {
+    let _spill_dir = SPILL_DIR.read().await;
+    let mut spec = sh("i=0; while [ $i -lt 3000 ]; do echo \"line $i\"; i=$((i+1)); done");
+    spec.stdout = limits(1000, 1 << 20);
+    let result = run(spec).await;
+    let expected: String = (0..3000).map(|i| format!("line {i}\n")).collect();
+    assert!(result.stdout.truncated);
+    assert_eq!(fs::read_to_string(result.stdout.spill_path.as_ref().unwrap()).unwrap(), expected);
+    assert!(expected.ends_with(&result.stdout.text) && result.stdout.text.len() <= 1000);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn output_within_the_cap_is_not_spilled() {
+    let mut spec = sh("printf 0123456789");
+    spec.stdout = limits(10, 1 << 20);
+    let result = run(spec).await;
+    assert_eq!(result.stdout.text, "0123456789");
+    assert!(!result.stdout.truncated && result.stdout.spill_path.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn spill_over_its_limit_is_deleted() {
+    let _spill_dir = SPILL_DIR.read().await;
+    let mut spec = sh("head -c 50000 /dev/zero | tr '\\0' a; echo; echo err >&2");
+    spec.stdout = limits(100, 10_000);
+    let process = spawn(spec).unwrap();
+    let result = process.wait().await;
+    assert!(result.stdout.truncated && result.stdout.spill_path.is_none());
+    assert_eq!(result.stdout.text.len(), 100);
+    assert!(result.stdout.text.ends_with("aaa\n"));
+    assert!(spill_files_of(process.pid()).is_empty());
+    assert_eq!(result.stderr.text, "err\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_output_returns_deltas() {
+    let mut spec = sh("echo one; echo e1 >&2; sleep 0.3; echo two; printf '\\377'");
+    spec.stdout = limits(1000, 0);
+    let process = spawn(spec).unwrap();
+    let first = read_until(&process, "one\n").await;
+    assert_eq!(first, "one\n");
+    let result = process.wait().await;
+    let rest = process.read_output();
+    assert_eq!(rest.stdout, "two\n\u{FFFD}");
+    assert!(rest.lossy, "an invalid byte was replaced");
+    assert_eq!(process.read_output(), OutputDelta::default());
+    assert_eq!(result.stderr.text, "e1\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unread_output_is_capped_keeping_the_tail() {
+    let mut spec = sh("head -c 100000 /dev/zero | tr '\\0' x; echo END");
+    spec.stdout = limits(100, 1 << 20);
+    let process = spawn(spec).unwrap();
+    process.wait().await;
+    let delta = process.read_output();
+    assert!(delta.stdout.len() == 100 && delta.stdout.ends_with("xxEND\n"), "{}", delta.stdout);
+    assert!(delta.lossy);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn live_output_never_splits_a_character() {
+    let chunks = Arc::new(Mutex::new(Vec::new()));
+    let mut spec = sh("yes 'é😀ü' | head -n 40000; echo done >&2");
+    spec.stdout = limits(1000, 0);
+    let sink = Arc::clone(&chunks);
+    spec.on_output = Some(Arc::new(move |kind, text: &str| sink.lock().unwrap().push((kind, text.to_owned()))));
+    let result = run(spec).await;
+    let chunks = chunks.lock().unwrap();
+    let stdout: String = chunks.iter().filter(|(k, _)| *k == StreamKind::Stdout).map(|(_, t)| t.as_str()).collect();
+    let stderr: String = chunks.iter().filter(|(k, _)| *k == StreamKind::Stderr).map(|(_, t)| t.as_str()).collect();
+    assert_eq!(stdout, "é😀ü\n".repeat(40_000));
+    assert_eq!(stderr, "done\n");
+    assert!(chunks.len() > 2, "expected several chunks");
+    assert!(result.stdout.text.ends_with("é😀ü\n") && !result.stdout.text.contains('\u{FFFD}'));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn keeps_up_with_endless_output_in_flat_memory() {
+    fn rss_kib() -> u64 {
+        let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap_or("VmRSS: 0 kB");
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+    let before = rss_kib();
+    let result = run(sh("head -c 268435456 /dev/zero")).await;
+    assert_eq!(result.exit_code, Some(0));
+    assert!(result.stdout.truncated && result.stdout.spill_path.is_none());
+    assert_eq!(result.stdout.text.len(), 64_000);
+    assert!(rss_kib().saturating_sub(before) < 64 * 1024, "memory grew with the output");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn runs_hundreds_at_once() {
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..200 {
+        let process = spawn(sh(&format!("echo {i}; exit $(({i} % 7))"))).unwrap();
+        tasks.spawn(async move { (i, process.wait().await) });
+    }
+    let mut seen = 0;
+    while let Some(joined) = tasks.join_next().await {
+        let (i, result) = joined.unwrap();
+        assert_eq!(result.stdout.text, format!("{i}\n"));
+        assert_eq!(result.exit_code, Some(i % 7));
+        seen += 1;
+    }
+    assert_eq!(seen, 200);
+}
+
+/// The waiter thread (the fallback when `pidfd_open` fails) does the same job.
+#[tokio::test(flavor = "multi_thread")]
+async fn thread_waiter_fallback() {
+    super::wait::FORCE_THREAD.set(true);
+
+    let process = spawn(sh("sleep 0.3; exit 5")).unwrap();
+    #[cfg(target_os = "linux")]
+    {
+        // The thread names itself once it runs.
+        let name = format!("dsh-wait-{}", process.pid());
+        let has_thread = || {
+            fs::read_dir("/proc/self/task")
+                .unwrap()
+                .flatten()
+                .filter_map(|task| fs::read_to_string(task.path().join("comm")).ok())
+                .any(|comm| comm.trim() == name)
+        };
+        let deadline = Instant::now() + Duration::from_millis(250);
+        while !has_thread() {
+            assert!(Instant::now() < deadline, "no {name} thread");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    assert_eq!(process.wait().await.exit_code, Some(5));
+
+    let result = run(sh("kill -TERM $$")).await;
+    assert_eq!(result.signal, Some("SIGTERM"));
+
+    let mut spec = sh("sleep 10");
+    spec.timeout = Some(Duration::from_millis(100));
+    assert!(run(spec).await.timed_out);
+
+    let (result, took, process, _) =
+        leave_grandchild("sleep 100 & echo $!", Path::new("/"), Duration::from_secs(5)).await;
+    assert_eq!(result.exit_code, Some(4));
+    assert!(took < SLACK, "{took:?}");
+    assert_group_gone(process.pid()).await;
+
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..50 {
+        let process = spawn(sh(&format!("exit {i}"))).unwrap();
+        tasks.spawn(async move { (i, process.wait().await.exit_code) });
+    }
+    while let Some(joined) = tasks.join_next().await {
+        let (i, code) = joined.unwrap();
+        assert_eq!(code, Some(i));
+    }
+}
+
+#[test]
+fn dropped_runtime_still_ends_and_reaps_the_child() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let process = runtime.block_on(async { spawn(sh("sleep 100")).unwrap() });
+    let pid = process.pid();
+    drop(runtime);
+    // The result is published from a thread once the SIGKILLed child is reaped.
+    let result = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(process.wait());
+    assert_eq!(result.signal, Some("SIGKILL"));
+    assert!(!alive(pid as i32));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn remove_spill_dir_removes_files_and_spilling_resumes() {
+    let _spill_dir = SPILL_DIR.write().await;
+    let mut spec = sh("printf 0123456789");
+    spec.stdout = limits(5, 1 << 20);
+    let result = run(spec).await;
+    let spill = result.stdout.spill_path.clone().unwrap();
+    assert!(spill.exists());
+    remove_spill_dir();
+    assert!(!spill.exists() && !spill.parent().unwrap().exists());
+
+    let mut spec = sh("printf 0123456789");
+    spec.stdout = limits(5, 1 << 20);
+    let again = run(spec).await;
+    assert_eq!(fs::read_to_string(again.stdout.spill_path.as_ref().unwrap()).unwrap(), "0123456789");
+}
