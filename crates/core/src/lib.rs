@@ -3,6 +3,7 @@
 //! child environment pipeline and process control. Nothing here knows about
 //! Node; the napi binding converts values and errors at the edge.
 
+pub mod command;
 pub mod environment;
 pub mod error;
 pub mod home;

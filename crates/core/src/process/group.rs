@@ -148,12 +148,22 @@ impl Group {
         true
     }
 
+    /// Whether a live process other than the (exited, unreaped) leader is
+    /// still in the group and has not been sent SIGKILL.
+    pub(super) fn members_left(&self) -> bool {
+        let state = lock(&self.state);
+        !state.reaped && state.killed_at.is_none() && group_has_live_members(self.pgid)
+    }
+
     /// Reaps the exited leader; no group signal can follow.
     pub(super) fn reap(&self) {
         let mut state = lock(&self.state);
         if !state.reaped {
             #[cfg(unix)]
-            super::wait::reap(self.pgid);
+            {
+                super::teardown::forget(self.pgid);
+                super::wait::reap(self.pgid);
+            }
             state.reaped = true;
         }
     }
@@ -186,6 +196,35 @@ fn signal_group(pgid: u32, signal: Signal) {
     };
     // SAFETY: killpg has no memory effects; the pgid is our unreaped child's pid.
     unsafe { libc::killpg(pgid as libc::pid_t, signal) };
+}
+
+/// Whether any process but `pgid` itself is a live (not zombie) member of
+/// group `pgid`. Linux reads each `/proc/<pid>/stat`; elsewhere there is no
+/// cheap way to ask, and members that outlive the SIGTERM are not chased.
+#[cfg(target_os = "linux")]
+fn group_has_live_members(pgid: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return false };
+    entries.flatten().any(|entry| {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|name| name.parse::<u32>().ok()) else { return false };
+        pid != pgid && stat_group(pid).is_some_and(|(state, group)| group == pgid && state != 'Z' && state != 'X')
+    })
+}
+
+/// The state letter and process group of `pid`, from `/proc/<pid>/stat`:
+/// `pid (comm) state ppid pgrp …`, where `comm` may itself hold spaces and parentheses.
+#[cfg(target_os = "linux")]
+fn stat_group(pid: u32) -> Option<(char, u32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut fields = stat.get(stat.rfind(')')? + 1..)?.split_ascii_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let _ppid = fields.next()?;
+    Some((state, fields.next()?.parse().ok()?))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn group_has_live_members(_pgid: u32) -> bool {
+    false
 }
 
 /// No process can exist where spawning is unsupported.

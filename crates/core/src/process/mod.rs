@@ -15,6 +15,8 @@ mod spill;
 #[cfg(unix)]
 mod supervise;
 #[cfg(unix)]
+mod teardown;
+#[cfg(unix)]
 mod wait;
 
 #[cfg(test)]
@@ -32,6 +34,8 @@ use output::Capture;
 pub use program::{check_workdir, resolve_program};
 pub use spawn::spawn;
 pub use spill::remove_spill_dir;
+#[cfg(unix)]
+pub use teardown::terminate_all;
 
 /// The default time between SIGTERM and SIGKILL.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(3);

@@ -51,6 +51,7 @@ pub fn spawn(spec: ProcessSpec) -> Result<Process, ExecError> {
         .spawn()
         .map_err(|error| spawn_failed(&spec.program, error))?;
     let pid = child.id();
+    super::teardown::track(pid);
     let shared = Arc::new(Shared {
         pid,
         started,

@@ -1,11 +1,13 @@
 //! The task that runs one process from spawn to result: it feeds stdin, reads
 //! both pipes, fires the timer and follows the kill schedule; once the leader
 //! exits it ends the rest of the group, reaps the leader and publishes the result.
+//! The result is published only once nothing of the group is left running
+//! (or SIGKILL went to it), so a caller that sees a result sees a clean slate.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::io::AsyncWriteExt;
 use tokio::net::unix::pipe;
@@ -31,6 +33,7 @@ pub(super) fn run(shared: Arc<Shared>, io: Io, timeout_at: Option<Instant>) -> i
     let guard = Unfinished(shared);
     async move {
         drive(&guard.0, io, timeout_at).await;
+        sweep(&guard.0).await;
         finish(&guard.0);
     }
 }
@@ -81,6 +84,24 @@ async fn drive(shared: &Shared, io: Io, mut timeout_at: Option<Instant>) {
                 }
             }
             () = shared.group.changed.notified() => {}
+        }
+    }
+}
+
+/// How often [`sweep`] looks for group members that outlived the SIGTERM.
+const SWEEP_INTERVAL: Duration = Duration::from_millis(10);
+
+/// After the output is drained: members of the group that closed their pipes
+/// (a daemonised grandchild) got the SIGTERM too but may ignore it. Wait for
+/// them to go, and SIGKILL the group when the grace runs out.
+async fn sweep(shared: &Shared) {
+    while shared.group.members_left() {
+        match shared.group.kill_due() {
+            Some(due) if Instant::now() < due => tokio::time::sleep(SWEEP_INTERVAL).await,
+            _ => {
+                shared.group.escalate();
+                return;
+            }
         }
     }
 }

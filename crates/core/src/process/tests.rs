@@ -407,6 +407,48 @@ async fn term_ignoring_grandchild_cannot_hold_wait_past_the_grace() {
     assert_group_gone(process.pid()).await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn daemonised_term_ignoring_grandchild_is_killed_before_the_result() {
+    let grace = Duration::from_millis(500);
+    // The grandchild closes every pipe and ignores SIGTERM: only the group
+    // SIGKILL at the end of the grace can stop it, and the result waits for it.
+    let dir = TestDir::new();
+    let script = "(trap '' TERM; exec sleep 100 </dev/null >/dev/null 2>&1) & echo $! > pid; \
+                  while [ ! -s pid ]; do sleep 0.01; done; sleep 0.1";
+    let mut spec = sh(script);
+    spec.cwd = dir.0.clone();
+    spec.grace = grace;
+    let started = Instant::now();
+    let process = spawn(spec).unwrap();
+    let result = process.wait().await;
+    let took = started.elapsed();
+    assert_eq!(result.exit_code, Some(0));
+    assert!(took >= grace && took < grace + SLACK, "{took:?}");
+    let grandchild: i32 = fs::read_to_string(dir.0.join("pid")).unwrap().trim().parse().unwrap();
+    assert_stops(grandchild).await;
+    assert_group_gone(process.pid()).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kill_reaches_a_daemonised_term_ignoring_grandchild() {
+    let grace = Duration::from_millis(500);
+    let dir = TestDir::new();
+    let script = "(trap '' TERM; exec sleep 100 </dev/null >/dev/null 2>&1) & echo $! > pid; sleep 100";
+    let mut spec = sh(script);
+    spec.cwd = dir.0.clone();
+    spec.grace = grace;
+    let process = spawn(spec).unwrap();
+    while fs::read_to_string(dir.0.join("pid")).map_or(true, |pid| pid.trim().is_empty()) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(process.kill(KillReason::Requested));
+    let result = process.wait().await;
+    assert_eq!(result.signal, Some("SIGTERM"));
+    let grandchild: i32 = fs::read_to_string(dir.0.join("pid")).unwrap().trim().parse().unwrap();
+    assert_stops(grandchild).await;
+    assert_group_gone(process.pid()).await;
+}
+
 fn limits(max_bytes: usize, spill_max_bytes: u64) -> OutputLimits {
     OutputLimits { max_bytes, spill_max_bytes }
 }
