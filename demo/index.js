@@ -12,27 +12,16 @@ const os = require('node:os')
 const path = require('node:path')
 
 const shellEnv = require('..')
+const COLUMNS = require('../cli/columns.js')
+const { describeReason } = require('../cli/reasons.js')
+const { colorEnabled, outputWidth } = require('../cli/style.js')
+const { renderTable } = require('../cli/table.js')
 
 const SESSION = 'demo-session-1'
 
-const REASONS = {
-  'managed-prefix': 'inherited DSH_* value; the current one is set fresh',
-  inherit: 'not kept by scrub.inherit',
-  exclude: 'name looks secret (*KEY*, *PASSWORD*, *SECRET*, *TOKEN*)',
-  hardening: 'could run code before the command',
-  'include-only': 'not in scrub.includeOnly',
-  'explicit-unset': 'unset by the caller',
-}
-
-/** Rows as aligned columns under a header. */
-function table(header, rows) {
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)))
-  const line = (cells) =>
-    cells
-      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column])))
-      .join('   ')
-      .trimEnd()
-  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].map((text) => `  ${text}`).join('\n')
+/** A table in the format the `dsh-shell-env` command prints (cli/table.js). */
+function table(columns, rows) {
+  return renderTable(columns, rows, { width: outputWidth(process.stdout), color: colorEnabled(process.stdout) })
 }
 
 /** `env -0` output as an object. */
@@ -109,12 +98,12 @@ async function main() {
     const terminal = Object.keys(sources).filter((key) => sources[key] === 'terminal')
 
     console.log(`What the shell received (agent session ${SESSION}, tool call ${execution.toolCallId})\n`)
-    console.log(table(['VARIABLE', 'VALUE', 'OWNER'], dshRows))
+    console.log(table(COLUMNS.snapshot, dshRows))
     console.log('\nCommand directories, ahead of the inherited PATH\n')
-    console.log(table(['DIRECTORY', 'CONTRIBUTOR', 'PATH ENTRY'], directories))
+    console.log(table([...COLUMNS.directories, { title: 'PATH ENTRY' }], directories))
     console.log(`\n  \`hello-region\` run by bare name printed: ${scriptOutput}`)
     console.log('\nRemoved from the inherited environment\n')
-    console.log(table(['VARIABLE', 'REASON'], removed.map(({ key, reason }) => [key, `${reason}: ${REASONS[reason] ?? ''}`])))
+    console.log(table(COLUMNS.removed, removed.map(({ key, reason }) => [key, describeReason(reason)])))
     console.log(`\nAlso set for a non-interactive shell: ${terminal.map((key) => `${key}=${received[key]}`).join(' ')}`)
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true })

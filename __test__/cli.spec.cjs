@@ -1,0 +1,635 @@
+'use strict'
+
+// Issue 7: the `dsh-shell-env` command. Every case runs `node bin/dsh-shell-env.js …`
+// as a real child process; nothing is mocked. Runs unchanged under
+// `vitest run` (globals: true) and `jest`. JSON shapes are the ones the README
+// documents; human tables are checked for width and escapes, not byte by byte.
+
+const { spawn, spawnSync } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+
+const { ROOT, FIXTURES } = require('./helpers.cjs')
+
+const BIN = path.join(ROOT, 'bin', 'dsh-shell-env.js')
+const CLI_FIXTURES = path.join(FIXTURES, 'cli')
+const fixture = (name) => path.join(CLI_FIXTURES, name)
+const HOME = path.resolve(os.tmpdir(), 'dsh-cli-spec-home')
+const REGION_BIN = '/opt/dsh-cli-spec/region/bin'
+const PAIR_BIN = '/opt/dsh-cli-spec/pair/bin'
+const ESC = '\u001b'
+
+/** The runner's environment without anything that would change the command's output. */
+function baseEnv() {
+  const env = { ...process.env }
+  for (const key of Object.keys(env)) {
+    if (key.toUpperCase().startsWith('DSH_') || key === 'NO_COLOR' || key === 'FORCE_COLOR') delete env[key]
+  }
+  return env
+}
+
+/** Runs the command; `env` entries override (undefined removes), `node` are extra node flags. */
+function cli(args, { env = {}, node = [], cwd = ROOT, timeout = 20_000 } = {}) {
+  const merged = { ...baseEnv(), ...env }
+  for (const [key, value] of Object.entries(merged)) if (value === undefined) delete merged[key]
+  const result = spawnSync(process.execPath, [...node, BIN, ...args], { cwd, env: merged, encoding: 'utf8', timeout })
+  if (result.error) throw result.error
+  return { status: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr }
+}
+
+/** Runs the command with `--json` and returns the parsed output (the run must succeed). */
+function cliJson(args, options) {
+  const result = cli([...args, '--json'], options)
+  if (result.status !== 0) throw new Error(`exit ${result.status}: ${result.stderr}`)
+  expect(result.stderr).toBe('')
+  return JSON.parse(result.stdout)
+}
+
+const byKey = (entries) => Object.fromEntries(entries.map((entry) => [entry.key, entry]))
+const codePoints = (line) => Array.from(line).length
+
+/** Every line fits `width` columns and no escape sequence is written. */
+function expectPlainTable(text, width = 80) {
+  expect(text).not.toContain(ESC)
+  for (const line of text.split('\n')) expect(codePoints(line)).toBeLessThanOrEqual(width)
+}
+
+/** A usage error: exit 2, nothing on stdout, exactly one line on stderr. */
+function expectUsageError(result, ...mentions) {
+  expect(result.status).toBe(2)
+  expect(result.stdout).toBe('')
+  expect(result.stderr.endsWith('\n')).toBe(true)
+  expect(result.stderr.trimEnd().split('\n')).toHaveLength(1)
+  expect(result.stderr.startsWith('dsh-shell-env: ')).toBe(true)
+  for (const mention of mentions) expect(result.stderr).toContain(mention)
+}
+
+/** A failure the command reports: exit 1, one line on stderr. */
+function expectFailure(result, ...mentions) {
+  expect(result.status).toBe(1)
+  expect(result.stderr.trimEnd().split('\n')).toHaveLength(1)
+  expect(result.stderr.startsWith('dsh-shell-env: ')).toBe(true)
+  for (const mention of mentions) expect(result.stderr).toContain(mention)
+}
+
+describe('the bin entry', () => {
+  it('is wired in package.json, shipped in files, executable and starts with a node shebang', () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
+    expect(manifest.bin).toEqual({ 'dsh-shell-env': 'bin/dsh-shell-env.js' })
+    expect(manifest.files).toEqual(expect.arrayContaining(['bin', 'cli']))
+    expect(fs.statSync(BIN).mode & 0o111).not.toBe(0)
+    expect(fs.readFileSync(BIN, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true)
+  })
+
+  it('runs directly through its shebang', () => {
+    const result = spawnSync(BIN, ['--version'], { cwd: ROOT, env: baseEnv(), encoding: 'utf8' })
+    expect(result.status).toBe(0)
+    expect(result.stdout.trim()).toBe(require('../package.json').version)
+  })
+})
+
+describe('--help', () => {
+  it('the top level lists every command and the exit codes', () => {
+    for (const args of [['--help'], ['-h'], ['help']]) {
+      const result = cli(args)
+      expect(result.status).toBe(0)
+      expect(result.stderr).toBe('')
+      expect(result.stdout.startsWith('Usage: dsh-shell-env <command> [options]\n')).toBe(true)
+      for (const command of ['env', 'explain', 'run', 'catalog']) expect(result.stdout).toMatch(new RegExp(`^  ${command} `, 'm'))
+      expect(result.stdout).toContain('2 usage error')
+      expectPlainTable(result.stdout)
+    }
+  })
+
+  it.each([
+    ['env', ['--session ID', '--profile NAME=DIR', '--home DIR', '--plugin FILE', '--json', '--show-secrets']],
+    ['explain', ['--session ID', '--scrub all|core|none', '--hardening', '--json', '--show-secrets', '--plugin FILE']],
+    ['run', ['--session ID', '--timeout MS', '--scrub all|core|none', '--hardening', '--plugin FILE', '-- COMMAND']],
+    ['catalog', ['--plugin FILE', '--profile NAME=DIR', '--json']],
+  ])('%s --help documents its options and fits 80 columns', (command, mentions) => {
+    for (const args of [[command, '--help'], [command, '-h'], ['help', command], [command, '--json', '--help']]) {
+      if (command === 'run' && args.includes('--json')) continue
+      const result = cli(args)
+      expect(result.status).toBe(0)
+      expect(result.stdout.startsWith(`Usage: dsh-shell-env ${command} `)).toBe(true)
+      for (const mention of mentions) expect(result.stdout).toContain(mention)
+      expectPlainTable(result.stdout)
+    }
+  })
+})
+
+describe('usage errors exit 2 with a one-line message', () => {
+  it.each([
+    [['env', '--bogus'], "unknown option '--bogus' (see dsh-shell-env env --help)"],
+    [['explain', '-x'], "unknown option '-x'"],
+    [['catalog', '--session', 's-1'], "unknown option '--session' (see dsh-shell-env catalog --help)"],
+    [['run', '--json', '--', 'true'], "unknown option '--json'"],
+    [['env', '--session'], "option '--session' needs a value"],
+    [['env', '--session', '--json'], "option '--session' needs a value"],
+    [['env', '--json=yes'], "option '--json' takes no value"],
+    [['env', '--profile', 'work'], "invalid --profile 'work': expected NAME=DIR"],
+    [['env', '--profile', '=/profiles/work'], 'expected NAME=DIR'],
+    [['explain', '--scrub', 'most'], "invalid --scrub 'most': expected all, core or none"],
+    [['run', '--timeout', 'soon', '--', 'true'], "invalid --timeout 'soon'"],
+    [['run', '--timeout', '-5', '--', 'true'], "option '--timeout' needs a value"],
+    [['run', 'echo', 'hi'], "put the command after '--'"],
+    [['run'], "missing the command to run after '--'"],
+    [['run', '--'], "missing the command to run after '--'"],
+    [['env', 'stray'], "unexpected argument 'stray'"],
+    [['catalog', '--', 'stray'], "unexpected argument 'stray'"],
+    [['frobnicate'], "unknown command 'frobnicate' (see dsh-shell-env --help)"],
+    [['--session', 's-1', 'env'], "unknown option '--session' before the command"],
+    [[], 'missing command (see dsh-shell-env --help)'],
+  ])('%j', (args, message) => {
+    expectUsageError(cli(args), message)
+  })
+})
+
+describe('env', () => {
+  it('--json: the managed snapshot of an agent call with a profile, values and owners', () => {
+    const profileDir = path.join(HOME, 'profiles', 'work')
+    const report = cliJson([
+      'env',
+      '--session',
+      'session-42',
+      '--home',
+      HOME,
+      '--profile',
+      `work=${profileDir}`,
+      '--plugin',
+      fixture('region.cjs'),
+    ])
+    expect(Object.keys(report)).toEqual(['dshHome', 'session', 'variables', 'commandDirectories'])
+    expect(report.dshHome).toBe(HOME)
+    expect(report.session).toBe('session-42')
+    const keys = report.variables.map((entry) => entry.key)
+    expect(keys).toEqual([
+      'DSH_HOME',
+      'DSH_PROFILE',
+      'DSH_PROFILE_DIR',
+      'DSH_REGION',
+      'DSH_REGION_BUILD',
+      'DSH_REGION_TOKEN',
+      'DSH_SESSION_ID',
+      'DSH_SHELL',
+      'PATH',
+    ])
+    const variables = byKey(report.variables)
+    for (const entry of report.variables) expect(Object.keys(entry)).toEqual(['key', 'value', 'owner', 'masked'])
+    expect(variables.DSH_HOME).toEqual({ key: 'DSH_HOME', value: HOME, owner: 'built-in', masked: false })
+    expect(variables.DSH_SHELL).toEqual({ key: 'DSH_SHELL', value: '1', owner: 'built-in', masked: false })
+    expect(variables.DSH_SESSION_ID).toEqual({ key: 'DSH_SESSION_ID', value: 'session-42', owner: 'built-in', masked: false })
+    expect(variables.DSH_PROFILE).toEqual({ key: 'DSH_PROFILE', value: 'work', owner: 'built-in', masked: false })
+    expect(variables.DSH_PROFILE_DIR.value).toBe(profileDir)
+    expect(variables.DSH_REGION).toEqual({ key: 'DSH_REGION', value: 'cn-north', owner: 'deployment-region', masked: false })
+    // Masked by name (*TOKEN*) and by value (a GitHub token).
+    expect(variables.DSH_REGION_TOKEN).toEqual({ key: 'DSH_REGION_TOKEN', value: '<masked>', owner: 'deployment-region', masked: true })
+    expect(variables.DSH_REGION_BUILD).toEqual({ key: 'DSH_REGION_BUILD', value: '<masked>', owner: 'deployment-region', masked: true })
+    // PATH: the command directory first, owned by the contributor that declared it.
+    expect(variables.PATH.owner).toBe('deployment-region')
+    expect(variables.PATH.value.split(path.delimiter)[0]).toBe(REGION_BIN)
+    expect(report.commandDirectories).toEqual([{ contributor: 'deployment-region', directories: [REGION_BIN] }])
+  })
+
+  it('--show-secrets shows masked values; no --session means no agent', () => {
+    const report = cliJson(['env', '--home', HOME, '--plugin', fixture('region.cjs'), '--show-secrets'])
+    const variables = byKey(report.variables)
+    expect(report.session).toBeNull()
+    expect(variables.DSH_SESSION_ID).toBeUndefined()
+    expect(variables.DSH_REGION.value).toBe('none')
+    expect(variables.DSH_REGION_TOKEN).toEqual({
+      key: 'DSH_REGION_TOKEN',
+      value: 'region-credential-value',
+      owner: 'deployment-region',
+      masked: false,
+    })
+    expect(variables.DSH_REGION_BUILD.value).toBe('ghp_0123456789abcdefghijklmnopqrstuvwxyz')
+  })
+
+  it('the home defaults to $DSH_HOME; inherited DSH_* values never show', () => {
+    const report = cliJson(['env'], { env: { DSH_HOME: HOME, DSH_SESSION_ID: 'stale', DSH_EXTRA: 'stale' } })
+    expect(report.variables).toEqual([
+      { key: 'DSH_HOME', value: HOME, owner: 'built-in', masked: false },
+      { key: 'DSH_SHELL', value: '1', owner: 'built-in', masked: false },
+    ])
+    expect(report.commandDirectories).toEqual([])
+  })
+
+  it('an ES module exporting an array of contributors, next to a CommonJS one: PATH owned by both', () => {
+    const report = cliJson([
+      'env',
+      '--home',
+      HOME,
+      '--session',
+      's-pair',
+      '--plugin',
+      fixture('region.cjs'),
+      '--plugin',
+      path.relative(ROOT, fixture('pair.mjs')),
+    ])
+    const variables = byKey(report.variables)
+    expect(variables.DSH_PAIR_ASYNC).toEqual({ key: 'DSH_PAIR_ASYNC', value: 'agent', owner: 'pair-async', masked: false })
+    expect(variables.DSH_PAIR_TOOLS).toEqual({ key: 'DSH_PAIR_TOOLS', value: 'on', owner: 'pair-tools', masked: false })
+    expect(variables.DSH_REGION.value).toBe('cn-north')
+    // Contributor-name order: deployment-region, then pair-tools.
+    expect(variables.PATH.owner).toBe('deployment-region, pair-tools')
+    expect(variables.PATH.value.split(path.delimiter).slice(0, 2)).toEqual([REGION_BIN, PAIR_BIN])
+    expect(report.commandDirectories).toEqual([
+      { contributor: 'deployment-region', directories: [REGION_BIN] },
+      { contributor: 'pair-tools', directories: [PAIR_BIN] },
+    ])
+  })
+
+  it('a table: aligned, within 80 columns, long values elided in the middle, no escapes when not a TTY', () => {
+    const longHome = path.join(HOME, ...Array.from({ length: 8 }, (_, index) => `a-rather-long-directory-${index}`), 'end')
+    const result = cli(['env', '--home', longHome, '--session', 'session-table', '--plugin', fixture('region.cjs')])
+    expect(result.status).toBe(0)
+    expect(result.stderr).toBe('')
+    expectPlainTable(result.stdout)
+    const lines = result.stdout.trimEnd().split('\n')
+    expect(lines[0]).toMatch(/^ {2}VARIABLE +VALUE +OWNER$/)
+    expect(lines[1]).toMatch(/^ {2}-+ {3}-+ {3}-+$/)
+    // Columns line up: every value starts where the VALUE header does.
+    const valueColumn = lines[0].indexOf('VALUE')
+    const home = lines.find((line) => line.startsWith('  DSH_HOME '))
+    expect(home.charAt(valueColumn - 1)).toBe(' ')
+    expect(home.slice(valueColumn)).toMatch(new RegExp(`^${HOME.slice(0, 10)}.*….*/end +built-in$`))
+    expect(lines.find((line) => line.startsWith('  DSH_SESSION_ID '))).toMatch(/session-table +built-in$/)
+    expect(lines.find((line) => line.startsWith('  DSH_REGION_TOKEN '))).toMatch(/<masked> +deployment-region$/)
+  })
+})
+
+describe('explain', () => {
+  const PARENT = {
+    CLI_SPEC_PLAIN: 'hello',
+    CLI_SPEC_API_TOKEN: 'token-in-the-parent',
+    CLI_SPEC_GH: 'ghp_0123456789abcdefghijklmnopqrstuvwxyz',
+    CLI_SPEC_DB_URL: 'postgres://ada:hunter2@db.internal/app',
+    PYTHONSTARTUP: '/nonexistent/startup.py',
+    DSH_STALE_SENTINEL: 'stale',
+  }
+
+  it('--json: every variable with its source and owner, every removal with its reason, secrets masked', () => {
+    const report = cliJson(['explain', '--home', HOME, '--session', 's-explain', '--plugin', fixture('region.cjs')], {
+      env: PARENT,
+    })
+    expect(Object.keys(report)).toEqual(['dshHome', 'session', 'scrub', 'variables', 'removed'])
+    expect(report.scrub).toEqual({ inherit: 'all', hardening: false })
+    expect(report.session).toBe('s-explain')
+    const keys = report.variables.map((entry) => entry.key)
+    expect(keys).toEqual([...keys].sort())
+    for (const entry of report.variables) expect(Object.keys(entry)).toEqual(['key', 'value', 'source', 'owner', 'masked'])
+    const variables = byKey(report.variables)
+
+    expect(variables.CLI_SPEC_PLAIN).toEqual({ key: 'CLI_SPEC_PLAIN', value: 'hello', source: 'inherited', owner: null, masked: false })
+    expect(variables.TERM).toEqual({ key: 'TERM', value: 'dumb', source: 'terminal', owner: null, masked: false })
+    expect(variables.NO_COLOR.source).toBe('terminal')
+    expect(variables.DSH_SESSION_ID).toEqual({ key: 'DSH_SESSION_ID', value: 's-explain', source: 'managed', owner: 'built-in', masked: false })
+    expect(variables.DSH_REGION).toEqual({ key: 'DSH_REGION', value: 'cn-north', source: 'managed', owner: 'deployment-region', masked: false })
+    expect(variables.DSH_REGION_TOKEN).toEqual({
+      key: 'DSH_REGION_TOKEN',
+      value: '<masked>',
+      source: 'managed',
+      owner: 'deployment-region',
+      masked: true,
+    })
+    expect(variables.PATH.source).toBe('managed')
+    expect(variables.PATH.owner).toBe('deployment-region')
+    expect(variables.PATH.value.split(path.delimiter)[0]).toBe(REGION_BIN)
+    // Kept but secret-looking by value: masked, a URL only in its password.
+    expect(variables.CLI_SPEC_GH).toEqual({ key: 'CLI_SPEC_GH', value: '<masked>', source: 'inherited', owner: null, masked: true })
+    expect(variables.CLI_SPEC_DB_URL).toEqual({
+      key: 'CLI_SPEC_DB_URL',
+      value: 'postgres://ada:****@db.internal/app',
+      source: 'inherited',
+      owner: null,
+      masked: true,
+    })
+    expect(variables.PYTHONSTARTUP.source).toBe('inherited')
+    expect(variables.DSH_STALE_SENTINEL).toBeUndefined()
+    expect(variables.CLI_SPEC_API_TOKEN).toBeUndefined()
+
+    const removed = byKey(report.removed)
+    for (const entry of report.removed) expect(Object.keys(entry)).toEqual(['key', 'reason'])
+    expect(removed.DSH_STALE_SENTINEL).toEqual({ key: 'DSH_STALE_SENTINEL', reason: 'managed-prefix' })
+    expect(removed.CLI_SPEC_API_TOKEN).toEqual({ key: 'CLI_SPEC_API_TOKEN', reason: 'exclude' })
+    expect(removed.PYTHONSTARTUP).toBeUndefined()
+    expect(JSON.stringify(report)).not.toContain('hunter2')
+    expect(JSON.stringify(report)).not.toContain('region-credential-value')
+    expect(JSON.stringify(report)).not.toContain('token-in-the-parent')
+  })
+
+  it('--scrub core --hardening: reasons inherit and hardening; --show-secrets shows values', () => {
+    const report = cliJson(['explain', '--home', HOME, '--scrub', 'core', '--hardening', '--show-secrets', '--plugin', fixture('region.cjs')], {
+      env: PARENT,
+    })
+    expect(report.scrub).toEqual({ inherit: 'core', hardening: true })
+    const removed = byKey(report.removed)
+    expect(removed.CLI_SPEC_PLAIN).toEqual({ key: 'CLI_SPEC_PLAIN', reason: 'inherit' })
+    expect(removed.CLI_SPEC_GH.reason).toBe('inherit')
+    expect(removed.DSH_STALE_SENTINEL.reason).toBe('managed-prefix')
+    const variables = byKey(report.variables)
+    expect(Object.values(variables).filter((entry) => entry.source === 'inherited').map((entry) => entry.key)).not.toContain('CLI_SPEC_PLAIN')
+    expect(variables.DSH_REGION_TOKEN.value).toBe('region-credential-value')
+    expect(variables.DSH_REGION_TOKEN.masked).toBe(false)
+    expect(variables.DSH_SESSION_ID).toBeUndefined()
+
+    const all = cliJson(['explain', '--home', HOME, '--hardening'], { env: PARENT })
+    expect(byKey(all.removed).PYTHONSTARTUP).toEqual({ key: 'PYTHONSTARTUP', reason: 'hardening' })
+    expect(byKey(all.variables).CLI_SPEC_PLAIN.source).toBe('inherited')
+  })
+
+  it('--scrub none: only terminal and managed variables remain', () => {
+    const report = cliJson(['explain', '--home', HOME, '--scrub', 'none'], { env: PARENT })
+    expect(new Set(report.variables.map((entry) => entry.source))).toEqual(new Set(['terminal', 'managed']))
+    expect(report.variables.map((entry) => entry.key)).toEqual(['DSH_HOME', 'DSH_SHELL', 'GIT_PAGER', 'NO_COLOR', 'PAGER', 'TERM'])
+    expect(byKey(report.removed).CLI_SPEC_PLAIN.reason).toBe('inherit')
+  })
+
+  it('a table within 80 columns: sources, masked values, removals with their reasons in words', () => {
+    const result = cli(['explain', '--home', HOME, '--plugin', fixture('region.cjs')], { env: PARENT })
+    expect(result.status).toBe(0)
+    expectPlainTable(result.stdout)
+    expect(result.stdout).toMatch(/^Child environment: \d+ variables \(scrub all, hardening off\)$/m)
+    expect(result.stdout).toMatch(/^ {2}CLI_SPEC_PLAIN +hello +inherited$/m)
+    expect(result.stdout).toMatch(/^ {2}DSH_REGION_TOKEN +<masked> +managed$/m)
+    expect(result.stdout).toMatch(/^ {2}TERM +dumb +terminal$/m)
+    expect(result.stdout).toMatch(/^ {2}CLI_SPEC_API_TOKEN +exclude: name looks secret/m)
+    expect(result.stdout).toMatch(/^ {2}DSH_STALE_SENTINEL +managed-prefix: /m)
+    expect(result.stdout).not.toContain('hunter2')
+    expect(result.stdout).not.toContain('token-in-the-parent')
+  })
+})
+
+describe('catalog', () => {
+  it('--json: built-ins and declared variables with descriptions, owners and when; command directories', () => {
+    const report = cliJson([
+      'catalog',
+      '--home',
+      HOME,
+      '--profile',
+      'work=/profiles/work',
+      '--plugin',
+      fixture('region.cjs'),
+      '--plugin',
+      fixture('pair.mjs'),
+    ])
+    expect(Object.keys(report)).toEqual(['dshHome', 'variables', 'commandDirectories'])
+    expect(report.dshHome).toBe(HOME)
+    for (const entry of report.variables) {
+      expect(Object.keys(entry)).toEqual(['key', 'description', 'owner', 'when'])
+      expect(entry.description.trim()).not.toBe('')
+    }
+    const owners = Object.fromEntries(report.variables.map((entry) => [entry.key, [entry.owner, entry.when]]))
+    expect(owners).toEqual({
+      DSH_HOME: ['built-in', 'always'],
+      DSH_PAIR_ASYNC: ['pair-async', 'resolver'],
+      DSH_PAIR_TOOLS: ['pair-tools', 'resolver'],
+      DSH_PROFILE: ['built-in', 'profile'],
+      DSH_PROFILE_DIR: ['built-in', 'profile'],
+      DSH_REGION: ['deployment-region', 'resolver'],
+      DSH_REGION_BUILD: ['deployment-region', 'resolver'],
+      DSH_REGION_TOKEN: ['deployment-region', 'resolver'],
+      DSH_SESSION_ID: ['built-in', 'agent'],
+      DSH_SHELL: ['built-in', 'always'],
+    })
+    expect(byKey(report.variables).DSH_REGION.description).toBe('Current deployment region.')
+    expect(report.commandDirectories).toEqual([
+      { contributor: 'deployment-region', directories: [REGION_BIN] },
+      { contributor: 'pair-tools', directories: [PAIR_BIN] },
+    ])
+  })
+
+  it('without a profile: no DSH_PROFILE*; no resolver runs, so a failing one is still listed', () => {
+    const report = cliJson(['catalog', '--home', HOME, '--plugin', fixture('failing-resolver.cjs')])
+    expect(report.variables.map((entry) => entry.key)).toEqual(['DSH_FAILING', 'DSH_HOME', 'DSH_SESSION_ID', 'DSH_SHELL'])
+    expect(report.commandDirectories).toEqual([])
+  })
+
+  it('a table within 80 columns, descriptions wrapped, then the command directories', () => {
+    const result = cli(['catalog', '--home', HOME, '--plugin', fixture('region.cjs'), '--plugin', fixture('pair.mjs')])
+    expect(result.status).toBe(0)
+    expectPlainTable(result.stdout)
+    expect(result.stdout).toMatch(/^ {2}VARIABLE +OWNER +WHEN +DESCRIPTION$/m)
+    expect(result.stdout).toMatch(/^ {2}DSH_REGION +deployment-region +resolver +Current deployment region\.$/m)
+    expect(result.stdout).toMatch(/^ {2}DSH_SESSION_ID +built-in +agent +Session id/m)
+    expect(result.stdout).toMatch(new RegExp(`^ {2}${REGION_BIN} +deployment-region$`, 'm'))
+    expect(result.stdout).toMatch(new RegExp(`^ {2}${PAIR_BIN} +pair-tools$`, 'm'))
+  })
+})
+
+describe('colour', () => {
+  const TTY = ['-r', fixture('fake-tty.cjs')]
+  const args = ['env', '--home', HOME, '--plugin', fixture('region.cjs')]
+
+  it('on a terminal the table is coloured', () => {
+    const result = cli(args, { node: TTY, env: { TERM: 'xterm-256color' } })
+    expect(result.status).toBe(0)
+    expect(result.stdout).toContain(`${ESC}[`)
+    const plain = result.stdout.replace(/\u001b\[\d+m/g, '')
+    for (const line of plain.split('\n')) expect(codePoints(line)).toBeLessThanOrEqual(80)
+  })
+
+  it('never with NO_COLOR, nor when stdout is not a terminal, nor with --json', () => {
+    expectPlainTable(cli(args, { node: TTY, env: { TERM: 'xterm-256color', NO_COLOR: '1' } }).stdout)
+    expectPlainTable(cli(args, { env: { TERM: 'xterm-256color' } }).stdout)
+    for (const command of ['env', 'explain', 'catalog']) {
+      const result = cli([command, '--home', HOME, '--json'], { node: TTY, env: { TERM: 'xterm-256color' } })
+      expect(result.stdout).not.toContain(ESC)
+      JSON.parse(result.stdout)
+    }
+  })
+
+  it('a narrower terminal gets a narrower table', () => {
+    const result = cli(['catalog', '--home', HOME, '--plugin', fixture('region.cjs')], {
+      node: TTY,
+      env: { NO_COLOR: '1', CLI_SPEC_COLUMNS: '60' },
+    })
+    expect(result.status).toBe(0)
+    expectPlainTable(result.stdout, 60)
+  })
+})
+
+describe('run', () => {
+  it('exit code 0, the managed environment of the call, output on the right streams', () => {
+    const result = cli([
+      'run',
+      '--home',
+      HOME,
+      '--session',
+      'session-run',
+      '--plugin',
+      fixture('region.cjs'),
+      '--',
+      'sh',
+      '-c',
+      'printf "%s|%s|%s|%s\\n" "$DSH_SESSION_ID" "$DSH_REGION" "$DSH_HOME" "${DSH_STALE_SENTINEL-unset}"; echo to-stderr >&2',
+    ], { env: { DSH_STALE_SENTINEL: 'stale' } })
+    expect(result.status).toBe(0)
+    expect(result.stdout).toBe(`session-run|cn-north|${HOME}|unset\n`)
+    expect(result.stderr).toBe('to-stderr\n')
+  })
+
+  it("the child's own exit code: 3", () => {
+    const result = cli(['run', '--home', HOME, '--', 'sh', '-c', 'echo out; echo err >&2; exit 3'])
+    expect(result.status).toBe(3)
+    expect(result.signal).toBeNull()
+    expect(result.stdout).toBe('out\n')
+    expect(result.stderr).toBe('err\n')
+  })
+
+  it('a child ended by SIGTERM: 128+15', () => {
+    const result = cli(['run', '--home', HOME, '--', 'sh', '-c', 'kill -TERM $$'])
+    expect(result.status).toBe(128 + 15)
+    expect(result.signal).toBeNull()
+  })
+
+  it('--scrub and --hardening reach the child', () => {
+    const script = 'printf "%s|%s|%s\\n" "${CLI_SPEC_PLAIN-unset}" "${PYTHONSTARTUP-unset}" "$TERM"'
+    const env = { CLI_SPEC_PLAIN: 'hello', PYTHONSTARTUP: '/nonexistent/startup.py' }
+    expect(cli(['run', '--home', HOME, '--', 'sh', '-c', script], { env }).stdout).toBe('hello|/nonexistent/startup.py|dumb\n')
+    expect(cli(['run', '--home', HOME, '--hardening', '--', 'sh', '-c', script], { env }).stdout).toBe('hello|unset|dumb\n')
+    expect(cli(['run', '--home', HOME, '--scrub', 'core', '--', 'sh', '-c', script], { env }).stdout).toBe(
+      'unset|unset|dumb\n',
+    )
+  })
+
+  it('--timeout MS stops the command: 128+15 and a line on stderr', () => {
+    const started = Date.now()
+    const result = cli(['run', '--home', HOME, '--timeout', '300', '--', 'sleep', '10'])
+    expect(Date.now() - started).toBeLessThan(8_000)
+    expect(result.status).toBe(128 + 15)
+    expect(result.stderr).toBe('dsh-shell-env: timed out after 300 ms\n')
+  })
+
+  it('a program that does not exist: 127 and a line naming it', () => {
+    const result = cli(['run', '--home', HOME, '--', 'dsh-cli-spec-no-such-program'])
+    expect(result.status).toBe(127)
+    expect(result.stderr.trimEnd().split('\n')).toHaveLength(1)
+    expect(result.stderr).toContain('ERR_SHELL_EXEC_SPAWN_FAILED')
+    expect(result.stderr).toContain('dsh-cli-spec-no-such-program')
+  })
+
+  it('streams output live, before the command ends', async () => {
+    const child = spawn(
+      process.execPath,
+      [BIN, 'run', '--home', HOME, '--', 'sh', '-c', 'echo first; echo err-first >&2; sleep 1.5; echo second'],
+      { cwd: ROOT, env: baseEnv() },
+    )
+    const seen = []
+    const stamp = (stream) => (chunk) => seen.push({ stream, text: chunk.toString(), at: Date.now() })
+    child.stdout.on('data', stamp('stdout'))
+    child.stderr.on('data', stamp('stderr'))
+    const [code] = await new Promise((resolve) => child.on('close', (...args) => resolve(args)))
+    const ended = Date.now()
+    expect(code).toBe(0)
+    const first = seen.find((entry) => entry.stream === 'stdout' && entry.text.includes('first'))
+    const errFirst = seen.find((entry) => entry.stream === 'stderr' && entry.text.includes('err-first'))
+    expect(first).toBeDefined()
+    expect(errFirst).toBeDefined()
+    expect(ended - first.at).toBeGreaterThanOrEqual(1_000)
+    expect(ended - errFirst.at).toBeGreaterThanOrEqual(1_000)
+    expect(seen.filter((entry) => entry.stream === 'stdout').map((entry) => entry.text).join('')).toBe('first\nsecond\n')
+  })
+})
+
+describe('--plugin', () => {
+  let tmp
+
+  beforeAll(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-cli-spec-'))
+  })
+
+  afterAll(() => {
+    fs.rmSync(tmp, { recursive: true, force: true })
+  })
+
+  it('a missing file: exit 1, the message names the path as given and where it was looked for', () => {
+    const result = cli(['env', '--plugin', './no-such-plugin.cjs'], { cwd: tmp })
+    expectFailure(result, 'plugin ./no-such-plugin.cjs:', path.join(tmp, 'no-such-plugin.cjs'))
+  })
+
+  it('a contributor declaring a reserved key: the file and ERR_SHELL_ENV_RESERVED_KEY', () => {
+    const file = path.relative(ROOT, fixture('reserved.cjs'))
+    for (const command of [['env'], ['explain'], ['catalog'], ['run', '--', 'true']]) {
+      const result = cli([command[0], '--plugin', file, ...command.slice(1)])
+      expectFailure(result, `dsh-shell-env: plugin ${file}: ERR_SHELL_ENV_RESERVED_KEY: `, 'DSH_HOME', 'reserved-home')
+      expect(result.stdout).toBe('')
+    }
+  })
+
+  it('a resolver failing at collection: the file that registered it and the code', () => {
+    const file = fixture('failing-resolver.cjs')
+    for (const command of [['env'], ['run', '--', 'true']]) {
+      expectFailure(
+        cli([command[0], '--plugin', file, ...command.slice(1)]),
+        `plugin ${file}: ERR_SHELL_ENV_RESOLVER_FAILED: `,
+        'the region service is down',
+      )
+    }
+  })
+
+  it('a file exporting something else, or failing to load, is named with the error', () => {
+    const other = path.join(tmp, 'number.cjs')
+    fs.writeFileSync(other, 'module.exports = 42\n')
+    expectFailure(cli(['env', '--plugin', other]), `plugin ${other}: exports no contributor`)
+
+    const broken = path.join(tmp, 'broken.mjs')
+    fs.writeFileSync(broken, 'export const = 1\n')
+    expectFailure(cli(['env', '--plugin', broken]), `plugin ${broken}: SyntaxError: `)
+
+    const throwing = path.join(tmp, 'throwing.cjs')
+    fs.writeFileSync(throwing, "throw Object.assign(new Error('not today'), { code: 'E_SPEC_PLUGIN' })\n")
+    expectFailure(cli(['env', '--plugin', throwing]), `plugin ${throwing}: E_SPEC_PLUGIN: not today`)
+  })
+
+  describe.each([
+    // The cordis the package resolves (its optional peer, here cordis@3.18.1).
+    ['the installed cordis', () => CLI_FIXTURES, require('cordis/package.json').version],
+    // A project of its own with cordis@4.0.0-rc.10 as `cordis`, next to the plugin file.
+    [
+      'cordis 4 next to the plugin file',
+      () => {
+        const project = path.join(tmp, 'cordis4-project')
+        fs.mkdirSync(path.join(project, 'node_modules'), { recursive: true })
+        fs.symlinkSync(path.join(ROOT, 'node_modules', 'cordis4'), path.join(project, 'node_modules', 'cordis'), 'dir')
+        for (const name of ['cordis-plugin.mjs', 'cordis-reserved.mjs']) fs.copyFileSync(fixture(name), path.join(project, name))
+        return project
+      },
+      require('cordis4/package.json').version,
+    ],
+  ])('a Cordis plugin file with %s', (label, prepare, version) => {
+    let dir
+
+    beforeAll(() => {
+      dir = prepare()
+    })
+
+    it('is plugged next to the shell-env plugin; env, catalog and run see its registration', () => {
+      const plugin = path.join(dir, 'cordis-plugin.mjs')
+      const report = cliJson(['env', '--home', HOME, '--session', 's-cordis', '--plugin', plugin, '--plugin', fixture('region.cjs')])
+      const variables = byKey(report.variables)
+      expect(variables.DSH_CORDIS_LINE).toEqual({ key: 'DSH_CORDIS_LINE', value: version, owner: 'cordis-spec', masked: false })
+      expect(variables.DSH_CORDIS_CALL.value).toBe('s-cordis')
+      expect(variables.DSH_REGION.value).toBe('cn-north')
+      expect(variables.DSH_HOME.value).toBe(HOME)
+
+      const catalog = cliJson(['catalog', '--home', HOME, '--plugin', plugin])
+      expect(byKey(catalog.variables).DSH_CORDIS_LINE.owner).toBe('cordis-spec')
+
+      const run = cli(['run', '--home', HOME, '--plugin', plugin, '--', 'sh', '-c', 'echo "$DSH_CORDIS_LINE $DSH_CORDIS_CALL"'])
+      expect(run.status).toBe(0)
+      expect(run.stdout).toBe(`${version} none\n`)
+    })
+
+    it('a registration the plugin gets wrong: the file and ERR_SHELL_ENV_RESERVED_KEY, one line', () => {
+      const plugin = path.join(dir, 'cordis-reserved.mjs')
+      expectFailure(
+        cli(['env', '--home', HOME, '--plugin', plugin]),
+        `dsh-shell-env: plugin ${plugin}: ERR_SHELL_ENV_RESERVED_KEY: `,
+        'DSH_SESSION_ID',
+      )
+    })
+  })
+})

@@ -1,0 +1,148 @@
+'use strict'
+// The command line: `dsh-shell-env <command> [options] [-- COMMAND...]`, read
+// with Node's util.parseArgs. Every mistake is a UsageError with a one-line
+// message (exit code 2); values are checked and normalised here, so commands
+// receive ready-to-use options.
+
+const os = require('node:os')
+const path = require('node:path')
+const { parseArgs } = require('node:util')
+
+const { UsageError, PROGRAM } = require('./errors.js')
+
+/** Every option any command accepts; `value` names the argument in help texts. */
+const OPTIONS = {
+  session: { type: 'string', value: 'ID', help: 'an agent call of session ID (DSH_SESSION_ID); default: no agent' },
+  profile: { type: 'string', value: 'NAME=DIR', help: 'the profile: DSH_PROFILE=NAME, DSH_PROFILE_DIR=DIR' },
+  home: { type: 'string', value: 'DIR', help: 'the Harness home (DSH_HOME); default $DSH_HOME, then ~/.dsh' },
+  plugin: {
+    type: 'string',
+    multiple: true,
+    value: 'FILE',
+    help: 'load a contributor, an array of contributors or a Cordis plugin (ES module or CommonJS); repeatable',
+  },
+  scrub: { type: 'string', value: 'all|core|none', help: 'which inherited variables are kept (default all)' },
+  hardening: { type: 'boolean', help: 'also drop variables that make programs run chosen code (LD_*, BASH_ENV, NODE_OPTIONS, …)' },
+  timeout: { type: 'string', value: 'MS', help: 'stop the command after MS milliseconds (default 120000; 0: no limit)' },
+  json: { type: 'boolean', help: 'print JSON (shape documented in the README) instead of a table' },
+  'show-secrets': { type: 'boolean', help: 'show secret-looking values instead of <masked>' },
+  help: { type: 'boolean', short: 'h', help: 'show this help' },
+}
+
+const SCRUB_VALUES = ['all', 'core', 'none']
+
+/** `~` and `~/…` expanded, then made absolute against the current directory. */
+function absolutePath(dir) {
+  const expanded = dir === '~' ? os.homedir() : dir.startsWith('~/') ? path.join(os.homedir(), dir.slice(2)) : dir
+  return path.resolve(expanded)
+}
+
+/** Option values as commands use them. */
+function normalise(values, command) {
+  const fail = (message) => {
+    throw new UsageError(message, `${PROGRAM} ${command.name}`)
+  }
+  const options = {
+    session: values.session,
+    home: values.home,
+    profile: undefined,
+    plugins: values.plugin ?? [],
+    scrub: values.scrub ?? 'all',
+    hardening: values.hardening === true,
+    timeoutMs: undefined,
+    json: values.json === true,
+    showSecrets: values['show-secrets'] === true,
+  }
+  if (values.profile !== undefined) {
+    const at = values.profile.indexOf('=')
+    const name = at > 0 ? values.profile.slice(0, at) : ''
+    const dir = at > 0 ? values.profile.slice(at + 1) : ''
+    if (name.trim() === '' || dir === '') fail(`invalid --profile '${values.profile}': expected NAME=DIR`)
+    options.profile = { name, dir: absolutePath(dir) }
+  }
+  if (!SCRUB_VALUES.includes(options.scrub)) fail(`invalid --scrub '${options.scrub}': expected all, core or none`)
+  if (values.timeout !== undefined) {
+    if (!/^\d+$/.test(values.timeout) || !Number.isSafeInteger(Number(values.timeout))) {
+      fail(`invalid --timeout '${values.timeout}': expected milliseconds, 0 for no limit`)
+    }
+    options.timeoutMs = Number(values.timeout)
+  }
+  return options
+}
+
+/**
+ * Options and, for commands that take one, the COMMAND after `--`. Parsed
+ * leniently so that each mistake gets its own short message.
+ */
+function parseCommandOptions(command, args) {
+  const config = Object.fromEntries(
+    command.options.map((name) => {
+      const { type, multiple, short } = OPTIONS[name]
+      return [name, { type, ...(multiple ? { multiple } : {}), ...(short ? { short } : {}) }]
+    }),
+  )
+  config.help = { type: 'boolean', short: 'h' }
+  const { tokens } = parseArgs({ args, options: config, strict: false, allowPositionals: true, tokens: true })
+  const fail = (message) => {
+    throw new UsageError(message, `${PROGRAM} ${command.name}`)
+  }
+
+  const values = {}
+  const argv = []
+  let terminated = false
+  let help = false
+  for (const token of tokens) {
+    if (token.kind === 'option-terminator') {
+      terminated = true
+    } else if (token.kind === 'positional') {
+      if (terminated && command.takesCommand) argv.push(token.value)
+      else if (command.takesCommand) fail(`put the command after '--', as in '${PROGRAM} ${command.name} -- ${token.value} …'`)
+      else fail(`unexpected argument '${token.value}'`)
+    } else {
+      const spec = config[token.name]
+      if (spec === undefined) fail(`unknown option '${token.rawName}'`)
+      if (token.name === 'help') {
+        help = true
+      } else if (spec.type === 'boolean') {
+        if (token.value !== undefined) fail(`option '--${token.name}' takes no value`)
+        values[token.name] = true
+      } else {
+        const missing = token.value === undefined || token.value === '' || (!token.inlineValue && token.value.startsWith('-'))
+        if (missing) fail(`option '--${token.name}' needs a value`)
+        if (spec.multiple) (values[token.name] ??= []).push(token.value)
+        else values[token.name] = token.value
+      }
+    }
+  }
+  if (help) return { help: true }
+  const options = normalise(values, command)
+  if (command.takesCommand) {
+    if (argv.length === 0) fail(`missing the command to run after '--'`)
+    options.command = argv
+  }
+  return { help: false, options }
+}
+
+/**
+ * `argv` (without node and the script) as one of:
+ * `{ kind: 'help', command? }`, `{ kind: 'version' }` or `{ kind: 'run', command, options }`.
+ */
+function parseCommandLine(argv, commands) {
+  const [first, ...rest] = argv
+  if (first === undefined) throw new UsageError('missing command')
+  if (first === '--help' || first === '-h') return { kind: 'help' }
+  if (first === '--version') return { kind: 'version' }
+  if (first === 'help') {
+    if (rest.length === 0) return { kind: 'help' }
+    const topic = commands.find((command) => command.name === rest[0])
+    if (!topic || rest.length > 1) throw new UsageError(`unknown command '${rest.join(' ')}'`)
+    return { kind: 'help', command: topic }
+  }
+  if (first.startsWith('-')) throw new UsageError(`unknown option '${first.split('=')[0]}' before the command`)
+  const command = commands.find((candidate) => candidate.name === first)
+  if (!command) throw new UsageError(`unknown command '${first}'`)
+  const parsed = parseCommandOptions(command, rest)
+  return parsed.help ? { kind: 'help', command } : { kind: 'run', command, options: parsed.options }
+}
+
+module.exports = { OPTIONS, SCRUB_VALUES, parseCommandLine, parseCommandOptions, absolutePath }

@@ -1,0 +1,19 @@
+'use strict'
+// The column layouts of the tables the command prints (see table.js), shared
+// with `npm run demo`. Values, descriptions and reasons give up width first.
+
+const VARIABLE = { title: 'VARIABLE' }
+const VALUE = { title: 'VALUE', flex: true, min: 20 }
+
+module.exports = {
+  /** `env`: a snapshot with owners. */
+  snapshot: [VARIABLE, VALUE, { title: 'OWNER' }],
+  /** `explain`: the child environment with sources. */
+  environment: [VARIABLE, VALUE, { title: 'SOURCE' }],
+  /** `explain`: removed variables and why. */
+  removed: [VARIABLE, { title: 'REASON', flex: true, overflow: 'wrap', min: 30 }],
+  /** `catalog`: what a call can receive. */
+  catalog: [VARIABLE, { title: 'OWNER' }, { title: 'WHEN' }, { title: 'DESCRIPTION', flex: true, overflow: 'wrap', min: 20 }],
+  /** `catalog`: command directories. */
+  directories: [{ title: 'DIRECTORY', flex: true, min: 20 }, { title: 'CONTRIBUTOR' }],
+}

@@ -1,0 +1,68 @@
+'use strict'
+// `dsh-shell-env explain`: the whole child environment from buildEnvironment(),
+// each variable's source, and what was removed and why.
+
+const { buildEnvironment } = require('../..')
+const COLUMNS = require('../columns.js')
+const { openRegistry, executionFor, ownerLookup } = require('../registry.js')
+const { describeReason } = require('../reasons.js')
+const { shownValue } = require('../secrets.js')
+const { renderTable } = require('../table.js')
+
+const definition = {
+  name: 'explain',
+  summary: 'the full child environment: where each variable comes from, what was removed and why',
+  usage: 'explain [options]',
+  description: `Runs the environment pipeline a spawn uses on this process's environment,
+without spawning: every variable the child would get with its source
+(inherited, terminal, explicit or managed), and every inherited variable the
+pipeline removed with the reason. Secret-looking values are masked.`,
+  options: ['session', 'profile', 'home', 'plugin', 'scrub', 'hardening', 'json', 'show-secrets'],
+}
+
+const SOURCE_TONES = { managed: 'green', terminal: 'cyan', explicit: 'yellow' }
+
+async function run(options, io) {
+  const registry = await openRegistry(options, io.cwd)
+  const snapshot = await registry.collect(executionFor(options))
+  const ownerOf = ownerLookup(registry.catalog())
+  const scrub = { inherit: options.scrub, hardening: options.hardening }
+  const built = buildEnvironment({ dshEnv: snapshot, scrub }, io.env)
+
+  const variables = Object.keys(built.env)
+    .sort()
+    .map((key) => {
+      const source = built.sources[key]
+      const { value, masked } = shownValue(key, built.env[key], options.showSecrets)
+      return { key, value, source, owner: source === 'managed' ? ownerOf(key) : null, masked }
+    })
+  const removed = built.removed.map(({ key, reason }) => ({ key, reason }))
+
+  if (options.json) {
+    const report = { dshHome: registry.dshHome, session: options.session ?? null, scrub, variables, removed }
+    io.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
+    return 0
+  }
+  const table = (columns, rows) => renderTable(columns, rows, { width: io.width, color: io.color })
+  const kept = variables.map(({ key, value, source, masked }) => [
+    key,
+    masked ? { text: value, tone: 'dim' } : value,
+    { text: source, tone: SOURCE_TONES[source] },
+  ])
+  const dropped = removed.map(({ key, reason }) => [key, { text: describeReason(reason), tone: 'yellow' }])
+  const settings = `scrub ${scrub.inherit}, hardening ${scrub.hardening ? 'on' : 'off'}`
+  io.stdout.write(
+    [
+      `Child environment: ${variables.length} variables (${settings})`,
+      '',
+      table(COLUMNS.environment, kept),
+      '',
+      `Removed from the inherited environment: ${removed.length}`,
+      ...(removed.length ? ['', table(COLUMNS.removed, dropped)] : []),
+      '',
+    ].join('\n'),
+  )
+  return 0
+}
+
+module.exports = { ...definition, run }

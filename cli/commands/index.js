@@ -1,0 +1,4 @@
+'use strict'
+// The subcommands, in the order help lists them.
+
+module.exports = [require('./env.js'), require('./explain.js'), require('./run.js'), require('./catalog.js')]

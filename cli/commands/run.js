@@ -1,0 +1,73 @@
+'use strict'
+// `dsh-shell-env run -- COMMAND...`: runs a command through execute() with the
+// registry and execution, as the harness would, streaming its output live.
+
+const os = require('node:os')
+
+const { openRegistry, executionFor } = require('../registry.js')
+const { CliError, PROGRAM, describeError } = require('../errors.js')
+
+const definition = {
+  name: 'run',
+  summary: 'run a command with that environment and exit with its exit code',
+  usage: 'run [options] -- COMMAND [ARG]...',
+  description: `Runs COMMAND (argv, no shell: use 'bash -c "…"' for a script) through execute()
+with the registry and execution, exactly as the harness spawns a shell call:
+the managed variables are collected right before the spawn, the inherited
+environment is scrubbed, the child leads its own process group and its stdin
+is /dev/null. Output is streamed as it arrives. SIGINT, SIGTERM and SIGHUP
+received meanwhile are passed on to the command's process group.`,
+  options: ['session', 'profile', 'home', 'plugin', 'scrub', 'hardening', 'timeout'],
+  takesCommand: true,
+}
+
+const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP']
+
+/** 127 when the program was not found, 126 when it could not be executed (as shells do). */
+function spawnFailureCode(error) {
+  return error.cause && error.cause.code === 'ENOENT' ? 127 : 126
+}
+
+async function run(options, io) {
+  const registry = await openRegistry(options, io.cwd)
+  const spec = {
+    command: options.command,
+    scrub: { inherit: options.scrub, hardening: options.hardening },
+    onOutput: ({ stream, text }) => (stream === 'stderr' ? io.stderr : io.stdout).write(text),
+  }
+  if (options.timeoutMs === 0) spec.onExpiry = 'none'
+  else if (options.timeoutMs !== undefined) spec.timeoutMs = options.timeoutMs
+
+  let running
+  try {
+    running = await registry.execute(spec, executionFor(options))
+  } catch (error) {
+    if (error && error.code === 'ERR_SHELL_EXEC_SPAWN_FAILED') {
+      throw new CliError(describeError(error), { exitCode: spawnFailureCode(error), cause: error })
+    }
+    throw error
+  }
+
+  const forward = (signal) => {
+    if (running.status !== 'running') return
+    try {
+      process.kill(-running.pid, signal)
+    } catch {
+      // The group is already gone.
+    }
+  }
+  for (const signal of FORWARDED) process.on(signal, forward)
+  let result
+  try {
+    result = await running.result()
+  } finally {
+    for (const signal of FORWARDED) process.off(signal, forward)
+  }
+
+  if (result.timedOut) io.stderr.write(`${PROGRAM}: timed out after ${result.timeoutMs} ms\n`)
+  if (result.exitCode !== null) return result.exitCode
+  if (result.signal) return 128 + (os.constants.signals[result.signal] ?? 0)
+  return 1
+}
+
+module.exports = { ...definition, run }

@@ -1,0 +1,55 @@
+'use strict'
+// The command's own errors and how any error is shown: one line on stderr,
+// `dsh-shell-env: [plugin FILE: ][CODE: ]message`.
+
+const PROGRAM = 'dsh-shell-env'
+
+/** A malformed command line: exit code 2. `help` names the help to point at. */
+class UsageError extends Error {
+  constructor(message, help = PROGRAM) {
+    super(message)
+    this.name = 'UsageError'
+    this.help = help
+  }
+}
+
+/** A failure the command reports itself: exit code `exitCode` (default 1). */
+class CliError extends Error {
+  constructor(message, { exitCode = 1, cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause })
+    this.name = 'CliError'
+    this.exitCode = exitCode
+  }
+}
+
+/** An error from (or about) a `--plugin` file; `file` is the path as given. */
+class PluginError extends Error {
+  constructor(file, cause) {
+    super(`plugin ${file}: ${describeError(cause)}`, { cause })
+    this.name = 'PluginError'
+    this.file = file
+  }
+}
+
+/**
+ * `CODE: message` for coded errors, `Name: message` for errors of another
+ * kind than Error (SyntaxError, TypeError, …), else the message; one line.
+ */
+function describeError(error) {
+  const isObject = error !== null && typeof error === 'object'
+  const message = isObject && typeof error.message === 'string' ? error.message : String(error)
+  const code = isObject && typeof error.code === 'string' ? error.code : undefined
+  const kind = isObject && typeof error.name === 'string' && error.name !== 'Error' ? error.name : undefined
+  const label = code ?? kind
+  const text = label && !message.startsWith(label) ? `${label}: ${message}` : message
+  return text.replace(/\s*\n\s*/g, ' ').trim()
+}
+
+/** The stderr line for an error the command did not anticipate in detail. */
+function errorLine(error) {
+  if (error instanceof UsageError) return `${PROGRAM}: ${error.message} (see ${error.help} --help)`
+  if (error instanceof PluginError || error instanceof CliError) return `${PROGRAM}: ${error.message.replace(/\s*\n\s*/g, ' ')}`
+  return `${PROGRAM}: ${describeError(error)}`
+}
+
+module.exports = { PROGRAM, UsageError, CliError, PluginError, describeError, errorLine }

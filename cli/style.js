@@ -1,0 +1,35 @@
+'use strict'
+// What human output may use: colour only on a terminal, never when NO_COLOR is
+// set (https://no-color.org: any non-empty value) or TERM is "dumb"; the
+// terminal's width, 80 columns when not writing to one.
+
+const TONES = {
+  bold: [1, 22],
+  dim: [2, 22],
+  red: [31, 39],
+  green: [32, 39],
+  yellow: [33, 39],
+  cyan: [36, 39],
+}
+
+/** Whether output written to `stream` may carry colour. */
+function colorEnabled(stream, env = process.env) {
+  if (!stream || !stream.isTTY) return false
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false
+  return env.TERM !== 'dumb'
+}
+
+/** Columns available on `stream`: the terminal's width on a TTY, else 80. */
+function outputWidth(stream) {
+  return stream && stream.isTTY && stream.columns > 0 ? stream.columns : 80
+}
+
+/** A painter: `paint('dim', text)` wraps text in that tone's escapes when `enabled`, else returns it. */
+function painter(enabled) {
+  return (tone, text) => {
+    const codes = enabled && tone ? TONES[tone] : undefined
+    return codes ? `\u001b[${codes[0]}m${text}\u001b[${codes[1]}m` : text
+  }
+}
+
+module.exports = { TONES, colorEnabled, outputWidth, painter }
