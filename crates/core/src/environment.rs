@@ -394,7 +394,9 @@ pub fn build_environment(
     let scrub = &spec.scrub;
     let mut env = Builder::from_parent(platform, parent);
 
-    env.drop_inherited(RemovalReason::ManagedPrefix, |var| keys::has_managed_prefix(&var.name));
+    // Compared in the platform's form, so on Windows a spelling that only
+    // upper-cases into the namespace (`dſh_session_id` → `DSH_SESSION_ID`) goes too.
+    env.drop_inherited(RemovalReason::ManagedPrefix, |var| keys::has_managed_prefix(&platform.fold(&var.name)));
     env.drop_inherited(RemovalReason::Inherit, |var| match scrub.inherit {
         Inherit::All => false,
         Inherit::Core => !platform.is_core(&var.name),
@@ -833,6 +835,18 @@ mod tests {
         assert_eq!(env.vars, pairs(&[("DSH_SESSION_ID", "fresh")]));
         assert_eq!(reason(&env, "DSH_SESSION_ID"), Some(RemovalReason::ManagedPrefix));
         assert_eq!(reason(&env, "dsh_stale"), Some(RemovalReason::ManagedPrefix));
+    }
+
+    #[test]
+    fn windows_managed_prefix_drops_names_that_fold_into_the_namespace() {
+        // U+017F (long s) upper-cases to `S`: on Windows this is DSH_SESSION_ID.
+        let env = build_on(Platform::windows(), &[("d\u{17f}h_session_id", "stale"), ("ds\u{17f}_x", "kept")], &bare());
+        assert_eq!(env.get("DSH_SESSION_ID"), None);
+        assert_eq!(reason(&env, "d\u{17f}h_session_id"), Some(RemovalReason::ManagedPrefix));
+        assert_eq!(names(&env), ["ds\u{17f}_x"]);
+        // POSIX names are byte strings: the same name is not a managed one there.
+        let env = build(&[("d\u{17f}h_session_id", "kept")], &bare());
+        assert_eq!(names(&env), ["d\u{17f}h_session_id"]);
     }
 
     // inherit.

@@ -39,7 +39,8 @@ pub fn resolve_dsh_home(configured: Option<&str>, context: &HomeContext) -> Stri
     let chosen = configured
         .filter(|value| !value.is_empty())
         .or_else(|| context.env_home.as_deref().filter(|value| !value.trim().is_empty()));
-    let user_home = || context.user_home.clone().unwrap_or_else(|| context.cwd.clone());
+    // A relative user home (`HOME=rel`) resolves against `cwd` like everything else.
+    let user_home = || context.user_home.as_ref().map_or_else(|| context.cwd.clone(), |home| context.cwd.join(home));
     let path = match chosen {
         None => user_home().join(DEFAULT_HOME_DIR),
         Some(value) => match expand_tilde(value) {
@@ -127,6 +128,15 @@ mod tests {
         assert_eq!(resolve_dsh_home(Some("/a/b/../../../c"), &ctx), "/c");
         assert_eq!(resolve_dsh_home(Some("~user/x"), &ctx), "/work/project/~user/x");
         assert_eq!(resolve_dsh_home(None, &context(Some("~/from-env"))), "/home/ada/from-env");
+    }
+
+    #[test]
+    fn a_relative_user_home_still_gives_an_absolute_home() {
+        let ctx = HomeContext { user_home: Some(PathBuf::from("rel/home")), ..context(None) };
+        assert_eq!(resolve_dsh_home(None, &ctx), "/work/project/rel/home/.dsh");
+        assert_eq!(resolve_dsh_home(Some("~/x"), &ctx), "/work/project/rel/home/x");
+        let ctx = HomeContext { user_home: Some(PathBuf::new()), ..context(None) };
+        assert_eq!(resolve_dsh_home(Some("~"), &ctx), "/work/project");
     }
 
     #[test]
