@@ -371,6 +371,9 @@ struct Model {
     removed: BTreeSet<(String, u8)>,
 }
 
+/// A scrub step of the reference model: its reason and which (name, value) it drops.
+type Step<'a> = (RemovalReason, Box<dyn Fn(&str, &str) -> bool + 'a>);
+
 /// The pipeline as the module documentation states it, written as plainly as
 /// possible: a list of variables searched linearly with the platform's name
 /// comparison.
@@ -384,14 +387,14 @@ fn reference(platform: &Platform, parent: &[(String, String)], spec: &Environmen
         }
     }
     let mut removed: Vec<(String, RemovalReason)> = Vec::new();
-    let mut report = |removed: &mut Vec<(String, RemovalReason)>, name: &str, reason| {
+    let report = |removed: &mut Vec<(String, RemovalReason)>, name: &str, reason| {
         let key = fold(platform, name);
         if !removed.iter().any(|(k, _)| *k == key) {
             removed.push((key, reason));
         }
     };
     let scrub = &spec.scrub;
-    let steps: Vec<(RemovalReason, Box<dyn Fn(&str, &str) -> bool>)> = vec![
+    let steps: Vec<Step> = vec![
         (RemovalReason::ManagedPrefix, Box::new(|n, _| fold(platform, n).to_ascii_uppercase().starts_with("DSH_"))),
         (
             RemovalReason::Inherit,
