@@ -463,10 +463,18 @@ fn validate(spec: &EnvironmentSpec) -> Result<(), ExecError> {
 }
 
 fn check_globs(field: &str, globs: &[String]) -> Result<(), ExecError> {
-    match globs.iter().position(String::is_empty) {
-        Some(index) => Err(ExecError::invalid_spec(format!("{field}[{index}]"), "glob must not be empty")),
-        None => Ok(()),
+    for (index, glob) in globs.iter().enumerate() {
+        let reason = if glob.is_empty() {
+            "glob must not be empty"
+        } else if glob.contains('\0') {
+            // No name can hold one, so such a glob is always a mistake.
+            "glob must not contain a NUL byte"
+        } else {
+            continue;
+        };
+        return Err(ExecError::invalid_spec(format!("{field}[{index}]"), reason));
     }
+    Ok(())
 }
 
 /// A caller's name may not contain `=` at all: the leading `=` Windows uses
@@ -1275,6 +1283,16 @@ mod tests {
         };
         assert_invalid(&spec, "scrub.exclude[2]");
         assert_invalid(&including(&["*", ""]), "scrub.includeOnly[1]");
+    }
+
+    #[test]
+    fn globs_must_not_contain_nul() {
+        let spec = EnvironmentSpec {
+            scrub: ScrubPolicy { exclude: vec!["A".into(), "B\0*".into()], ..ScrubPolicy::default() },
+            ..bare()
+        };
+        assert_invalid(&spec, "scrub.exclude[1]");
+        assert_invalid(&including(&["\0"]), "scrub.includeOnly[0]");
     }
 
     // Properties.

@@ -45,9 +45,10 @@ pub enum ShellEnvError {
     /// A resolver returned a value that is not a string.
     #[error("contributor {contributor:?} returned a non-string value for {key} ({found})")]
     NonStringValue { contributor: String, key: String, found: String },
-    /// A resolver returned a string that cannot reach `execve`.
-    #[error("contributor {contributor:?} returned a value for {key} that contains a NUL byte")]
-    InvalidValue { contributor: String, key: String },
+    /// A resolver returned a string that cannot reach `execve` unchanged: it
+    /// contains a NUL byte or is not well-formed Unicode (a lone surrogate).
+    #[error("contributor {contributor:?} returned a value for {key} that {reason}")]
+    InvalidValue { contributor: String, key: String, reason: &'static str },
     /// A resolver returned something other than a plain object.
     #[error("contributor {contributor:?} resolver must return a plain object of strings (got {found})")]
     InvalidResult { contributor: String, found: String },

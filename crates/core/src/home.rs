@@ -31,14 +31,26 @@ impl HomeContext {
     }
 }
 
+/// Checks a configured home (`option` names it in the error): the home ends
+/// up in every child's `DSH_HOME`, so it must not contain a NUL byte. Call it
+/// before [`resolve_dsh_home`] or [`reconcile_dsh_home`] for caller input.
+pub fn check_configured(option: &'static str, configured: &str) -> Result<(), ShellEnvError> {
+    if configured.contains('\0') {
+        return Err(ShellEnvError::InvalidOption { option, reason: "must not contain NUL bytes".into() });
+    }
+    Ok(())
+}
+
 /// Resolves the Harness home. A non-empty `configured` value wins, then a
 /// non-blank `DSH_HOME`, then `<user home>/.dsh`. `~` and `~/…` expand; the
 /// result is absolute and lexically normalised (no trailing separator, `.` and
-/// `..` resolved), like Node's `path.resolve`. Never fails.
+/// `..` resolved), like Node's `path.resolve`. Never fails. A `DSH_HOME` with
+/// a NUL byte (possible only in an environment object, never in a real
+/// environment) counts as unset.
 pub fn resolve_dsh_home(configured: Option<&str>, context: &HomeContext) -> String {
-    let chosen = configured
-        .filter(|value| !value.is_empty())
-        .or_else(|| context.env_home.as_deref().filter(|value| !value.trim().is_empty()));
+    let chosen = configured.filter(|value| !value.is_empty()).or_else(|| {
+        context.env_home.as_deref().filter(|value| !value.trim().is_empty() && !value.contains('\0'))
+    });
     // A relative user home (`HOME=rel`) resolves against `cwd` like everything else.
     let user_home = || context.user_home.as_ref().map_or_else(|| context.cwd.clone(), |home| context.cwd.join(home));
     let path = match chosen {
@@ -146,6 +158,15 @@ mod tests {
         assert_eq!(reconcile_dsh_home(Some("/a"), None, &ctx).unwrap(), "/a");
         assert_eq!(reconcile_dsh_home(None, Some("/b"), &ctx).unwrap(), "/b");
         assert_eq!(reconcile_dsh_home(Some("/a/"), Some("/a/x/.."), &ctx).unwrap(), "/a");
+    }
+
+    #[test]
+    fn a_configured_home_with_nul_is_refused_and_an_environment_one_ignored() {
+        let err = check_configured("dshHome", "/opt/a\0b").unwrap_err();
+        assert_eq!(err.code(), "ERR_SHELL_ENV_INVALID_OPTION");
+        assert!(err.to_string().contains("dshHome") && err.to_string().contains("NUL"), "{err}");
+        assert!(check_configured("dshHome", "~/dsh").is_ok());
+        assert_eq!(resolve_dsh_home(None, &context(Some("/env\0/dsh"))), "/home/ada/.dsh");
     }
 
     #[test]

@@ -11,5 +11,6 @@ pub mod keys;
 pub mod process;
 pub mod registry;
 pub mod snapshot;
+pub mod text;
 
 pub use error::{ExecError, ShellEnvError};

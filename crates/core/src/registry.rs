@@ -217,6 +217,10 @@ impl<R> Registry<R> {
         if name.trim().is_empty() {
             return Err(ShellEnvError::InvalidName { found: Some(format!("{name:?}")) });
         }
+        if name.contains('\0') {
+            // Names show up in listings, catalogs, logs and terminal tables.
+            return Err(ShellEnvError::InvalidName { found: Some("a name with a NUL byte".into()) });
+        }
         let variables = validate_variables(&name, variables)?;
         validate_directories(&name, &command_directories)?;
 
@@ -330,6 +334,10 @@ fn validate_variables(
             return Err(ShellEnvError::ReservedKey { contributor: contributor.into(), key });
         }
         match description {
+            Some(description) if description.contains('\0') => {
+                let reason = format!("the description of {key} must not contain NUL bytes");
+                return Err(ShellEnvError::InvalidContributor { contributor: contributor.into(), reason });
+            }
             Some(description) if !description.trim().is_empty() => {
                 validated.insert(key, description);
             }
@@ -402,6 +410,33 @@ mod tests {
     fn rejects_blank_names() {
         assert_eq!(code(registry().register(declaration("  ", &[], &[]))), "ERR_SHELL_ENV_INVALID_NAME");
         assert_eq!(code(registry().register(declaration("", &[], &[]))), "ERR_SHELL_ENV_INVALID_NAME");
+    }
+
+    #[test]
+    fn rejects_names_and_descriptions_with_nul() {
+        let registry = registry();
+        let err = registry.register(declaration("a\0b", &["DSH_A"], &[])).unwrap_err();
+        assert_eq!(err.code(), "ERR_SHELL_ENV_INVALID_NAME");
+        assert!(err.to_string().contains("NUL"), "{err}");
+        let declaration = Declaration {
+            name: "a".into(),
+            variables: vec![("DSH_A".into(), Some("about\0A".into()))],
+            command_directories: vec![],
+            resolver: (),
+        };
+        let err = registry.register(declaration).unwrap_err();
+        assert_eq!(err.code(), "ERR_SHELL_ENV_INVALID_CONTRIBUTOR");
+        assert!(err.to_string().contains("DSH_A"), "{err}");
+        assert!(registry.list().is_empty() && registry.contributors().is_empty());
+    }
+
+    #[test]
+    fn prototype_names_are_ordinary_names() {
+        let registry = registry();
+        registry.register(declaration("__proto__", &["DSH_A"], &["/opt/a"])).unwrap();
+        registry.register(declaration("constructor", &["DSH_B"], &[])).unwrap();
+        let owners: Vec<_> = registry.list().into_iter().map(|e| e.contributor).collect();
+        assert_eq!(owners, ["__proto__", "constructor"]);
     }
 
     #[test]

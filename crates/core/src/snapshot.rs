@@ -21,6 +21,9 @@ pub type Snapshot = BTreeMap<String, String>;
 pub enum ResolvedValue {
     /// A string: accepted unless it holds a NUL byte.
     String(String),
+    /// A string that is not well-formed Unicode (a lone surrogate): never
+    /// accepted, because no child could receive it unchanged.
+    IllFormed(crate::text::IllFormedText),
     /// Anything else, described for the error message (`"number"`, `"undefined"`, …).
     Other(String),
 }
@@ -88,10 +91,10 @@ impl<R> Collection<R> {
 }
 
 fn checked_value(contributor: &str, key: &str, value: ResolvedValue) -> Result<String, ShellEnvError> {
+    let invalid = |reason| Err(ShellEnvError::InvalidValue { contributor: contributor.into(), key: key.into(), reason });
     match value {
-        ResolvedValue::String(value) if value.contains('\0') => {
-            Err(ShellEnvError::InvalidValue { contributor: contributor.into(), key: key.into() })
-        }
+        ResolvedValue::String(value) if value.contains('\0') => invalid("contains a NUL byte"),
+        ResolvedValue::IllFormed(_) => invalid("is not well-formed Unicode (it holds a lone surrogate)"),
         ResolvedValue::String(value) => Ok(value),
         ResolvedValue::Other(found) => {
             Err(ShellEnvError::NonStringValue { contributor: contributor.into(), key: key.into(), found })
@@ -99,8 +102,19 @@ fn checked_value(contributor: &str, key: &str, value: ResolvedValue) -> Result<S
     }
 }
 
+/// Checks a caller-given inherited PATH (the `inheritedPath` option): it is
+/// appended to a managed PATH, so it must be able to reach `execve`.
+pub fn check_inherited_path(path: &str) -> Result<(), ShellEnvError> {
+    if path.contains('\0') {
+        return Err(ShellEnvError::InvalidOption { option: "inheritedPath", reason: "must not contain NUL bytes".into() });
+    }
+    Ok(())
+}
+
 /// The PATH value for a contributor set, or `None` when no contributor
-/// declares a command directory.
+/// declares a command directory. An `inherited_path` that is empty or holds a
+/// NUL byte (one read from an environment object, which could never reach
+/// `execve`) is left out, as if there were none.
 pub fn command_path<R>(contributors: &[Arc<Contributor<R>>], inherited_path: Option<&str>) -> Option<String> {
     let mut directories: Vec<&str> = Vec::new();
     for directory in contributors.iter().flat_map(|contributor| contributor.command_directories()) {
@@ -112,7 +126,7 @@ pub fn command_path<R>(contributors: &[Arc<Contributor<R>>], inherited_path: Opt
         return None;
     }
     let mut path = directories.join(&PATH_DELIMITER.to_string());
-    if let Some(inherited) = inherited_path.filter(|inherited| !inherited.is_empty()) {
+    if let Some(inherited) = inherited_path.filter(|inherited| !inherited.is_empty() && !inherited.contains('\0')) {
         path.push(PATH_DELIMITER);
         path.push_str(inherited);
     }
@@ -213,6 +227,29 @@ mod tests {
         let err = Collection::begin(&registry, Some(ResolvedValue::Other("number".into()))).unwrap_err();
         assert_eq!(err.code(), "ERR_SHELL_ENV_NON_STRING_VALUE");
         assert_eq!(collect(&registry, Some("a\0"), None).unwrap_err().code(), "ERR_SHELL_ENV_INVALID_VALUE");
+        let ill_formed = ResolvedValue::IllFormed(crate::text::from_utf16(&[0xD800]).unwrap_err());
+        let err = Collection::begin(&registry, Some(ill_formed)).unwrap_err();
+        assert_eq!(err.code(), "ERR_SHELL_ENV_INVALID_VALUE");
+        assert!(err.to_string().contains("DSH_SESSION_ID") && err.to_string().contains("well-formed"), "{err}");
+    }
+
+    #[test]
+    fn ill_formed_values_are_refused_naming_the_key() {
+        let registry = Registry::new("/h".into(), None);
+        let ill_formed = ResolvedValue::IllFormed(crate::text::from_utf16(&[0x61, 0xDC00]).unwrap_err());
+        register(&registry, "c", &["DSH_A"], &[], vec![("DSH_A".into(), ill_formed)]);
+        let err = collect(&registry, None, None).unwrap_err();
+        assert_eq!(err.code(), "ERR_SHELL_ENV_INVALID_VALUE");
+        assert!(err.to_string().contains("DSH_A") && err.to_string().contains("lone surrogate"), "{err}");
+    }
+
+    #[test]
+    fn an_inherited_path_with_nul_is_refused_as_an_option_and_dropped_when_read() {
+        assert_eq!(check_inherited_path("/bin\0").unwrap_err().code(), "ERR_SHELL_ENV_INVALID_OPTION");
+        assert!(check_inherited_path("/usr/bin:/bin").is_ok());
+        let registry = Registry::new("/h".into(), None);
+        register(&registry, "a", &[], &["/a"], vec![]);
+        assert_eq!(collect(&registry, None, Some("/bin\0")).unwrap()["PATH"], "/a");
     }
 
     #[test]
