@@ -32,8 +32,8 @@ const Config = Schema.object({
   }).default(undefined).description('The profile the harness was launched with; adds DSH_PROFILE and DSH_PROFILE_DIR.'),
 })
 
-function invalidSpec(message) {
-  const error = new Error(message)
+function invalidSpec(message, cause) {
+  const error = new Error(message, cause === undefined ? undefined : { cause })
   error.code = 'ERR_SHELL_EXEC_INVALID_SPEC'
   return error
 }
@@ -95,10 +95,22 @@ class ShellEnvService {
    */
   async execute(spec, execution) {
     if (spec === null || typeof spec !== 'object') throw invalidSpec('spec: must be an object')
-    if (spec.dshEnv !== undefined || spec.registry !== undefined) {
+    let managed
+    try {
+      managed = spec.dshEnv !== undefined || spec.registry !== undefined
+    } catch (error) {
+      // A getter or Proxy trap of the caller's spec threw: coded, like execute() reports it.
+      throw invalidSpec('invalid spec field spec: reading the spec threw', error)
+    }
+    if (managed) {
       throw invalidSpec('spec: ctx.shellEnv.execute() collects the managed environment itself; do not pass dshEnv or registry')
     }
-    return packageEntry().execute({ ...spec, registry: this[kRegistry], execution: execution ?? spec.execution ?? {} })
+    // The caller's spec stays the prototype, so the native side reads every
+    // field from it itself (getters and Proxy traps included, each failure
+    // coded) instead of a copy made here.
+    const fields = { registry: { value: this[kRegistry], enumerable: true } }
+    if (execution !== undefined && execution !== null) fields.execution = { value: execution, enumerable: true }
+    return packageEntry().execute(Object.create(spec, fields))
   }
 }
 

@@ -58,15 +58,15 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
 pub fn build_environment_js(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<JsRaw> {
     let built = (|| -> std::result::Result<Environment, Failure> {
         let spec = spec.raw();
-        if !js::is_object(env, spec) {
-            return Err(ExecError::invalid_spec("spec", "must be an object").into());
+        if !js::is_options_object(env, spec).map_err(js_failure)? {
+            return Err(ExecError::invalid_spec("spec", format!("must be an object (got {})", js::describe(env, spec))).into());
         }
         let mut request = ExecRequest::default();
         read_environment(env, spec, &mut request)?;
         if let Some(dsh_env) = js::get_defined(env, spec, "dshEnv").map_err(js_failure)? {
             request.environment.managed = string_record(env, dsh_env, "dshEnv")?;
         }
-        let parent = string_record_lenient(env, caller_env(env, parent_env).map_err(js_failure)?)?;
+        let parent = string_record_lenient(env, parent_env_of(env, parent_env)?)?;
         Ok(build_environment(&Platform::current(), parent, &request.environment)?)
     })();
     let environment = built.map_err(|failure| failure.into_js(env))?;
@@ -93,11 +93,11 @@ struct PendingCollection {
 /// Everything read on the JS thread: the spec, `process.env`, the caller's
 /// directory, the registry's contributor set, the output sink and the signal.
 fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>) -> std::result::Result<Prepared, Failure> {
-    if !js::is_object(env, spec) {
+    if !js::is_options_object(env, spec).map_err(js_failure)? {
         return Err(ExecError::invalid_spec("spec", format!("must be an object (got {})", js::describe(env, spec))).into());
     }
     let request = read_request(env, spec)?;
-    let parent = string_record_lenient(env, caller_env(env, parent_env).map_err(js_failure)?)?;
+    let parent = string_record_lenient(env, parent_env_of(env, parent_env)?)?;
     let cwd = std::env::current_dir().map_err(|error| ExecError::InvalidWorkdir {
         path: ".".into(),
         reason: format!("the current directory cannot be read: {error}"),
@@ -171,7 +171,7 @@ fn read_request(env: &Env, spec: Raw) -> std::result::Result<ExecRequest, Failur
     request.command = match js::get_defined(env, spec, "command").map_err(js_failure)? {
         None => None,
         Some(command) if js::type_of(env, command) == ValueType::String => {
-            Some(CommandLine::Script(js::string(env, command).map_err(js_failure)?))
+            Some(CommandLine::Script(text(env, command, || "command".into())?))
         }
         Some(command) => Some(CommandLine::Argv(string_array(env, command, "command")?)),
     };
@@ -189,9 +189,7 @@ fn read_request(env: &Env, spec: Raw) -> std::result::Result<ExecRequest, Failur
     };
     request.stdin = match js::get_defined(env, spec, "stdin").map_err(js_failure)? {
         None => None,
-        Some(stdin) if js::type_of(env, stdin) == ValueType::String => {
-            Some(js::string(env, stdin).map_err(js_failure)?.into_bytes())
-        }
+        Some(stdin) if js::type_of(env, stdin) == ValueType::String => Some(text(env, stdin, || "stdin".into())?.into_bytes()),
         Some(stdin) => Some(bytes(env, stdin).ok_or_else(|| ExecError::invalid_spec("stdin", "must be a string or a Uint8Array"))?),
     };
     read_environment(env, spec, &mut request)?;
@@ -205,8 +203,8 @@ fn read_request(env: &Env, spec: Raw) -> std::result::Result<ExecRequest, Failur
 fn read_environment(env: &Env, spec: Raw, request: &mut ExecRequest) -> std::result::Result<(), Failure> {
     let layers = &mut request.environment;
     if let Some(scrub) = js::get_defined(env, spec, "scrub").map_err(js_failure)? {
-        if !js::is_object(env, scrub) {
-            return Err(ExecError::invalid_spec("scrub", "must be an object").into());
+        if !js::is_options_object(env, scrub).map_err(js_failure)? {
+            return Err(ExecError::invalid_spec("scrub", format!("must be an object (got {})", js::describe(env, scrub))).into());
         }
         if let Some(inherit) = optional_string(env, scrub, "inherit").map_err(|f| rename(f, "scrub.inherit"))? {
             layers.scrub.inherit = inherit.parse::<Inherit>()?;
@@ -231,16 +229,17 @@ fn read_environment(env: &Env, spec: Raw, request: &mut ExecRequest) -> std::res
         };
     }
     if let Some(explicit) = js::get_defined(env, spec, "env").map_err(js_failure)? {
-        if !js::is_object(env, explicit) {
-            return Err(ExecError::invalid_spec("env", "must be an object of strings (undefined removes a variable)").into());
+        if !js::is_options_object(env, explicit).map_err(js_failure)? {
+            let reason = format!("must be an object of strings (undefined removes a variable) (got {})", js::describe(env, explicit));
+            return Err(ExecError::invalid_spec("env", reason).into());
         }
         let mut entries = Vec::new();
-        for key in js::own_keys(env, explicit).map_err(js_failure)? {
+        for key in record_keys(env, explicit, "env")? {
             let value = js::get(env, explicit, &key).map_err(js_failure)?;
             entries.push(match js::type_of(env, value) {
                 ValueType::Undefined => (key, None),
                 ValueType::String => {
-                    let value = js::string(env, value).map_err(js_failure)?;
+                    let value = text(env, value, || format!("env.{key}"))?;
                     (key, Some(value))
                 }
                 _ => {
@@ -254,15 +253,53 @@ fn read_environment(env: &Env, spec: Raw, request: &mut ExecRequest) -> std::res
     Ok(())
 }
 
+/// A string read for `field`. One with a lone surrogate is an invalid spec
+/// naming the field: it could not reach the child unchanged.
+fn text(env: &Env, value: Raw, field: impl FnOnce() -> String) -> std::result::Result<String, Failure> {
+    js::string(env, value).map_err(js_failure)?.map_err(|ill| ExecError::invalid_spec(field(), ill.to_string()).into())
+}
+
+/// The own enumerable string keys of a record of variables (`env`, `dshEnv`,
+/// `terminalEnv`). A symbol key or a key with a lone surrogate names no
+/// variable a child could get: an invalid spec naming it.
+fn record_keys(env: &Env, record: Raw, field: &str) -> std::result::Result<Vec<String>, Failure> {
+    let mut names = Vec::new();
+    for key in js::own_keys(env, record, true).map_err(js_failure)? {
+        match key {
+            js::Key::Name(name) => names.push(name),
+            js::Key::IllFormed(lossy, ill) => {
+                return Err(ExecError::invalid_spec(format!("{field}.{lossy}"), format!("name {ill}")).into())
+            }
+            js::Key::Symbol(symbol) => {
+                return Err(ExecError::invalid_spec(format!("{field}[{symbol}]"), "name must be a string (got symbol)").into())
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// The parent environment: `parentEnv` (`undefined`/`null`: `process.env`).
+/// Read leniently (see `string_record_lenient`), but it must be an object of
+/// variables, and a throwing getter or Proxy trap is reported, not skipped.
+fn parent_env_of(env: &Env, parent_env: Option<Unknown>) -> std::result::Result<Raw, Failure> {
+    let parent_threw = |thrown| {
+        Failure::caused_by(ExecError::invalid_spec("parentEnv", "reading the parent environment threw"), thrown)
+    };
+    caller_env(env, parent_env).map_err(parent_threw)?.map_err(|found| {
+        ExecError::invalid_spec("parentEnv", format!("must be an object of environment variables (got {found})")).into()
+    })
+}
+
 /// A JS error met while reading the spec (a throwing getter, a Proxy trap).
 fn js_failure(thrown: napi::Error) -> Failure {
     let reason = "reading the spec threw".to_string();
     Failure::caused_by(ExecError::invalid_spec("spec", reason), thrown)
 }
 
+/// The same failure reported for `field`; a thrown `cause` is kept.
 fn rename(failure: Failure, field: &str) -> Failure {
     match failure.error {
-        ExecError::InvalidSpec { reason, .. } => ExecError::invalid_spec(field, reason).into(),
+        ExecError::InvalidSpec { reason, .. } => Failure { error: ExecError::invalid_spec(field, reason), cause: failure.cause },
         _ => failure,
     }
 }
@@ -270,7 +307,7 @@ fn rename(failure: Failure, field: &str) -> Failure {
 fn optional_string(env: &Env, object: Raw, field: &str) -> std::result::Result<Option<String>, Failure> {
     match js::get_defined(env, object, field).map_err(js_failure)? {
         None => Ok(None),
-        Some(value) if js::type_of(env, value) == ValueType::String => Ok(Some(js::string(env, value).map_err(js_failure)?)),
+        Some(value) if js::type_of(env, value) == ValueType::String => Ok(Some(text(env, value, || field.into())?)),
         Some(value) => {
             Err(ExecError::invalid_spec(field, format!("must be a string (got {})", js::describe(env, value))).into())
         }
@@ -305,35 +342,45 @@ fn string_array(env: &Env, value: Raw, field: &str) -> std::result::Result<Vec<S
             let reason = format!("must be a string (got {})", js::describe(env, item));
             return Err(ExecError::invalid_spec(format!("{field}[{index}]"), reason).into());
         }
-        items.push(js::string(env, item).map_err(js_failure)?);
+        items.push(text(env, item, || format!("{field}[{index}]"))?);
     }
     Ok(items)
 }
 
 /// An object whose values must all be strings (`dshEnv`, `terminalEnv`).
 fn string_record(env: &Env, value: Raw, field: &str) -> std::result::Result<Vec<(String, String)>, Failure> {
-    if !js::is_object(env, value) {
-        return Err(ExecError::invalid_spec(field, "must be an object of strings").into());
+    if !js::is_options_object(env, value).map_err(js_failure)? {
+        let reason = format!("must be an object of strings (got {})", js::describe(env, value));
+        return Err(ExecError::invalid_spec(field, reason).into());
     }
     let mut entries = Vec::new();
-    for key in js::own_keys(env, value).map_err(js_failure)? {
+    for key in record_keys(env, value, field)? {
         let item = js::get(env, value, &key).map_err(js_failure)?;
         if js::type_of(env, item) != ValueType::String {
             let reason = format!("must be a string (got {})", js::describe(env, item));
             return Err(ExecError::invalid_spec(format!("{field}.{key}"), reason).into());
         }
-        entries.push((key, js::string(env, item).map_err(js_failure)?));
+        let item = text(env, item, || format!("{field}.{key}"))?;
+        entries.push((key, item));
     }
     Ok(entries)
 }
 
-/// A parent environment: string values kept, anything else skipped.
+/// A parent environment: string values kept, anything else skipped, like
+/// entries that could never reach `execve` (see the core's pipeline): a name
+/// or value with a lone surrogate could not have come from a real environment.
 fn string_record_lenient(env: &Env, value: Raw) -> std::result::Result<Vec<(String, String)>, Failure> {
+    let threw = |thrown| {
+        Failure::caused_by(ExecError::invalid_spec("parentEnv", "reading the parent environment threw"), thrown)
+    };
     let mut entries = Vec::new();
-    for key in js::own_keys(env, value).map_err(js_failure)? {
-        let item = js::get(env, value, &key).map_err(js_failure)?;
+    for key in js::own_keys(env, value, false).map_err(threw)? {
+        let js::Key::Name(key) = key else { continue };
+        let item = js::get(env, value, &key).map_err(threw)?;
         if js::type_of(env, item) == ValueType::String {
-            entries.push((key, js::string(env, item).map_err(js_failure)?));
+            if let Ok(item) = js::string(env, item).map_err(threw)? {
+                entries.push((key, item));
+            }
         }
     }
     Ok(entries)

@@ -6,7 +6,7 @@ use napi::bindgen_prelude::*;
 use napi::ValueType;
 use napi_derive::napi;
 
-use crate::errors::shell_env_error;
+use crate::errors::{shell_env_error, Failure};
 use crate::js;
 use crate::registry::caller_env;
 
@@ -33,18 +33,33 @@ pub fn reconcile_dsh_home(
         .map_err(|error| shell_env_error(env, error))
 }
 
+/// The caller's `DSH_HOME`, read leniently (see `js::get_string`). A getter
+/// or Proxy trap of `env` that throws is an invalid `env` option with the
+/// thrown value as `cause`.
 fn context(env: &Env, parent_env: Option<Unknown>) -> Result<HomeContext> {
-    Ok(HomeContext::current(js::get_string(env, caller_env(env, parent_env)?, "DSH_HOME")?))
+    let threw = |thrown| {
+        let reason = "reading it threw".to_string();
+        Failure::caused_by(ShellEnvError::InvalidOption { option: "env", reason }, thrown).into_js(env)
+    };
+    let parent_env = caller_env(env, parent_env).map_err(threw)?.map_err(|found| {
+        let reason = format!("must be an object of environment variables (got {found})");
+        shell_env_error(env, ShellEnvError::InvalidOption { option: "env", reason })
+    })?;
+    Ok(HomeContext::current(js::get_string(env, parent_env, "DSH_HOME").map_err(threw)?))
 }
 
+/// A configured home: `undefined`/`null` for none, else a well-formed string
+/// without NUL bytes (the core's rule).
 fn optional_string(env: &Env, value: Option<Unknown>, option: &'static str) -> Result<Option<String>> {
     let Some(value) = value.map(|value| value.raw()) else { return Ok(None) };
+    let invalid = |reason: String| shell_env_error(env, ShellEnvError::InvalidOption { option, reason });
     match js::type_of(env, value) {
         ValueType::Undefined | ValueType::Null => Ok(None),
-        ValueType::String => Ok(Some(js::string(env, value)?)),
-        _ => {
-            let reason = format!("must be a string (got {})", js::describe(env, value));
-            Err(shell_env_error(env, ShellEnvError::InvalidOption { option, reason }))
+        ValueType::String => {
+            let configured = js::string(env, value)?.map_err(|ill| invalid(ill.to_string()))?;
+            home::check_configured(option, &configured).map_err(|error| shell_env_error(env, error))?;
+            Ok(Some(configured))
         }
+        _ => Err(invalid(format!("must be a string (got {})", js::describe(env, value)))),
     }
 }

@@ -5,6 +5,7 @@
 
 use std::ptr;
 
+use dsh_shell_env_core::text::{self, IllFormedText};
 use napi::bindgen_prelude::*;
 use napi::{sys, ValueType};
 
@@ -82,15 +83,41 @@ pub fn get_defined(env: &Env, value: Raw, name: &str) -> Result<Option<Raw>> {
     Ok((type_of(env, property) != ValueType::Undefined).then_some(property))
 }
 
-/// `Object.keys(value)`: own, enumerable, string keys.
-pub fn own_keys(env: &Env, value: Raw) -> Result<Vec<String>> {
+/// An own enumerable property key.
+pub enum Key {
+    /// A string key (array indices come as their decimal strings).
+    Name(String),
+    /// A string key holding a lone surrogate: the U+FFFD-replaced form, for
+    /// messages only, and what is wrong with it.
+    IllFormed(String, IllFormedText),
+    /// A symbol key, as `Symbol(description)` for messages.
+    Symbol(String),
+}
+
+impl Key {
+    /// The key as a message shows it.
+    pub fn display(&self) -> &str {
+        match self {
+            Key::Name(name) | Key::IllFormed(name, _) | Key::Symbol(name) => name,
+        }
+    }
+}
+
+/// Own enumerable keys: `Object.keys(value)`, plus the symbol keys when
+/// `symbols` is set (so a caller can refuse them instead of not seeing them).
+pub fn own_keys(env: &Env, value: Raw, symbols: bool) -> Result<Vec<Key>> {
     let mut names = ptr::null_mut();
+    let filter = if symbols {
+        sys::KeyFilter::enumerable
+    } else {
+        sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols
+    };
     check(env, unsafe {
         sys::napi_get_all_property_names(
             env.raw(),
             value,
             sys::KeyCollectionMode::own_only,
-            sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+            filter,
             sys::KeyConversion::numbers_to_strings,
             &mut names,
         )
@@ -99,9 +126,25 @@ pub fn own_keys(env: &Env, value: Raw) -> Result<Vec<String>> {
     check(env, unsafe { sys::napi_get_array_length(env.raw(), names, &mut length) })?;
     let mut keys = Vec::with_capacity(length as usize);
     for index in 0..length {
-        keys.push(string(env, element(env, names, index)?)?);
+        let key = element(env, names, index)?;
+        keys.push(match type_of(env, key) {
+            ValueType::Symbol => Key::Symbol(symbol_display(env, key)?),
+            _ => match string(env, key)? {
+                Ok(name) => Key::Name(name),
+                Err(ill_formed) => Key::IllFormed(lossy_string(env, key)?, ill_formed),
+            },
+        });
     }
     Ok(keys)
+}
+
+/// `Symbol(description)`, read without calling any user code.
+fn symbol_display(env: &Env, symbol: Raw) -> Result<String> {
+    let description = get(env, symbol, "description")?;
+    Ok(match type_of(env, description) {
+        ValueType::String => format!("Symbol({})", lossy_string(env, description)?),
+        _ => "Symbol()".into(),
+    })
 }
 
 /// `array[index]`, running getters and Proxy traps.
@@ -111,9 +154,51 @@ pub fn element(env: &Env, array: Raw, index: u32) -> Result<Raw> {
     Ok(item)
 }
 
-/// A JS string's contents (lone surrogates become U+FFFD, as in `TextEncoder`).
-pub fn string(env: &Env, value: Raw) -> Result<String> {
+/// A JS string's contents, or what makes it ill-formed: a lone surrogate is
+/// refused (see the core's `text` module), never silently turned into U+FFFD.
+/// The outer error is a Node-API failure; callers report the inner one with
+/// the field it was read from.
+pub fn string(env: &Env, value: Raw) -> Result<std::result::Result<String, IllFormedText>> {
+    let lossy = lossy_string(env, value)?;
+    if !lossy.contains(char::REPLACEMENT_CHARACTER) {
+        return Ok(Ok(lossy));
+    }
+    // That U+FFFD may be the caller's own or a replaced surrogate: decode the
+    // UTF-16 itself (rare, so the common path stays one UTF-8 copy).
+    let mut length = 0;
+    check(env, unsafe { sys::napi_get_value_string_utf16(env.raw(), value, ptr::null_mut(), 0, &mut length) })?;
+    let mut units = vec![0u16; length + 1];
+    let mut written = 0;
+    check(env, unsafe {
+        sys::napi_get_value_string_utf16(env.raw(), value, units.as_mut_ptr(), units.len(), &mut written)
+    })?;
+    units.truncate(written);
+    Ok(text::from_utf16(&units))
+}
+
+/// A JS string's contents with lone surrogates replaced by U+FFFD: for
+/// messages, never for values that are used.
+pub fn lossy_string(env: &Env, value: Raw) -> Result<String> {
     unsafe { String::from_napi_value(env.raw(), value) }
+}
+
+/// Whether `value` can be read as an options bag or a record of names: an
+/// object whose `Object.prototype.toString` tag is `Object`. That takes plain
+/// objects of any realm, null-prototype objects, class instances,
+/// `process.env` and Proxies of those, frozen or not; it refuses arrays,
+/// functions, `Map`, `Set`, `Date` and the other built-ins whose contents are
+/// not their own properties (reading them would silently find nothing).
+/// Running a `Symbol.toStringTag` getter or a Proxy trap can throw: that is
+/// the `Err`, holding the thrown value.
+pub fn is_options_object(env: &Env, value: Raw) -> Result<bool> {
+    if type_of(env, value) != ValueType::Object || is_array(env, value) {
+        return Ok(false);
+    }
+    let global = env.get_global()?.raw();
+    let to_string = get(env, get(env, get(env, global, "Object")?, "prototype")?, "toString")?;
+    let mut tag = ptr::null_mut();
+    check(env, unsafe { sys::napi_call_function(env.raw(), value, to_string, 0, ptr::null(), &mut tag) })?;
+    Ok(type_of(env, tag) == ValueType::String && lossy_string(env, tag)? == "[object Object]")
 }
 
 /// Whether `value` is a plain object: made by a literal or `Object.create(null)`.
@@ -193,15 +278,20 @@ pub fn process_env(env: &Env) -> Result<Raw> {
     get(env, get(env, env.get_global()?.raw(), "process")?, "env")
 }
 
-/// A string property, or `None` when it is absent or not a string.
+/// A string property of an environment-like object, read leniently: `None`
+/// when it is absent, not a string, or not well-formed (such a value could not
+/// come from a real environment and is treated as unset).
 pub fn get_string(env: &Env, value: Raw, name: &str) -> Result<Option<String>> {
     match get_defined(env, value, name)? {
-        Some(property) if type_of(env, property) == ValueType::String => Ok(Some(string(env, property)?)),
+        Some(property) if type_of(env, property) == ValueType::String => Ok(string(env, property)?.ok()),
         _ => Ok(None),
     }
 }
 
-/// A new plain object with string properties, in the given order.
+/// A new plain object with string properties, in the given order. Each is
+/// defined as an own data property, so any name, `__proto__` included, is a
+/// property like the others (assignment would call the `__proto__` setter of
+/// `Object.prototype` and lose it).
 pub fn object_of_strings<'a>(env: &Env, entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Raw> {
     let mut object = ptr::null_mut();
     check_status!(unsafe { sys::napi_create_object(env.raw(), &mut object) })?;
@@ -211,8 +301,22 @@ pub fn object_of_strings<'a>(env: &Env, entries: impl IntoIterator<Item = (&'a s
     Ok(object)
 }
 
-/// `object[name] = value` on an object the binding created.
+/// Defines `object[name] = value` as an own enumerable, writable and
+/// configurable data property (like an object literal does) on an object the
+/// binding created.
 pub fn set(env: &Env, object: Raw, name: &str, value: Raw) -> Result<()> {
     let key = env.create_string(name)?.raw();
-    check(env, unsafe { sys::napi_set_property(env.raw(), object, key, value) })
+    let descriptor = sys::napi_property_descriptor {
+        utf8name: ptr::null(),
+        name: key,
+        method: None,
+        getter: None,
+        setter: None,
+        value,
+        attributes: sys::PropertyAttributes::writable
+            | sys::PropertyAttributes::enumerable
+            | sys::PropertyAttributes::configurable,
+        data: ptr::null_mut(),
+    };
+    check(env, unsafe { sys::napi_define_properties(env.raw(), object, 1, &descriptor) })
 }

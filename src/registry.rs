@@ -4,9 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use dsh_shell_env_core::home::{resolve_dsh_home, HomeContext};
+use dsh_shell_env_core::home::{check_configured, resolve_dsh_home, HomeContext};
 use dsh_shell_env_core::registry::{Declaration, Profile, Registry};
-use dsh_shell_env_core::snapshot::{Collection, ResolvedValue, Snapshot};
+use dsh_shell_env_core::snapshot::{check_inherited_path, Collection, ResolvedValue, Snapshot};
+use dsh_shell_env_core::text::{IllFormedText, ILL_FORMED};
 use dsh_shell_env_core::ShellEnvError;
 use napi::bindgen_prelude::*;
 use napi::ValueType;
@@ -38,18 +39,25 @@ impl ShellEnvRegistry {
         ts_args_type = "options?: ShellEnvRegistryOptions, parentEnv?: Record<string, string | undefined>"
     )]
     pub fn new(env: &Env, options: Option<Unknown>, parent_env: Option<Unknown>) -> Result<Self> {
-        let options = options.map(|options| options.raw()).filter(|options| js::is_object(env, *options));
-        let configured = match options {
-            Some(options) => js::get_string(env, options, "dshHome")?,
-            None => None,
-        };
-        let profile = match options.map(|options| js::get_defined(env, options, "profile")).transpose()?.flatten() {
-            Some(profile) => Some(read_profile(env, profile)?),
-            None => None,
-        };
-        let env_home = js::get_string(env, caller_env(env, parent_env)?, "DSH_HOME")?;
-        let dsh_home = resolve_dsh_home(configured.as_deref(), &HomeContext::current(env_home));
-        Ok(Self { core: Arc::new(Registry::new(dsh_home, profile)) })
+        let built = (|| {
+            let options = options_object(env, options)?;
+            let configured = match options {
+                Some(options) => configured_home(env, options)?,
+                None => None,
+            };
+            let profile = match options {
+                Some(options) => match js::get_defined(env, options, "profile").map_err(profile_threw("profile"))? {
+                    Some(profile) => Some(read_profile(env, profile)?),
+                    None => None,
+                },
+                None => None,
+            };
+            let parent_env = parent_env_option(env, parent_env)?;
+            let env_home = js::get_string(env, parent_env, "DSH_HOME").map_err(threw("parentEnv"))?;
+            let dsh_home = resolve_dsh_home(configured.as_deref(), &HomeContext::current(env_home));
+            Ok(Self { core: Arc::new(Registry::new(dsh_home, profile)) })
+        })();
+        built.map_err(|failure: Failure| failure.into_js(env))
     }
 
     /// The absolute Harness home, resolved once at construction.
@@ -61,7 +69,7 @@ impl ShellEnvRegistry {
     /// Registers a contributor; returns an idempotent disposer.
     #[napi(ts_args_type = "contributor: ShellEnvContributor", ts_return_type = "() => void")]
     pub fn register(&self, env: &Env, contributor: Unknown) -> Result<JsRaw> {
-        let declaration = read_declaration(env, contributor.raw())?;
+        let declaration = read_declaration(env, contributor.raw()).map_err(|failure| failure.into_js(env))?;
         let registration = self.core.register(declaration).map_err(|error| shell_env_error(env, error))?;
         let core = Arc::downgrade(&self.core);
         let dispose = env.create_function_from_closure::<(), (), _>("dispose", move |_| {
@@ -87,7 +95,7 @@ impl ShellEnvRegistry {
     ) -> Result<JsRaw> {
         let execution = execution.raw();
         let result = (|| {
-            let options = object_option(env, options);
+            let options = options_object(env, options)?;
             let inherited_path = inherited_path(env, options, parent_env)?;
             let mut collection = begin(env, &self.core, execution)?;
             for contributor in collection.contributors().to_vec() {
@@ -114,7 +122,7 @@ impl ShellEnvRegistry {
     ) -> Result<JsRaw> {
         let execution = execution.raw();
         let started = (|| {
-            let options = object_option(env, options);
+            let options = options_object(env, options)?;
             let inherited_path = inherited_path(env, options, parent_env)?;
             let timeout = read_timeout(env, options)?;
             let signal = match options {
@@ -271,7 +279,10 @@ fn session_id(env: &Env, execution: Raw) -> Result<Option<ResolvedValue>> {
         };
     }
     Ok(Some(match value {
-        Some(id) if js::type_of(env, id) == ValueType::String => ResolvedValue::String(js::string(env, id)?),
+        Some(id) if js::type_of(env, id) == ValueType::String => match js::string(env, id)? {
+            Ok(id) => ResolvedValue::String(id),
+            Err(ill_formed) => ResolvedValue::IllFormed(ill_formed),
+        },
         Some(other) => ResolvedValue::Other(js::describe(env, other)),
         None => ResolvedValue::Other("undefined".into()),
     }))
@@ -309,9 +320,33 @@ pub async fn resolve_all(
     Ok(collection)
 }
 
-/// The options object, if one was passed.
-fn object_option(env: &Env, options: Option<Unknown>) -> Option<Raw> {
-    options.map(|options| options.raw()).filter(|options| js::is_object(env, *options))
+/// The options object: `None` for `undefined` or `null`; anything but an
+/// object (an array, a function, a primitive) is an invalid option.
+fn options_object(env: &Env, options: Option<Unknown>) -> std::result::Result<Option<Raw>, Failure> {
+    let Some(options) = options.map(|options| options.raw()) else { return Ok(None) };
+    match js::type_of(env, options) {
+        ValueType::Undefined | ValueType::Null => Ok(None),
+        _ if js::is_options_object(env, options).map_err(threw("options"))? => Ok(Some(options)),
+        _ => {
+            let reason = format!("must be an object (got {})", js::describe(env, options));
+            Err(ShellEnvError::InvalidOption { option: "options", reason }.into())
+        }
+    }
+}
+
+/// `options.dshHome`: a string (checked by the core), or `undefined`/`null` for the default.
+fn configured_home(env: &Env, options: Raw) -> std::result::Result<Option<String>, Failure> {
+    let Some(value) = js::get_defined(env, options, "dshHome").map_err(threw("dshHome"))? else { return Ok(None) };
+    let invalid = |reason: String| Failure::from(ShellEnvError::InvalidOption { option: "dshHome", reason });
+    match js::type_of(env, value) {
+        ValueType::Null => Ok(None),
+        ValueType::String => {
+            let home = js::string(env, value).map_err(threw("dshHome"))?.map_err(|ill| invalid(ill.to_string()))?;
+            check_configured("dshHome", &home)?;
+            Ok(Some(home))
+        }
+        _ => Err(invalid(format!("must be a string (got {})", js::describe(env, value)))),
+    }
 }
 
 /// Maps a JS throw while reading an option (a getter, a Proxy trap) to an
@@ -336,19 +371,37 @@ fn inherited_path(
                 let reason = format!("must be a string (got {})", js::describe(env, path));
                 return Err(ShellEnvError::InvalidOption { option: "inheritedPath", reason }.into());
             }
-            return js::string(env, path).map(Some).map_err(threw("inheritedPath"));
+            let invalid = |ill: IllFormedText| ShellEnvError::InvalidOption { option: "inheritedPath", reason: ill.to_string() };
+            let path = js::string(env, path).map_err(threw("inheritedPath"))?.map_err(invalid)?;
+            check_inherited_path(&path)?;
+            return Ok(Some(path));
         }
     }
-    let parent_env = caller_env(env, parent_env).map_err(threw("parentEnv"))?;
+    let parent_env = parent_env_option(env, parent_env)?;
     js::get_string(env, parent_env, "PATH").map_err(threw("parentEnv"))
 }
 
-/// The caller's environment object: `parentEnv` when given, else `process.env`.
-pub fn caller_env(env: &Env, parent_env: Option<Unknown>) -> Result<Raw> {
-    match parent_env.map(|value| value.raw()).filter(|value| js::is_object(env, *value)) {
-        Some(parent_env) => Ok(parent_env),
-        None => js::process_env(env),
+/// The caller's environment object: `parentEnv` when given, else (for
+/// `undefined` or `null`) `process.env`. Anything that is not an object of
+/// variables (a primitive, an array, a `Map`, …) is `Ok(Err(description))`,
+/// for the caller to report in its own terms; the outer `Err` holds what a
+/// Proxy trap or `Symbol.toStringTag` getter threw.
+pub fn caller_env(env: &Env, parent_env: Option<Unknown>) -> Result<std::result::Result<Raw, String>> {
+    let Some(parent_env) = parent_env.map(|value| value.raw()) else { return js::process_env(env).map(Ok) };
+    match js::type_of(env, parent_env) {
+        ValueType::Undefined | ValueType::Null => js::process_env(env).map(Ok),
+        _ if js::is_options_object(env, parent_env)? => Ok(Ok(parent_env)),
+        _ => Ok(Err(js::describe(env, parent_env))),
     }
+}
+
+/// `caller_env` for the entry points whose `parentEnv` only the package's own
+/// wrapper passes: a wrong one is an invalid `parentEnv` option.
+fn parent_env_option(env: &Env, parent_env: Option<Unknown>) -> std::result::Result<Raw, Failure> {
+    caller_env(env, parent_env).map_err(threw("parentEnv"))?.map_err(|found| {
+        let reason = format!("must be an object (got {found})");
+        ShellEnvError::InvalidOption { option: "parentEnv", reason }.into()
+    })
 }
 
 fn read_timeout(env: &Env, options: Option<Raw>) -> std::result::Result<Duration, Failure> {
@@ -367,68 +420,119 @@ fn read_timeout(env: &Env, options: Option<Raw>) -> std::result::Result<Duration
     Ok(Duration::from_secs_f64(millis.min(1e12) / 1000.0))
 }
 
-fn read_profile(env: &Env, profile: Raw) -> Result<Profile> {
-    let invalid = |reason: &str| shell_env_error(env, ShellEnvError::InvalidProfile { reason: reason.into() });
-    if !js::is_object(env, profile) {
-        return Err(invalid("profile must be an object { name, dir }"));
-    }
-    let name = js::get_string(env, profile, "name")?.ok_or_else(|| invalid("profile.name must be a string"))?;
-    let dir = js::get_string(env, profile, "dir")?.ok_or_else(|| invalid("profile.dir must be a string"))?;
-    Profile::new(name, dir).map_err(|error| shell_env_error(env, error))
+/// Maps a JS throw while reading the profile to a profile error keeping the
+/// thrown value as `cause`.
+fn profile_threw(field: &'static str) -> impl Fn(napi::Error) -> Failure {
+    move |thrown| Failure::caused_by(ShellEnvError::InvalidProfile { reason: format!("reading {field} threw") }, thrown)
 }
 
-/// Reads `{ name, variables, commandDirectories?, resolve }` into a core declaration.
-fn read_declaration(env: &Env, contributor: Raw) -> Result<Declaration<JsResolver>> {
-    if !js::is_object(env, contributor) {
-        let found = Some(js::describe(env, contributor));
-        return Err(shell_env_error(env, ShellEnvError::InvalidName { found }));
+fn read_profile(env: &Env, profile: Raw) -> std::result::Result<Profile, Failure> {
+    let invalid = |reason: String| Failure::from(ShellEnvError::InvalidProfile { reason });
+    if !js::is_options_object(env, profile).map_err(profile_threw("profile"))? {
+        return Err(invalid(format!("profile must be an object {{ name, dir }} (got {})", js::describe(env, profile))));
     }
-    let name = js::get_defined(env, contributor, "name")?;
-    let name = match name.filter(|name| js::type_of(env, *name) == ValueType::String) {
-        Some(name) => js::string(env, name)?,
-        None => {
-            let found = Some(name.map_or_else(|| "undefined".into(), |name| js::describe(env, name)));
-            return Err(shell_env_error(env, ShellEnvError::InvalidName { found }));
+    let field = |name: &'static str, field: &'static str| -> std::result::Result<String, Failure> {
+        match js::get_defined(env, profile, name).map_err(profile_threw(field))? {
+            Some(value) if js::type_of(env, value) == ValueType::String => {
+                js::string(env, value).map_err(profile_threw(field))?.map_err(|ill| invalid(format!("{field} {ill}")))
+            }
+            _ => Err(invalid(format!("{field} must be a string"))),
         }
     };
-    let invalid = |reason: String| {
-        shell_env_error(env, ShellEnvError::InvalidContributor { contributor: name.clone(), reason })
+    let name = field("name", "profile.name")?;
+    let dir = field("dir", "profile.dir")?;
+    Ok(Profile::new(name, dir)?)
+}
+
+/// Reads `{ name, variables, commandDirectories?, resolve }` into a core
+/// declaration. Only types and text are checked here; the core validates the
+/// rest. A getter or Proxy trap that throws becomes a coded error whose
+/// `cause` is the thrown value.
+fn read_declaration(env: &Env, contributor: Raw) -> std::result::Result<Declaration<JsResolver>, Failure> {
+    if !js::is_object(env, contributor) {
+        return Err(ShellEnvError::InvalidName { found: Some(js::describe(env, contributor)) }.into());
+    }
+    let invalid_name = |found: &str| ShellEnvError::InvalidName { found: Some(found.into()) };
+    let name_threw = |thrown| Failure::caused_by(invalid_name("a name property that threw when read"), thrown);
+    let name = js::get_defined(env, contributor, "name").map_err(name_threw)?;
+    let name = match name.filter(|name| js::type_of(env, *name) == ValueType::String) {
+        Some(name) => js::string(env, name).map_err(name_threw)?.map_err(|_| invalid_name("a string with a lone surrogate"))?,
+        None => return Err(invalid_name(&name.map_or_else(|| "undefined".into(), |name| js::describe(env, name))).into()),
+    };
+    let invalid = |reason: String| Failure::from(ShellEnvError::InvalidContributor { contributor: name.clone(), reason });
+    let threw = |field: String| {
+        let contributor = name.clone();
+        move |thrown| {
+            let reason = format!("reading {field} threw");
+            Failure::caused_by(ShellEnvError::InvalidContributor { contributor, reason }, thrown)
+        }
     };
 
-    let variables_value = js::get_defined(env, contributor, "variables")?
-        .filter(|variables| js::type_of(env, *variables) == ValueType::Object)
-        .ok_or_else(|| invalid("variables must be an object of { [DSH_KEY]: { description } }".into()))?;
+    let variables_value = js::get_defined(env, contributor, "variables").map_err(threw("variables".into()))?;
+    let variables_value = match variables_value {
+        Some(value) if js::is_options_object(env, value).map_err(threw("variables".into()))? => value,
+        _ => return Err(invalid("variables must be an object of { [DSH_KEY]: { description } }".into())),
+    };
     let mut variables = Vec::new();
-    for key in js::own_keys(env, variables_value)? {
-        let declaration = js::get(env, variables_value, &key)?;
-        variables.push((key, js::get_string(env, declaration, "description")?));
+    for key in js::own_keys(env, variables_value, true).map_err(threw("variables".into()))? {
+        let js::Key::Name(key) = key else {
+            // An ill-formed or symbol key is no DSH_ key: the core says so.
+            variables.push((key.display().to_string(), None));
+            continue;
+        };
+        let declaration = js::get(env, variables_value, &key).map_err(threw(format!("variables.{key}")))?;
+        let description = match js::get_defined(env, declaration, "description")
+            .map_err(threw(format!("variables.{key}.description")))?
+        {
+            Some(description) if js::type_of(env, description) == ValueType::String => Some(
+                js::string(env, description)
+                    .map_err(threw(format!("variables.{key}.description")))?
+                    .map_err(|ill| invalid(format!("the description of {key} {ill}")))?,
+            ),
+            _ => None,
+        };
+        variables.push((key, description));
     }
 
     let mut command_directories = Vec::new();
-    if let Some(directories) = js::get_defined(env, contributor, "commandDirectories")? {
+    if let Some(directories) =
+        js::get_defined(env, contributor, "commandDirectories").map_err(threw("commandDirectories".into()))?
+    {
         let mut is_array = false;
         unsafe { napi::sys::napi_is_array(env.raw(), directories, &mut is_array) };
         if !is_array {
             return Err(invalid("commandDirectories must be an array of absolute paths".into()));
         }
-        for key in js::own_keys(env, directories)? {
-            let directory = js::get(env, directories, &key)?;
+        let invalid_directory = |directory: String, reason: &'static str| {
+            Failure::from(ShellEnvError::InvalidDirectory { contributor: name.clone(), directory, reason })
+        };
+        let mut length = 0;
+        js::check(env, unsafe { napi::sys::napi_get_array_length(env.raw(), directories, &mut length) })
+            .map_err(threw("commandDirectories".into()))?;
+        // Every index up to `length`: a hole is an invalid directory, and
+        // extra named properties on the array are not directories.
+        for index in 0..length {
+            let field = format!("commandDirectories[{index}]");
+            let directory = js::element(env, directories, index).map_err(threw(field.clone()))?;
             if js::type_of(env, directory) != ValueType::String {
-                let directory = format!("<{}>", js::describe(env, directory));
-                let reason = "must be a string";
-                return Err(shell_env_error(
-                    env,
-                    ShellEnvError::InvalidDirectory { contributor: name.clone(), directory, reason },
-                ));
+                return Err(invalid_directory(format!("<{}>", js::describe(env, directory)), "must be a string"));
             }
-            command_directories.push(js::string(env, directory)?);
+            match js::string(env, directory).map_err(threw(field))? {
+                Ok(directory) => command_directories.push(directory),
+                Err(_) => {
+                    let lossy = js::lossy_string(env, directory).unwrap_or_default();
+                    return Err(invalid_directory(lossy, ILL_FORMED));
+                }
+            }
         }
     }
 
-    let resolve = js::get_defined(env, contributor, "resolve")?
+    let resolve = js::get_defined(env, contributor, "resolve")
+        .map_err(threw("resolve".into()))?
         .filter(|resolve| js::type_of(env, *resolve) == ValueType::Function)
         .ok_or_else(|| invalid("resolve must be a function (execution) => values".into()))?;
-    Ok(Declaration { name, variables, command_directories, resolver: JsResolver::new(env, resolve)? })
+    let resolver = JsResolver::new(env, resolve).map_err(threw("resolve".into()))?;
+    Ok(Declaration { name, variables, command_directories, resolver })
 }
 
 /// The snapshot as a frozen plain object, keys sorted.
