@@ -47,21 +47,31 @@ const SIZE = QUICK
   ? {
       spawn: { rounds: 2, perRound: 2 },
       spawnBig: { rounds: 2, perRound: 2 },
-      collect: { rounds: 2, perRound: 5, batch: 10 },
+      collect: { rounds: 2, perRound: 5, batch: { 1: 10, 10: 10, 50: 10 } },
       concurrent: { rounds: 2, perRound: 1, calls: 8 },
       throughput: { rounds: 1, bytes: 4 * MiB },
       heapMiB: 16,
     }
   : {
-      spawn: { rounds: 20, perRound: 10 }, // 200 samples per contender
-      spawnBig: { rounds: 12, perRound: 10 }, // 120 samples per contender at ~1 GiB
-      collect: { rounds: 20, perRound: 50, batch: 100 }, // 1000 samples of 100 calls
-      concurrent: { rounds: 10, perRound: 2, calls: 64 }, // 20 batches of 64
-      throughput: { rounds: 5, bytes: 256 * MiB }, // 5 fresh processes per contender
+      spawn: { rounds: 30, perRound: 10 }, // 300 samples per contender
+      spawnBig: { rounds: 20, perRound: 10 }, // 200 samples per contender at ~1 GiB
+      collect: { rounds: 20, perRound: 50, batch: { 1: 100, 10: 40, 50: 10 } }, // 1000 samples of `batch` calls
+      concurrent: { rounds: 15, perRound: 2, calls: 64 }, // 30 batches of 64
+      throughput: { rounds: 7, bytes: 256 * MiB }, // 7 fresh processes per contender
       heapMiB: 1024,
     }
 
 const startedAt = new Date()
+const loadAverageAtStart = os.loadavg()
+/** Processes on the machine (Linux): the spawner's exit path scans /proc, so this is part of the setting. */
+const processCount = () => {
+  try {
+    return fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name)).length
+  } catch {
+    return null
+  }
+}
+const processesAtStart = processCount()
 const log = (...parts) => console.error(`[bench +${((Date.now() - startedAt) / 1000).toFixed(1)}s]`, ...parts)
 
 // ---------------------------------------------------------------------------
@@ -289,6 +299,21 @@ function addRow({ id, title, heap, contenders, samples, unit = 'ms', extra = {} 
   return row
 }
 
+/** Which build was measured: the commit, whether the tree had local edits, and the addon file. */
+function packageState() {
+  const git = (...args) => {
+    const result = spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' })
+    return result.status === 0 ? result.stdout.trim() : null
+  }
+  const addon = fs.readdirSync(ROOT).find((file) => file.endsWith('.node'))
+  const stat = addon ? fs.statSync(path.join(ROOT, addon)) : null
+  return {
+    commit: git('rev-parse', '--short', 'HEAD'),
+    locallyModifiedFiles: git('status', '--porcelain', '--untracked-files=no')?.split('\n').filter(Boolean).length ?? null,
+    addon: addon ? { file: addon, builtAt: stat.mtime.toISOString(), bytes: stat.size } : null,
+  }
+}
+
 function packageVersion(name) {
   return JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')).version
 }
@@ -320,7 +345,7 @@ async function main() {
     const expected = plain.collect(EXECUTION)
     assertSameSnapshot(native.collect(EXECUTION), expected)
     assert.equal(Object.keys(expected).length, 5 + 2 * count, 'built-ins plus 2 returned keys per contributor')
-    const { batch } = SIZE.collect
+    const batch = SIZE.collect.batch[count]
     const contenders = [
       {
         id: 'native',
@@ -337,7 +362,7 @@ async function main() {
         },
       },
     ]
-    const raw = await interleave(contenders, SIZE.collect)
+    const raw = await interleave(contenders, { rounds: SIZE.collect.rounds, perRound: SIZE.collect.perRound })
     // Per call: each sample timed `batch` calls.
     const perCall = new Map([...raw].map(([id, values]) => [id, values.map((ms) => ms / batch)]))
     addRow({
@@ -475,10 +500,14 @@ async function main() {
       cpuModel: cpu[0]?.model ?? 'unknown',
       cores: cpu.length,
       totalMemoryMiB: Math.round(os.totalmem() / MiB),
+      loadAverageAtStart,
       loadAverageAtEnd: os.loadavg(),
+      processesAtStart,
+      processesAtEnd: processCount(),
       heapLimitMiB: Math.round(v8.getHeapStatistics().heap_size_limit / MiB),
     },
     tools: { tinybench: packageVersion('tinybench'), execa: packageVersion('execa') },
+    package: packageState(),
     method: {
       interleaving:
         'Each round runs every contender for perRound iterations (one tinybench Bench per contender and round, no per-Bench warmup), the order rotating each round; one whole warmup round is discarded. Medians over the pooled samples.',
@@ -519,6 +548,12 @@ function printTables(results) {
   const m = results.machine
   console.log(`\n@deepseek-ai/dsh-shell-env benchmark, ${results.date}${results.quick ? ' (QUICK: tiny workload, numbers meaningless)' : ''}`)
   console.log(`${m.cpuModel}, ${m.cores} cores, ${m.totalMemoryMiB} MiB RAM; ${m.platform}; Node ${m.node}`)
+  if (results.package.commit) {
+    const p = results.package
+    console.log(`Package at ${p.commit}${p.locallyModifiedFiles ? ` + ${p.locallyModifiedFiles} locally modified files` : ''}; addon ${p.addon?.file ?? '?'} built ${p.addon?.builtAt ?? '?'}.`)
+  }
+  const load = (values) => values.map((value) => value.toFixed(2)).join(' ')
+  console.log(`Load average at start ${load(m.loadAverageAtStart)}, at end ${load(m.loadAverageAtEnd)}; ${m.processesAtStart ?? '?'} processes at start, ${m.processesAtEnd ?? '?'} at end (other work on the machine shows here).`)
   console.log('Interleaved rounds, medians. "ours ÷ this" = median time of the package ÷ median time of that contender (< 1: the package is faster).')
   for (const row of results.rows) {
     console.log(`\n${row.title}`)
