@@ -13,7 +13,7 @@ use dsh_shell_env_core::snapshot::Collection;
 use dsh_shell_env_core::ExecError;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::{sys, CleanupEnvHook, ValueType};
+use napi::{sys, ValueType};
 use napi_derive::napi;
 
 use crate::abort::{watch_signal, AbortListener, AbortToken};
@@ -34,16 +34,23 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
         Err(failure) => return rejected(env, failure),
     };
     let Prepared { request, parent, cwd, collect, sink, token, listener } = prepared;
+    // The reference to the caller's `execution` may only be deleted on this JS
+    // thread; dropped last on a runtime thread, it leaked, and with it the
+    // execution object itself. This clone is the last one and goes in the callback.
+    let execution = collect.as_ref().map(|pending| Arc::clone(&pending.execution));
     let task = async move { Ok(start(request, parent, cwd, collect, sink, token).await) };
-    let promise = env.spawn_future_with_callback(task, move |env, started| match started {
-        Ok(process) => {
-            let hook = env.add_env_cleanup_hook(process.clone(), |process| process.terminate_now())?;
-            let cleanup = Cleanup { listener: Some(listener), hook: Some(hook) };
-            Ok(NativeExecution { process, cleanup: RefCell::new(cleanup) })
-        }
-        Err(failure) => {
-            listener.detach(env);
-            Err(failure.into_js(env))
+    let promise = env.spawn_future_with_callback(task, move |env, started| {
+        drop(execution);
+        match started {
+            Ok(process) => {
+                let hook = TeardownHook::add(env, process.clone())?;
+                let cleanup = Cleanup { listener: Some(listener), hook: Some(hook) };
+                Ok(NativeExecution { process, cleanup: RefCell::new(cleanup) })
+            }
+            Err(failure) => {
+                listener.detach(env);
+                Err(failure.into_js(env))
+            }
         }
     })?;
     Ok(JsRaw(promise.raw()))
@@ -153,7 +160,8 @@ async fn start(
     }
     let mut plan = command::plan(&request, parent, &Platform::current(), &cwd)?;
     plan.spec.on_output = sink;
-    let process = process::spawn(plan.spec)?;
+    // Off the runtime's workers: see spawn_async.
+    let process = process::spawn_async(plan.spec).await?;
     // An abort that came before the spawn still counts: the child is stopped at once.
     let watched = process.clone();
     tokio::spawn(async move {
@@ -410,11 +418,18 @@ fn output_sink(env: &Env, on_output: Raw) -> Result<OutputSink> {
             Ok(JsRaw(chunk))
         })?;
     let threadsafe = Arc::new(threadsafe);
-    Ok(Arc::new(move |stream, text: &str| {
+    Ok(Arc::new(move |stream, text: &str, receipt| {
+        // The receipt rides along until the JS callback has run (or the call is
+        // dropped because the environment is going away): only then may the
+        // child's output be read further, so a busy JS thread cannot make the
+        // unbounded threadsafe-function queue grow.
         threadsafe.call_with_return_value(
             (stream, text.to_string()),
             ThreadsafeFunctionCallMode::NonBlocking,
-            |_ignored, _env| Ok(()),
+            move |_ignored, _env| {
+                drop(receipt);
+                Ok(())
+            },
         );
     }))
 }
@@ -431,7 +446,48 @@ impl FromNapiValue for Ignored {
 /// What must happen on the JS thread once the child is gone.
 struct Cleanup {
     listener: Option<AbortListener>,
-    hook: Option<CleanupEnvHook<Process>>,
+    hook: Option<TeardownHook>,
+}
+
+/// The environment cleanup hook that SIGKILLs one execution's group when its
+/// JS environment is torn down (a worker terminated, the process exiting).
+///
+/// Not napi-rs's `add_env_cleanup_hook`: its `remove_env_cleanup_hook` never
+/// frees the data it boxed, so every finished execution leaked its `Process`,
+/// and with it the result and its spill files, which were then never removed.
+/// Here removal frees the box. The hook itself only signals and leaves the box
+/// alone, so a removal after it ran cannot free it twice; a box whose hook ran
+/// and that is never removed is left to the dying environment.
+struct TeardownHook(*mut Process);
+
+impl TeardownHook {
+    fn add(env: &Env, process: Process) -> Result<Self> {
+        let data = Box::into_raw(Box::new(process));
+        let status = unsafe { sys::napi_add_env_cleanup_hook(env.raw(), Some(Self::run), data.cast()) };
+        if status != sys::Status::napi_ok {
+            // SAFETY: not registered, so still ours alone.
+            drop(unsafe { Box::from_raw(data) });
+            return Err(Error::new(napi::Status::from(status), "registering the teardown hook failed"));
+        }
+        Ok(Self(data))
+    }
+
+    /// Unregisters the hook and frees its data (JS thread).
+    fn remove(self, env: &Env) {
+        let status = unsafe { sys::napi_remove_env_cleanup_hook(env.raw(), Some(Self::run), self.0.cast()) };
+        if status == sys::Status::napi_ok {
+            // SAFETY: made by Box::into_raw in `add`; the hook can no longer run,
+            // and it never frees the box itself.
+            drop(unsafe { Box::from_raw(self.0) });
+        }
+    }
+
+    unsafe extern "C" fn run(data: *mut std::ffi::c_void) {
+        // SAFETY: the box from `add`, alive until `remove`, which cannot have run
+        // yet: Node drops a hook from its queue before removal returns.
+        let process = unsafe { &*data.cast::<Process>() };
+        process.terminate_now();
+    }
 }
 
 /// A running or finished command, as `execute()` resolves it. The package's
@@ -496,7 +552,7 @@ impl NativeExecution {
                 listener.detach(env);
             }
             if let Some(hook) = cleanup.hook {
-                env.remove_env_cleanup_hook(hook)?;
+                hook.remove(env);
             }
             Ok(run_result(&result))
         })?;

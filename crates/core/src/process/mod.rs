@@ -31,8 +31,9 @@ use tokio::sync::watch;
 use group::{Group, KillCause};
 use output::Capture;
 
+pub use output::OutputReceipt;
 pub use program::{check_workdir, resolve_program};
-pub use spawn::spawn;
+pub use spawn::{spawn, spawn_async};
 pub use spill::remove_spill_dir;
 #[cfg(unix)]
 pub use teardown::terminate_all;
@@ -78,7 +79,18 @@ impl StreamKind {
 /// Receives output as it arrives, decoded to text; a multi-byte character is
 /// never split across two calls. Called from a runtime thread: it must not block
 /// for long or panic.
-pub type OutputSink = Arc<dyn Fn(StreamKind, &str) + Send + Sync>;
+///
+/// Each chunk comes with an [`OutputReceipt`]: keep it until the chunk has been
+/// consumed (for Node, until the JS callback ran), then drop it. While the
+/// receipts a process's sink holds add up to [`LIVE_OUTPUT_BUDGET`], reading
+/// that process's pipes pauses and the child blocks on a full pipe, so a
+/// consumer slower than the child (a busy JS thread) slows the child down
+/// instead of queueing its output without bound.
+pub type OutputSink = Arc<dyn Fn(StreamKind, &str, OutputReceipt) + Send + Sync>;
+
+/// How much live output (bytes of text) one process may have handed to its
+/// sink and not yet had back as dropped [`OutputReceipt`]s.
+pub const LIVE_OUTPUT_BUDGET: usize = 1 << 20;
 
 /// Everything needed to start one child.
 pub struct ProcessSpec {

@@ -5,9 +5,12 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write;
+use std::sync::Arc;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::spill::SpillFile;
-use super::{lock, OutputLimits, StreamKind, StreamResult};
+use super::{lock, OutputLimits, OutputSink, StreamKind, StreamResult, LIVE_OUTPUT_BUDGET};
 
 /// Bytes per read from a pipe (the default Linux pipe holds 64 KiB).
 #[cfg(unix)]
@@ -198,13 +201,44 @@ impl Utf8Decoder {
     }
 }
 
-/// Reads one pipe to its end into the stream's capture, feeding `sink` as it goes.
+/// One chunk's share of its process's [`LIVE_OUTPUT_BUDGET`]; dropping it
+/// gives the share back (see [`OutputSink`]).
+#[derive(Debug)]
+pub struct OutputReceipt {
+    _permit: OwnedSemaphorePermit,
+}
+
+/// A process's sink and the budget its receipts draw from; both streams share it.
+#[derive(Clone)]
+pub(super) struct LiveOutput {
+    sink: OutputSink,
+    budget: Arc<Semaphore>,
+}
+
+impl LiveOutput {
+    pub(super) fn new(sink: OutputSink) -> Self {
+        Self { sink, budget: Arc::new(Semaphore::new(LIVE_OUTPUT_BUDGET)) }
+    }
+
+    /// Hands `text` to the sink once the budget has room for it. Waiting here
+    /// is what pauses reading: the caller reads its pipe again only after this.
+    async fn deliver(&self, kind: StreamKind, text: &str) {
+        // A chunk is at most a few times READ_CHUNK, far below the budget; the
+        // clamp only guarantees the wait can end.
+        let share = text.len().clamp(1, LIVE_OUTPUT_BUDGET) as u32;
+        // The semaphore is never closed, so this cannot fail.
+        let Ok(permit) = Arc::clone(&self.budget).acquire_many_owned(share).await else { return };
+        (self.sink)(kind, text, OutputReceipt { _permit: permit });
+    }
+}
+
+/// Reads one pipe to its end into the stream's capture, feeding `live` as it goes.
 #[cfg(unix)]
 pub(super) async fn read_stream(
     shared: &super::Shared,
     kind: StreamKind,
     mut pipe: tokio::net::unix::pipe::Receiver,
-    sink: Option<super::OutputSink>,
+    live: Option<LiveOutput>,
 ) {
     use tokio::io::AsyncReadExt;
 
@@ -221,8 +255,8 @@ pub(super) async fn read_stream(
         };
         let replaced = if bytes.is_empty() { decoder.finish(&mut text) } else { decoder.decode(bytes, &mut text) };
         lock(capture).push(bytes, &text, replaced);
-        if let (Some(sink), false) = (&sink, text.is_empty()) {
-            sink(kind, &text);
+        if let (Some(live), false) = (&live, text.is_empty()) {
+            live.deliver(kind, &text).await;
         }
         if bytes.is_empty() {
             return;

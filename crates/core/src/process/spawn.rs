@@ -7,10 +7,10 @@
 
 use std::io;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use tokio::sync::watch;
+use tokio::sync::{watch, Semaphore};
 
 use super::group::Group;
 use super::output::Capture;
@@ -28,6 +28,7 @@ pub fn spawn(spec: ProcessSpec) -> Result<Process, ExecError> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
 
+    use super::output::LiveOutput;
     use super::supervise::{self, Io};
     use super::wait::ExitWatch;
     use tokio::net::unix::pipe;
@@ -71,7 +72,7 @@ pub fn spawn(spec: ProcessSpec) -> Result<Process, ExecError> {
             _ => None,
         };
         let watch = ExitWatch::new(pid)?;
-        io::Result::Ok(Io { watch, stdout, stderr, stdin, sink: spec.on_output })
+        io::Result::Ok(Io { watch, stdout, stderr, stdin, live: spec.on_output.map(LiveOutput::new) })
     })();
     let io = match wired {
         Ok(io) => io,
@@ -85,6 +86,29 @@ pub fn spawn(spec: ProcessSpec) -> Result<Process, ExecError> {
     let timeout_at = spec.timeout.and_then(|timeout| started.checked_add(timeout));
     runtime.spawn(supervise::run(Arc::clone(&shared), io, timeout_at));
     Ok(Process { shared })
+}
+
+/// [`spawn`] for async callers. `posix_spawn` holds its thread until the child
+/// has exec'd, which takes milliseconds once hundreds of children compete for
+/// the CPU; on a runtime worker that stalls every other task on it (behind a
+/// burst of 500 spawns, registry collections of other executions waited
+/// seconds, eating into their deadline, and timers fired late). So the spawn
+/// runs on the blocking pool, at most one per CPU at a time:
+/// more would not start children any faster, only contend for the kernel's
+/// locks. Must be awaited inside a tokio runtime, as for [`spawn`].
+pub async fn spawn_async(spec: ProcessSpec) -> Result<Process, ExecError> {
+    static SPAWNING: OnceLock<Semaphore> = OnceLock::new();
+    let slots = SPAWNING.get_or_init(|| {
+        Semaphore::new(std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get))
+    });
+    // Never closed, so this cannot fail; the permit is held until the child runs.
+    let _slot = slots.acquire().await;
+    let program = spec.program.clone();
+    match tokio::task::spawn_blocking(move || spawn(spec)).await {
+        Ok(spawned) => spawned,
+        // The blocking task panicked or the runtime is shutting down.
+        Err(error) => Err(spawn_failed(&program, io::Error::other(error))),
+    }
 }
 
 /// Process control is only implemented for Unix; elsewhere spawning fails.

@@ -13,9 +13,9 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::unix::pipe;
 
 use super::group::KillCause;
-use super::output::read_stream;
+use super::output::{read_stream, LiveOutput};
 use super::wait::{self, ExitWatch};
-use super::{lock, OutputSink, RunResult, Shared, StreamKind};
+use super::{lock, RunResult, Shared, StreamKind};
 
 /// The child's ends of the world, owned by the task.
 pub(super) struct Io {
@@ -23,7 +23,7 @@ pub(super) struct Io {
     pub(super) stdout: pipe::Receiver,
     pub(super) stderr: pipe::Receiver,
     pub(super) stdin: Option<(pipe::Sender, Vec<u8>)>,
-    pub(super) sink: Option<OutputSink>,
+    pub(super) live: Option<LiveOutput>,
 }
 
 /// Runs the process to its result.
@@ -40,11 +40,11 @@ pub(super) fn run(shared: Arc<Shared>, io: Io, timeout_at: Option<Instant>) -> i
 
 /// Everything up to the reap. Every fd in `io` is closed when it returns.
 async fn drive(shared: &Shared, io: Io, mut timeout_at: Option<Instant>) {
-    let Io { mut watch, stdout, stderr, stdin, sink } = io;
+    let Io { mut watch, stdout, stderr, stdin, live } = io;
     let readers = async {
         tokio::join!(
-            read_stream(shared, StreamKind::Stdout, stdout, sink.clone()),
-            read_stream(shared, StreamKind::Stderr, stderr, sink),
+            read_stream(shared, StreamKind::Stdout, stdout, live.clone()),
+            read_stream(shared, StreamKind::Stderr, stderr, live),
         );
     };
     let feed = async move {

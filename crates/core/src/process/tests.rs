@@ -277,6 +277,39 @@ async fn spawn_failures_are_errors() {
     assert_eq!(errno(error).1, Some(libc::ENOENT));
 }
 
+#[tokio::test(flavor = "current_thread")]
+async fn spawn_async_leaves_the_runtime_thread_free() {
+    // One runtime thread: a burst of spawns must not keep a timer on it from
+    // firing, since each spawn runs on the blocking pool.
+    let ticks = Arc::new(AtomicU32::new(0));
+    let ticker = {
+        let ticks = Arc::clone(&ticks);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                ticks.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..100 {
+        tasks.spawn(async move { spawn_async(sh(&format!("exit {}", i % 5))).await.unwrap().wait().await.exit_code });
+    }
+    let mut codes = Vec::new();
+    while let Some(code) = tasks.join_next().await {
+        codes.push(code.unwrap());
+    }
+    ticker.abort();
+    assert_eq!(codes.len(), 100);
+    assert!(codes.iter().all(|code| matches!(code, Some(0..=4))));
+    assert!(ticks.load(Ordering::Relaxed) > 0, "the timer ran while children were spawned");
+    // Errors come through unchanged.
+    let error = spawn_async(ProcessSpec::new("bin/sh", "/")).await.err().unwrap();
+    assert_eq!(error.code(), "ERR_SHELL_EXEC_INVALID_SPEC");
+    let error = spawn_async(ProcessSpec::new("/nonexistent/program", "/")).await.err().unwrap();
+    assert_eq!(errno(error).1, Some(libc::ENOENT));
+}
+
 #[test]
 fn spawn_needs_a_runtime() {
     let error = spawn(sh("exit 0")).err().unwrap();
@@ -565,7 +598,7 @@ async fn live_output_never_splits_a_character() {
     let mut spec = sh("yes 'é😀ü' | head -n 40000; echo done >&2");
     spec.stdout = limits(1000, 0);
     let sink = Arc::clone(&chunks);
-    spec.on_output = Some(Arc::new(move |kind, text: &str| sink.lock().unwrap().push((kind, text.to_owned()))));
+    spec.on_output = Some(Arc::new(move |kind, text: &str, _receipt| sink.lock().unwrap().push((kind, text.to_owned()))));
     let result = run(spec).await;
     let chunks = chunks.lock().unwrap();
     let stdout: String = chunks.iter().filter(|(k, _)| *k == StreamKind::Stdout).map(|(_, t)| t.as_str()).collect();
@@ -574,6 +607,42 @@ async fn live_output_never_splits_a_character() {
     assert_eq!(stderr, "done\n");
     assert!(chunks.len() > 2, "expected several chunks");
     assert!(result.stdout.text.ends_with("é😀ü\n") && !result.stdout.text.contains('\u{FFFD}'));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn held_receipts_pause_reading_until_dropped() {
+    // A consumer that keeps every receipt: live output stops at the budget and
+    // the child blocks on its full pipe instead of being queued without bound.
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let delivered = Arc::new(Mutex::new(0usize));
+    let mut spec = sh("head -c 8388608 /dev/zero; echo done >&2");
+    spec.stdout = limits(1000, 0);
+    let (sink_held, sink_delivered) = (Arc::clone(&held), Arc::clone(&delivered));
+    spec.on_output = Some(Arc::new(move |_kind, text: &str, receipt| {
+        *sink_delivered.lock().unwrap() += text.len();
+        sink_held.lock().unwrap().push(receipt);
+    }));
+    let process = spawn(spec).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let paused_at = *delivered.lock().unwrap();
+    assert!(paused_at <= LIVE_OUTPUT_BUDGET, "delivered {paused_at} bytes past the budget");
+    assert!(paused_at > LIVE_OUTPUT_BUDGET / 2, "delivered only {paused_at} bytes");
+    assert_eq!(process.state().status, Status::Running, "the writer waits for the consumer");
+    // Consuming (dropping receipts) as they come lets it finish.
+    let drain = {
+        let held = Arc::clone(&held);
+        tokio::spawn(async move {
+            loop {
+                held.lock().unwrap().clear();
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+    };
+    let result = process.wait().await;
+    drain.abort();
+    assert_eq!(result.exit_code, Some(0));
+    assert_eq!(*delivered.lock().unwrap(), (8 << 20) + "done\n".len(), "every byte of both streams, once");
+    assert_eq!(result.stderr.text, "done\n");
 }
 
 #[tokio::test(flavor = "multi_thread")]
