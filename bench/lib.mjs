@@ -89,5 +89,5 @@ export function table(header, rows) {
 /** A markdown table of the same rows. */
 export function markdownTable(header, rows) {
   const line = (cells) => `| ${cells.map((cell) => String(cell ?? '').replaceAll('|', '\\|')).join(' | ')} |`
-  return [line(header), `|${header.map((_, column) => (column === 0 ? '---' : '---:')).join('|')}|`, ...rows.map(line)].join('\n')
+  return [line(header), `|${header.map((_, column) => (column === 0 || column === header.length - 1 ? '---' : '---:')).join('|')}|`, ...rows.map(line)].join('\n')
 }
