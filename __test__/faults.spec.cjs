@@ -37,6 +37,13 @@ beforeAll(() => {
 })
 afterAll(() => {
   fs.rmSync(TMP, { recursive: true, force: true })
+  // Vitest ends its fork workers with SIGTERM, which runs no exit hook (README:
+  // a host killed by a signal runs none), so the spill files this file's runs
+  // left for the garbage collector would stay in the temp dir. Every run here
+  // has settled; the exit-time removal itself is checked in child processes below.
+  for (const name of fs.readdirSync(os.tmpdir())) {
+    if (name.startsWith(`dsh-shell-env-${process.pid}-`)) fs.rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true })
+  }
 })
 
 /** Starts `spec` and awaits its result. */
