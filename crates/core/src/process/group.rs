@@ -199,27 +199,41 @@ fn signal_group(pgid: u32, signal: Signal) {
 }
 
 /// Whether any process but `pgid` itself is a live (not zombie) member of
-/// group `pgid`. Linux reads each `/proc/<pid>/stat`; elsewhere there is no
-/// cheap way to ask, and members that outlive the SIGTERM are not chased.
+/// group `pgid`. Elsewhere than on Linux there is no cheap way to ask, and
+/// members that outlive the SIGTERM are not chased.
+///
+/// Every other member was created after the leader, so on Linux only the pids
+/// handed out since then can be members: the candidates are the pids after
+/// `pgid` up to the namespace's last pid (wrapping at `pid_max`). Each costs
+/// one `getpgid` call; only a match reads `/proc/<pid>/stat` for its state.
+/// When many pids were handed out since (a long command on a busy host) the
+/// live pids in `/proc` are fewer than the candidates, so those are checked.
 #[cfg(target_os = "linux")]
 fn group_has_live_members(pgid: u32) -> bool {
+    const MAX_CANDIDATES: u32 = 4096;
+    let read = |path| std::fs::read_to_string(path).ok().and_then(|text| text.trim().parse::<u32>().ok());
+    let is_member = |pid: u32| {
+        // SAFETY: getpgid only reads the kernel's process table.
+        pid != pgid
+            && unsafe { libc::getpgid(pid as libc::pid_t) } == pgid as libc::pid_t
+            && stat_state(pid).is_some_and(|state| state != 'Z' && state != 'X')
+    };
+    if let (Some(last), Some(max)) = (read("/proc/sys/kernel/ns_last_pid"), read("/proc/sys/kernel/pid_max")) {
+        let handed_out = if last >= pgid { last - pgid } else { max - pgid + last };
+        if handed_out <= MAX_CANDIDATES {
+            return (1..=handed_out).map(|offset| (pgid + offset - 1) % max + 1).any(is_member);
+        }
+    }
     let Ok(entries) = std::fs::read_dir("/proc") else { return false };
-    entries.flatten().any(|entry| {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|name| name.parse::<u32>().ok()) else { return false };
-        pid != pgid && stat_group(pid).is_some_and(|(state, group)| group == pgid && state != 'Z' && state != 'X')
-    })
+    entries.flatten().filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok()).any(is_member)
 }
 
-/// The state letter and process group of `pid`, from `/proc/<pid>/stat`:
-/// `pid (comm) state ppid pgrp …`, where `comm` may itself hold spaces and parentheses.
+/// The state letter of `pid`, from `/proc/<pid>/stat`: `pid (comm) state …`,
+/// where `comm` may itself hold spaces and parentheses.
 #[cfg(target_os = "linux")]
-fn stat_group(pid: u32) -> Option<(char, u32)> {
+fn stat_state(pid: u32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let mut fields = stat.get(stat.rfind(')')? + 1..)?.split_ascii_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let _ppid = fields.next()?;
-    Some((state, fields.next()?.parse().ok()?))
+    stat.get(stat.rfind(')')? + 1..)?.split_ascii_whitespace().next()?.chars().next()
 }
 
 #[cfg(not(target_os = "linux"))]
