@@ -15,6 +15,7 @@ const path = require('node:path')
 const { types } = require('node:util')
 
 const { ROOT, FIXTURES, rejected, thrown, expectCode, agentExecution, runNode, lastJsonLine } = require('./helpers.cjs')
+const { delay, waitFor, run, untilOutput, parseEnv0, groupGone } = require('./process-helpers.cjs')
 
 const { execute, buildEnvironment, ShellEnvRegistry, ShellExecution } = require('..')
 
@@ -36,36 +37,6 @@ afterAll(() => {
 
 // Helpers.
 
-const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** Polls `predicate` every 10 ms; fails after `timeoutMs`. */
-async function waitFor(predicate, what, timeoutMs = 15_000) {
-  const end = Date.now() + timeoutMs
-  for (;;) {
-    const value = await predicate()
-    if (value) return value
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await delay(10)
-  }
-}
-
-/** Starts `spec` and awaits its result. */
-async function run(spec) {
-  const execution = await execute(spec)
-  const result = await execution.result()
-  return { execution, result }
-}
-
-/** Reads output with readOutput() until the accumulated stdout contains `marker`. */
-async function untilOutput(execution, marker) {
-  let seen = ''
-  await waitFor(() => {
-    seen += execution.readOutput().stdout
-    return seen.includes(marker)
-  }, `output ${JSON.stringify(marker)}`)
-  return seen
-}
-
 /** Sets (or, for `undefined`, deletes) `process.env` entries around `fn`, restoring them afterwards. */
 async function withEnv(vars, fn) {
   const saved = Object.keys(vars).map((key) => [key, Object.prototype.hasOwnProperty.call(process.env, key), process.env[key]])
@@ -83,72 +54,12 @@ async function withEnv(vars, fn) {
   }
 }
 
-/** Parses `env -0` output. */
-function parseEnv0(text) {
-  const env = {}
-  for (const entry of text.split('\0')) {
-    if (entry === '') continue
-    const at = entry.indexOf('=')
-    env[entry.slice(0, at)] = entry.slice(at + 1)
-  }
-  return env
-}
-
 /** The exact environment a child receives (argv run directly, so no shell adds anything). */
 async function childEnv(spec = {}) {
   const { result } = await run({ command: [ENV_PROGRAM, '-0'], ...spec })
   expect(result.stderr.text).toBe('')
   expect(result.exitCode).toBe(0)
   return parseEnv0(result.stdout.text)
-}
-
-/** Every process whose process group is `pgid`, with its state letter (Z: zombie). */
-function groupMembers(pgid) {
-  const members = []
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    let stat
-    try {
-      stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8')
-    } catch {
-      continue
-    }
-    // Fields after "(comm)": state, ppid, pgrp, …
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    if (Number(fields[2]) === pgid) members.push({ pid: Number(entry), state: fields[0] })
-  }
-  return members
-}
-
-function groupSignalable(pgid) {
-  try {
-    process.kill(-pgid, 0)
-    return true
-  } catch (error) {
-    expect(error.code).toBe('ESRCH')
-    return false
-  }
-}
-
-/**
- * No process of the group is left. A killed grandchild is reparented to PID 1,
- * which reaps it on its own schedule (in some containers only every second or
- * so), so zombies get time to disappear; live members are reported at once.
- */
-async function expectGroupGone(pgid) {
-  const live = () => groupMembers(pgid).filter((member) => member.state !== 'Z')
-  await waitFor(() => live().length === 0, `no live process in group ${pgid} (left: ${JSON.stringify(live())})`, 3_000).catch(
-    (error) => {
-      const left = live()
-      for (const member of left) {
-        try {
-          process.kill(member.pid, 'SIGKILL') // do not leave it behind for the rest of the run
-        } catch {}
-      }
-      throw new Error(`${error.message}; still alive: ${JSON.stringify(left)}`)
-    },
-  )
-  await waitFor(() => !groupSignalable(pgid), `process.kill(-${pgid}, 0) to throw ESRCH`, 20_000)
 }
 
 /** Writes an executable (or not) shell script. */
@@ -733,7 +644,7 @@ describe('process behaviour', () => {
     expect(execution.status).toBe('killed')
     expect(result.durationMs).toBeGreaterThanOrEqual(graceMs)
     expect(result.durationMs).toBeLessThan(15_000)
-    await expectGroupGone(execution.pid)
+    await groupGone(execution.pid)
   }, T)
 
   it('a TERM-ignoring command that times out is killed after timeoutMs + graceMs', async () => {
@@ -765,7 +676,7 @@ describe('process behaviour', () => {
     expect(result.durationMs).toBeLessThan(graceMs + SLACK_MS)
     const grandchild = Number(result.stdout.text.trim())
     expect(grandchild).toBeGreaterThan(0)
-    await expectGroupGone(execution.pid)
+    await groupGone(execution.pid)
   }, T)
 
   it('a TERM-ignoring grandchild keeping stdout open is SIGKILLed after the grace; result() settles within grace + slack', async () => {
@@ -782,7 +693,7 @@ describe('process behaviour', () => {
     expect(result.exitCode).toBe(0)
     expect(result.durationMs).toBeLessThan(graceMs + SLACK_MS)
     expect(waited).toBeLessThan(graceMs + SLACK_MS)
-    await expectGroupGone(execution.pid)
+    await groupGone(execution.pid)
   }, T)
 
   it('kill() ends the whole group, grandchildren included', async () => {
@@ -790,7 +701,7 @@ describe('process behaviour', () => {
     await untilOutput(execution, 'ready')
     expect(execution.kill()).toBe(true)
     await execution.result()
-    await expectGroupGone(execution.pid)
+    await groupGone(execution.pid)
   }, T)
 
   it('kill() ends the whole group: a TERM-ignoring grandchild that closed its pipes gets SIGKILL after the grace', async () => {
@@ -805,7 +716,7 @@ describe('process behaviour', () => {
     expect(execution.kill()).toBe(true)
     const result = await execution.result()
     expect(result.durationMs).toBeLessThan(graceMs + SLACK_MS)
-    await expectGroupGone(execution.pid)
+    await groupGone(execution.pid)
   }, T)
 
   it('after the leader exits, a TERM-ignoring background job without pipes is SIGKILLed after the grace (README)', async () => {
@@ -818,7 +729,7 @@ describe('process behaviour', () => {
       graceMs,
     })
     await execution.result()
-    await expectGroupGone(execution.pid)
+    await groupGone(execution.pid)
   }, T)
 
   it('the leader is reaped by the time result() settles (no zombie)', async () => {
@@ -1389,7 +1300,7 @@ describe('teardown of the JS environment ends the group (child process)', () => 
     expect(child.signal).toBe(null)
     const pid = JSON.parse(child.stdout.split('\n')[0]).pid
     expect(pid).toBeGreaterThan(0)
-    await expectGroupGone(pid)
+    await groupGone(pid)
   }, T)
 })
 

@@ -19,11 +19,9 @@ const path = require('node:path')
 const { spawnSync } = require('node:child_process')
 
 const { ROOT, FIXTURES, rejected, expectCode, agentExecution, lastJsonLine } = require('./helpers.cjs')
-const proc = require('./fixtures/fault-proc.cjs')
+const { delay, waitFor, run, untilOutput, groupGone, zombieChildren, fds, waiterThreads, pool } = require('./process-helpers.cjs')
 
 const { execute, ShellEnvRegistry } = require('..')
-
-const { delay, waitFor, groupGone, zombieChildren, fds, waiterThreads } = proc
 
 /** Per-test timeout for anything that spawns. */
 const T = 30_000
@@ -45,23 +43,6 @@ afterAll(() => {
     if (name.startsWith(`dsh-shell-env-${process.pid}-`)) fs.rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true })
   }
 })
-
-/** Starts `spec` and awaits its result. */
-async function run(spec) {
-  const execution = await execute(spec)
-  const result = await execution.result()
-  return { execution, result }
-}
-
-/** Reads output with readOutput() until the accumulated stdout contains `marker`. */
-async function untilOutput(execution, marker) {
-  let seen = ''
-  await waitFor(() => {
-    seen += execution.readOutput().stdout
-    return seen.includes(marker)
-  }, `output ${JSON.stringify(marker)}`)
-  return seen
-}
 
 /** The flags a result ends with, in one comparable object. */
 function flags(execution, result) {
@@ -345,10 +326,10 @@ describe('1,000 executions, 16 at a time, every kind of ending', () => {
   }
 
   it('each ends as it should; descriptors, waiter threads and zombies are back where they started', async () => {
-    await proc.pool(Array.from({ length: 50 }, (_, i) => i), 16, one) // warm up the runtime's one-time allocations
+    await pool(Array.from({ length: 50 }, (_, i) => i), 16, one) // warm up the runtime's one-time allocations
     await delay(100)
     const before = fds()
-    const failures = (await proc.pool(Array.from({ length: 1_000 }, (_, i) => i), 16, one)).filter(Boolean)
+    const failures = (await pool(Array.from({ length: 1_000 }, (_, i) => i), 16, one)).filter(Boolean)
     expect(failures).toEqual([])
     // Every result has settled, so every pipe, pidfd and spill file is closed.
     let after = fds()

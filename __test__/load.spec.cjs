@@ -10,7 +10,7 @@ const path = require('node:path')
 
 const { ROOT, FIXTURES, runNode, lastJsonLine } = require('./helpers.cjs')
 const { overlappingExecutions, racingCollections } = require('./fixtures/load-work.cjs')
-const { zombieChildren, waitFor } = require('./fixtures/fault-proc.cjs')
+const { zombieChildren, waitFor } = require('./process-helpers.cjs')
 
 const pkg = require('..')
 

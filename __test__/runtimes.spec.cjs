@@ -18,9 +18,9 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { Worker } = require('node:worker_threads')
 
 const { ROOT, FIXTURES, runNode, lastJsonLine } = require('./helpers.cjs')
+const { delay, groupSignalable, startWorker } = require('./process-helpers.cjs')
 
 const { ShellEnvRegistry } = require('..')
 
@@ -28,18 +28,6 @@ const WORKING = 8
 const HANGING = 4
 /** Generous: a 2-core CI machine running other suites at the same time. */
 const DEADLINE_MS = 60_000
-
-const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
-function groupAlive(pgid) {
-  try {
-    process.kill(-pgid, 0)
-    return true
-  } catch (error) {
-    expect(error.code).toBe('ESRCH')
-    return false
-  }
-}
 
 /** Pids of every process whose environment carries RT_MARKER=<marker>. */
 function markedProcesses(marker) {
@@ -70,7 +58,7 @@ async function expectAllGone(pgids, marker, timeoutMs = 20_000) {
   const end = Date.now() + timeoutMs
   let left
   for (;;) {
-    left = { groups: pgids.filter(groupAlive), marked: markedProcesses(marker) }
+    left = { groups: pgids.filter(groupSignalable), marked: markedProcesses(marker) }
     if (left.groups.length === 0 && left.marked.length === 0) return
     if (Date.now() > end) break
     await delay(25)
@@ -135,18 +123,8 @@ describe('worker threads', () => {
   it(`the same inside this test process: ${WORKING} workers work, ${HANGING} terminated workers take their groups with them`, async () => {
     const marker = `in-process-${process.pid}-${Date.now()}`
     const entry = path.join(FIXTURES, 'rt-worker.cjs')
-    const start = (index, mode) =>
-      new Promise((resolve, reject) => {
-        const worker = new Worker(entry, { workerData: { root: ROOT, index, mode, marker } })
-        let message
-        worker.on('message', (value) => {
-          message = value
-          if (mode === 'hang' && value.pid) worker.terminate()
-        })
-        worker.on('error', reject)
-        // No terminate() for the working ones: they have to finish on their own.
-        worker.on('exit', (code) => resolve({ code, message }))
-      })
+    // No terminate() for the working ones: they have to finish on their own.
+    const start = (index, mode) => startWorker(entry, { root: ROOT, index, mode, marker })
     // The addon is also live on this thread while the workers run.
     const registry = new ShellEnvRegistry({ dshHome: '/tmp/dsh-rt-main' })
     const results = await Promise.all([
