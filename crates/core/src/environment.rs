@@ -350,7 +350,8 @@ pub struct Environment {
     pub vars: Vec<(String, String)>,
     /// The step that set each variable in `vars`, by its exact name.
     pub sources: BTreeMap<String, Source>,
-    /// Each removed name once, in pipeline order (by name within a step).
+    /// Each removed name once, in pipeline order; within a step sorted by the
+    /// names' comparison form (the upper-cased name on Windows).
     pub removed: Vec<Removal>,
     platform: Platform,
 }
