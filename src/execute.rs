@@ -6,10 +6,10 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use dsh_shell_env_core::command::{self, CommandLine, ExecRequest, Expiry};
+use dsh_shell_env_core::command::{self, CommandLine, ExecRequest};
 use dsh_shell_env_core::environment::{build_environment, Environment, Inherit, Platform};
 use dsh_shell_env_core::process::{self, KillReason, OutputSink, Process, RunResult, StreamResult};
-use dsh_shell_env_core::snapshot::Collection;
+use dsh_shell_env_core::snapshot::{Collection, DEFAULT_COLLECT_TIMEOUT};
 use dsh_shell_env_core::ExecError;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -19,7 +19,7 @@ use napi_derive::napi;
 use crate::abort::{watch_signal, AbortListener, AbortToken};
 use crate::errors::{rejected, Failure};
 use crate::js::{self, JsRaw, Raw};
-use crate::registry::{begin, caller_env, resolve_all, ShellEnvRegistry, DEFAULT_COLLECT_TIMEOUT};
+use crate::registry::{begin, caller_env, resolve_all, ShellEnvRegistry};
 use crate::resolver::{ExecutionRef, JsResolver};
 
 /// Starts a command; the promise resolves with a native execution once the
@@ -190,11 +190,9 @@ fn read_request(env: &Env, spec: Raw) -> std::result::Result<ExecRequest, Failur
     request.stdout_max_bytes = optional_number(env, spec, "stdoutMaxBytes")?;
     request.stderr_max_bytes = optional_number(env, spec, "stderrMaxBytes")?;
     request.spill_max_bytes = optional_number(env, spec, "spillMaxBytes")?;
-    request.on_expiry = match optional_string(env, spec, "onExpiry")?.as_deref() {
-        None | Some("kill") => Expiry::Kill,
-        Some("none") => Expiry::None,
-        Some(other) => return Err(ExecError::invalid_spec("onExpiry", format!("must be 'kill' or 'none' (got {other:?})")).into()),
-    };
+    if let Some(on_expiry) = optional_string(env, spec, "onExpiry")? {
+        request.on_expiry = on_expiry.parse()?;
+    }
     request.stdin = match js::get_defined(env, spec, "stdin").map_err(js_failure)? {
         None => None,
         Some(stdin) if js::type_of(env, stdin) == ValueType::String => Some(text(env, stdin, || "stdin".into())?.into_bytes()),

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use dsh_shell_env_core::home::{check_configured, resolve_dsh_home, HomeContext};
 use dsh_shell_env_core::registry::{Declaration, Profile, Registry};
-use dsh_shell_env_core::snapshot::{check_inherited_path, Collection, ResolvedValue, Snapshot};
+use dsh_shell_env_core::snapshot::{check_inherited_path, collect_timeout, Collection, ResolvedValue, Snapshot};
 use dsh_shell_env_core::text::{IllFormedText, ILL_FORMED};
 use dsh_shell_env_core::ShellEnvError;
 use napi::bindgen_prelude::*;
@@ -22,8 +22,6 @@ use crate::resolver::{ExecutionRef, JsResolver, Outcome, ResolverReturn};
 /// The core registry as the binding stores it.
 pub type CoreRegistry = Registry<JsResolver>;
 
-/// How long a collection waits for its resolvers unless told otherwise.
-pub const DEFAULT_COLLECT_TIMEOUT: Duration = Duration::from_millis(5000);
 
 /// The registry of managed `DSH_*` variables for shell calls.
 #[napi]
@@ -404,20 +402,23 @@ fn parent_env_option(env: &Env, parent_env: Option<Unknown>) -> std::result::Res
     })
 }
 
+/// The `timeoutMs` option, read as a number; the core checks it.
 fn read_timeout(env: &Env, options: Option<Raw>) -> std::result::Result<Duration, Failure> {
-    let Some(options) = options else { return Ok(DEFAULT_COLLECT_TIMEOUT) };
-    let Some(value) = js::get_defined(env, options, "timeoutMs").map_err(threw("timeoutMs"))? else {
-        return Ok(DEFAULT_COLLECT_TIMEOUT);
+    let value = match options {
+        Some(options) => js::get_defined(env, options, "timeoutMs").map_err(threw("timeoutMs"))?,
+        None => None,
     };
-    let millis = match js::type_of(env, value) {
-        ValueType::Number => unsafe { f64::from_napi_value(env.raw(), value) }.map_err(threw("timeoutMs"))?,
-        _ => f64::NAN,
+    let millis = match value {
+        None => None,
+        Some(value) if js::type_of(env, value) == ValueType::Number => {
+            Some(unsafe { f64::from_napi_value(env.raw(), value) }.map_err(threw("timeoutMs"))?)
+        }
+        Some(value) => {
+            let reason = format!("must be a positive finite number of milliseconds (got {})", js::describe(env, value));
+            return Err(ShellEnvError::InvalidOption { option: "timeoutMs", reason }.into());
+        }
     };
-    if !(millis.is_finite() && millis > 0.0) {
-        let reason = format!("must be a positive finite number of milliseconds (got {})", js::describe(env, value));
-        return Err(ShellEnvError::InvalidOption { option: "timeoutMs", reason }.into());
-    }
-    Ok(Duration::from_secs_f64(millis.min(1e12) / 1000.0))
+    Ok(collect_timeout(millis)?)
 }
 
 /// Maps a JS throw while reading the profile to a profile error keeping the

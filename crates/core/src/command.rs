@@ -38,6 +38,19 @@ pub enum Expiry {
     None,
 }
 
+impl std::str::FromStr for Expiry {
+    type Err = ExecError;
+
+    /// Parses `"kill"` or `"none"`; anything else is an invalid `onExpiry`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "kill" => Ok(Self::Kill),
+            "none" => Ok(Self::None),
+            _ => Err(ExecError::invalid_spec("onExpiry", format!("must be 'kill' or 'none' (got {s:?})"))),
+        }
+    }
+}
+
 /// An `execute()` request as plain data. Numbers arrive as JS numbers and are
 /// checked here, so every caller gets the same rules.
 #[derive(Debug, Clone, Default)]
@@ -189,13 +202,18 @@ fn workdir(workdir: Option<&str>, cwd: &Path) -> Result<PathBuf, ExecError> {
 
 fn duration(field: &str, value: Option<f64>, default: f64, zero_ok: bool) -> Result<Duration, ExecError> {
     let millis = value.unwrap_or(default);
-    let valid = millis.is_finite() && (millis > 0.0 || (zero_ok && millis == 0.0));
-    if !valid {
+    duration_from_millis(millis, zero_ok).ok_or_else(|| {
         let wanted = if zero_ok { "a finite number ≥ 0" } else { "a positive finite number" };
-        return Err(ExecError::invalid_spec(field, format!("must be {wanted} of milliseconds (got {millis})")));
-    }
+        ExecError::invalid_spec(field, format!("must be {wanted} of milliseconds (got {millis})"))
+    })
+}
+
+/// The rule for every millisecond option: finite and positive (or zero, when
+/// `zero_ok`). `None` when `millis` breaks it.
+pub fn duration_from_millis(millis: f64, zero_ok: bool) -> Option<Duration> {
+    let valid = millis.is_finite() && (millis > 0.0 || (zero_ok && millis == 0.0));
     // Far beyond any real timeout; keeps Duration arithmetic from overflowing.
-    Ok(Duration::from_secs_f64(millis.min(1e12) / 1000.0))
+    valid.then(|| Duration::from_secs_f64(millis.min(1e12) / 1000.0))
 }
 
 fn byte_count(field: &str, value: Option<f64>, default: f64) -> Result<u64, ExecError> {
@@ -288,6 +306,24 @@ mod tests {
         for (request, field) in cases {
             let message = field_error(&request);
             assert!(message.contains(&format!("field {field}:")), "{message}");
+        }
+    }
+
+    #[test]
+    fn on_expiry_parses_kill_and_none_only() {
+        assert_eq!("kill".parse::<Expiry>().unwrap(), Expiry::Kill);
+        assert_eq!("none".parse::<Expiry>().unwrap(), Expiry::None);
+        let error = "never".parse::<Expiry>().unwrap_err();
+        assert_eq!(error.code(), "ERR_SHELL_EXEC_INVALID_SPEC");
+        assert!(error.to_string().contains("field onExpiry:"), "{error}");
+    }
+
+    #[test]
+    fn millisecond_rule() {
+        assert_eq!(duration_from_millis(1500.0, false), Some(Duration::from_millis(1500)));
+        assert_eq!(duration_from_millis(0.0, true), Some(Duration::ZERO));
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(duration_from_millis(bad, false), None, "{bad}");
         }
     }
 

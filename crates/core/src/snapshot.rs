@@ -8,10 +8,27 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
+
+use crate::command::duration_from_millis;
 
 use crate::error::ShellEnvError;
 use crate::keys::{DSH_HOME, DSH_PROFILE, DSH_PROFILE_DIR, DSH_SESSION_ID, DSH_SHELL, PATH_KEY};
 use crate::registry::{Contributor, Registry, BUILTIN_OWNER, PATH_DELIMITER};
+
+/// How long an asynchronous collection waits for its resolvers, all together,
+/// unless told otherwise.
+pub const DEFAULT_COLLECT_TIMEOUT: Duration = Duration::from_millis(5000);
+
+/// The `timeoutMs` option of an asynchronous collection: the default when
+/// absent, else a positive finite number of milliseconds.
+pub fn collect_timeout(millis: Option<f64>) -> Result<Duration, ShellEnvError> {
+    let Some(millis) = millis else { return Ok(DEFAULT_COLLECT_TIMEOUT) };
+    duration_from_millis(millis, false).ok_or_else(|| ShellEnvError::InvalidOption {
+        option: "timeoutMs",
+        reason: format!("must be a positive finite number of milliseconds (got {millis})"),
+    })
+}
 
 /// A managed snapshot: keys sorted, values ready for an environment block.
 pub type Snapshot = BTreeMap<String, String>;
@@ -171,6 +188,15 @@ mod tests {
 
     fn pairs(snapshot: &Snapshot) -> Vec<(&str, &str)> {
         snapshot.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+    }
+
+    #[test]
+    fn collect_timeout_defaults_and_checks() {
+        assert_eq!(collect_timeout(None), Ok(DEFAULT_COLLECT_TIMEOUT));
+        assert_eq!(collect_timeout(Some(50.0)), Ok(Duration::from_millis(50)));
+        for bad in [0.0, -5.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(collect_timeout(Some(bad)).unwrap_err().code(), "ERR_SHELL_ENV_INVALID_OPTION");
+        }
     }
 
     #[test]
