@@ -26,6 +26,12 @@ impl AbortToken {
     pub fn is_aborted(&self) -> bool {
         *self.0.borrow()
     }
+
+    /// Whether the signal has fired or still can: `false` when there was no
+    /// signal, so nothing needs to watch the token.
+    pub fn can_fire(&self) -> bool {
+        self.is_aborted() || self.0.has_changed().is_ok()
+    }
 }
 
 /// A listener attached to a caller's signal. Call [`AbortListener::detach`]

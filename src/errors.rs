@@ -8,7 +8,7 @@ use dsh_shell_env_core::{ExecError, ShellEnvError};
 use napi::bindgen_prelude::*;
 use napi::sys;
 
-use crate::js::{set, JsRaw, Raw};
+use crate::js::{set, settled_promise, JsRaw, Raw};
 
 /// A core error and the JS value that caused it, carried from wherever the
 /// failure happened (possibly a Tokio thread) to the JS thread that reports it.
@@ -87,8 +87,6 @@ fn os_error(env: &Env, program: &str, source: &std::io::Error) -> Result<Raw> {
 /// A promise already rejected with `failure`: async entry points report every
 /// failure by rejecting, never by throwing.
 pub fn rejected(env: &Env, failure: Failure) -> Result<JsRaw> {
-    let promise = env.spawn_future_with_callback(async { Ok(()) }, move |env, ()| -> Result<JsRaw> {
-        Err(failure.into_js(env))
-    })?;
-    Ok(JsRaw(promise.raw()))
+    let reason = unsafe { napi::Error::to_napi_value(env.raw(), failure.into_js(env)) }?;
+    Ok(JsRaw(settled_promise(env, Err(reason))?))
 }

@@ -34,19 +34,40 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
         Err(failure) => return rejected(env, failure),
     };
     let Prepared { request, parent, cwd, collect, sink, token, listener } = prepared;
+    // Without a registry to collect from, the child is spawned right here on
+    // the JS thread, as `child_process` does (`posix_spawn` returns once the
+    // child has exec'd): handing the spawn to another thread and the execution
+    // back cost two thread wake-ups per call. Registry resolvers may be async,
+    // so that path spawns from the runtime once they have answered.
+    let Some(collect) = collect else {
+        let started = within_runtime_if_available(|| -> std::result::Result<Process, Failure> {
+            let mut plan = command::plan(&request, parent, &Platform::current(), &cwd)?;
+            plan.spec.on_output = sink;
+            let process = process::spawn(plan.spec)?;
+            watch_abort(&process, token);
+            Ok(process)
+        });
+        return match started {
+            Ok(process) => {
+                let execution = NativeExecution::new(env, process, listener)?;
+                let execution = unsafe { NativeExecution::to_napi_value(env.raw(), execution) }?;
+                Ok(JsRaw(js::settled_promise(env, Ok(execution))?))
+            }
+            Err(failure) => {
+                listener.detach(env);
+                rejected(env, failure)
+            }
+        };
+    };
     // The reference to the caller's `execution` may only be deleted on this JS
     // thread; dropped last on a runtime thread, it leaked, and with it the
     // execution object itself. This clone is the last one and goes in the callback.
-    let execution = collect.as_ref().map(|pending| Arc::clone(&pending.execution));
+    let execution = Arc::clone(&collect.execution);
     let task = async move { Ok(start(request, parent, cwd, collect, sink, token).await) };
     let promise = env.spawn_future_with_callback(task, move |env, started| {
         drop(execution);
         match started {
-            Ok(process) => {
-                let hook = TeardownHook::add(env, process.clone())?;
-                let cleanup = Cleanup { listener: Some(listener), hook: Some(hook) };
-                Ok(NativeExecution { process, cleanup: RefCell::new(cleanup) })
-            }
+            Ok(process) => NativeExecution::new(env, process, listener),
             Err(failure) => {
                 listener.detach(env);
                 Err(failure.into_js(env))
@@ -145,24 +166,32 @@ fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>) -> std::result::Re
     Ok(Prepared { request, parent, cwd, collect, sink, token, listener })
 }
 
-/// The part of `execute()` that runs off the JS thread: collect, plan, spawn.
+/// `execute()` with a registry, off the JS thread: collect, plan, spawn.
 async fn start(
     mut request: ExecRequest,
     parent: Vec<(String, String)>,
     cwd: PathBuf,
-    collect: Option<PendingCollection>,
+    collect: PendingCollection,
     sink: Option<OutputSink>,
     token: AbortToken,
 ) -> std::result::Result<Process, Failure> {
-    if let Some(PendingCollection { collection, execution, inherited }) = collect {
-        let collection = resolve_all(collection, execution, DEFAULT_COLLECT_TIMEOUT, token.clone()).await?;
-        request.environment.managed = collection.finish(inherited.as_deref()).into_iter().collect();
-    }
+    let PendingCollection { collection, execution, inherited } = collect;
+    let collection = resolve_all(collection, execution, DEFAULT_COLLECT_TIMEOUT, token.clone()).await?;
+    request.environment.managed = collection.finish(inherited.as_deref()).into_iter().collect();
     let mut plan = command::plan(&request, parent, &Platform::current(), &cwd)?;
     plan.spec.on_output = sink;
     // Off the runtime's workers: see spawn_async.
     let process = process::spawn_async(plan.spec).await?;
-    // An abort that came before the spawn still counts: the child is stopped at once.
+    watch_abort(&process, token);
+    Ok(process)
+}
+
+/// Kills `process` when `token` fires. An abort that came before the spawn
+/// still counts: the child is stopped at once. Must run inside the runtime.
+fn watch_abort(process: &Process, token: AbortToken) {
+    if !token.can_fire() {
+        return;
+    }
     let watched = process.clone();
     tokio::spawn(async move {
         tokio::select! {
@@ -170,7 +199,6 @@ async fn start(
             _ = watched.wait() => {}
         }
     });
-    Ok(process)
 }
 
 /// Reads every plain-data field of a spec.
@@ -496,6 +524,15 @@ pub struct NativeExecution {
     cleanup: RefCell<Cleanup>,
 }
 
+impl NativeExecution {
+    /// Wraps a running process; its teardown hook is registered from now on.
+    fn new(env: &Env, process: Process, listener: AbortListener) -> Result<Self> {
+        let hook = TeardownHook::add(env, process.clone())?;
+        let cleanup = Cleanup { listener: Some(listener), hook: Some(hook) };
+        Ok(Self { process, cleanup: RefCell::new(cleanup) })
+    }
+}
+
 #[napi]
 impl NativeExecution {
     /// The child's pid (also its process group id).
@@ -544,17 +581,39 @@ impl NativeExecution {
     #[napi(ts_return_type = "Promise<ShellRunResult>")]
     pub fn wait(&self, env: &Env) -> Result<JsRaw> {
         let process = self.process.clone();
-        let cleanup = self.cleanup.replace(Cleanup { listener: None, hook: None });
-        let promise = env.spawn_future_with_callback(async move { Ok(process.wait().await) }, move |env, result| {
-            if let Some(listener) = cleanup.listener {
-                listener.detach(env);
-            }
-            if let Some(hook) = cleanup.hook {
-                hook.remove(env);
-            }
-            Ok(run_result(&result))
-        })?;
+        let cleanup = OnJsThread(self.cleanup.replace(Cleanup { listener: None, hook: None }));
+        let (deferred, promise) = env.create_deferred()?;
+        spawn(async move {
+            let result = process.wait().await;
+            deferred.resolve(move |env| {
+                let cleanup = cleanup.into_inner();
+                if let Some(listener) = cleanup.listener {
+                    listener.detach(&env);
+                }
+                if let Some(hook) = cleanup.hook {
+                    hook.remove(&env);
+                }
+                Ok(run_result(&result))
+            });
+        });
         Ok(JsRaw(promise.raw()))
+    }
+}
+
+/// A value made on a JS thread that travels through a runtime task and is
+/// opened only in a deferred's resolver, which runs on that same JS thread.
+/// Dropped elsewhere (the environment went away before the resolver ran), its
+/// contents only leak: `Cleanup` has no `Drop`.
+struct OnJsThread<T>(T);
+
+// SAFETY: see the type's documentation: the value is only used on its JS thread.
+unsafe impl<T> Send for OnJsThread<T> {}
+
+impl<T> OnJsThread<T> {
+    /// The value, on its JS thread. (A method, so closures capture the whole
+    /// wrapper rather than its non-`Send` field.)
+    fn into_inner(self) -> T {
+        self.0
     }
 }
 

@@ -320,3 +320,17 @@ pub fn set(env: &Env, object: Raw, name: &str, value: Raw) -> Result<()> {
     };
     check(env, unsafe { sys::napi_define_properties(env.raw(), object, 1, &descriptor) })
 }
+
+/// A promise already settled with `outcome` (`Ok`: fulfilled, `Err`: rejected),
+/// made on the JS thread without a round trip through the async runtime.
+pub fn settled_promise(env: &Env, outcome: std::result::Result<Raw, Raw>) -> Result<Raw> {
+    let (mut deferred, mut promise) = (ptr::null_mut(), ptr::null_mut());
+    check_status!(unsafe { sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) })?;
+    check_status!(unsafe {
+        match outcome {
+            Ok(value) => sys::napi_resolve_deferred(env.raw(), deferred, value),
+            Err(reason) => sys::napi_reject_deferred(env.raw(), deferred, reason),
+        }
+    })?;
+    Ok(promise)
+}
