@@ -1272,6 +1272,54 @@ describe('buildEnvironment(spec, parentEnv)', () => {
     })
   })
 
+  // The wrappers let the binding read the OS environment itself only for Node's
+  // own main-thread process.env; these are the cases where that would be wrong.
+  it('an object assigned to process.env is what the child inherits, not the OS environment', async () => {
+    const original = process.env
+    process.env = { ...original, EXEC_SPEC_ONLY_IN_OBJECT: 'object' }
+    delete process.env.PATH
+    try {
+      expect(buildEnvironment({}).env.EXEC_SPEC_ONLY_IN_OBJECT).toBe('object')
+      expect(buildEnvironment({}).env.PATH).toBeUndefined()
+      const env = await childEnv()
+      expect(env.EXEC_SPEC_ONLY_IN_OBJECT).toBe('object')
+      expect(env.PATH).toBeUndefined()
+    } finally {
+      process.env = original
+    }
+    expect(buildEnvironment({}).env.EXEC_SPEC_ONLY_IN_OBJECT).toBeUndefined()
+  }, T)
+
+  it('a Proxy assigned to process.env is read through its traps', async () => {
+    const original = process.env
+    process.env = new Proxy({ ...original }, { get: (target, key) => (key === 'HOME' ? '/from-proxy' : target[key]) })
+    try {
+      expect(buildEnvironment({}).env.HOME).toBe('/from-proxy')
+    } finally {
+      process.env = original
+    }
+  })
+
+  it("a worker's own process.env is what its children inherit", async () => {
+    const { Worker } = require('node:worker_threads')
+    const source = `
+      const { parentPort } = require('node:worker_threads')
+      const { execute, buildEnvironment } = require(${JSON.stringify(ROOT)})
+      process.env.EXEC_SPEC_WORKER_ONLY = 'worker'
+      execute({ command: [${JSON.stringify(ENV_PROGRAM)}, '-0'] })
+        .then((execution) => execution.result())
+        .then((result) => parentPort.postMessage({ built: buildEnvironment({}).env.EXEC_SPEC_WORKER_ONLY, child: result.stdout.text }))
+    `
+    const message = await new Promise((resolve, reject) => {
+      const worker = new Worker(source, { eval: true })
+      worker.once('message', resolve)
+      worker.once('error', reject)
+    })
+    expect(message.built).toBe('worker')
+    expect(parseEnv0(message.child).EXEC_SPEC_WORKER_ONLY).toBe('worker')
+    expect(process.env.EXEC_SPEC_WORKER_ONLY).toBeUndefined()
+  }, T)
+
   it('is exactly what execute() gives the child (one pipeline)', async () => {
     const spec = {
       scrub: { exclude: ['*KEY*', 'EXEC_SPEC_DROP*'], hardening: true },

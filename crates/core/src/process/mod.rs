@@ -26,7 +26,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use tokio::sync::watch;
+use tokio::sync::oneshot;
 
 use group::{Group, KillCause};
 use output::Capture;
@@ -227,8 +227,16 @@ struct Shared {
     group: Group,
     stdout: Mutex<Capture>,
     stderr: Mutex<Capture>,
-    done: watch::Sender<Option<Arc<RunResult>>>,
+    outcome: Mutex<Outcome>,
 }
+
+/// The result once published, or the callbacks waiting for it.
+enum Outcome {
+    Pending(Vec<FinishCallback>),
+    Published(Arc<RunResult>),
+}
+
+type FinishCallback = Box<dyn FnOnce(Arc<RunResult>) + Send>;
 
 impl Shared {
     fn capture(&self, kind: StreamKind) -> &Mutex<Capture> {
@@ -274,9 +282,29 @@ impl Process {
 
     /// Waits until the group is gone and the leader reaped.
     pub async fn wait(&self) -> Arc<RunResult> {
-        let mut done = self.shared.done.subscribe();
-        let result = done.wait_for(Option::is_some).await.expect("the sender lives as long as the handle");
-        Arc::clone(result.as_ref().expect("wait_for checked it"))
+        let (sender, receiver) = oneshot::channel();
+        self.on_finish(move |result| {
+            let _ = sender.send(result);
+        });
+        match receiver.await {
+            Ok(result) => result,
+            // Only a process whose result can never be published drops its
+            // callbacks (see `supervise::Unfinished`): it never finishes.
+            Err(_) => std::future::pending().await,
+        }
+    }
+
+    /// Calls `callback` with the result once the group is gone and the leader
+    /// reaped: on the thread that publishes it (a runtime worker), or right
+    /// away on this thread when it is already published. It must not block.
+    /// Unlike [`Process::wait`] this needs no task of its own, so a result can
+    /// be handed on (to a JS thread) without waking another thread first.
+    pub fn on_finish(&self, callback: impl FnOnce(Arc<RunResult>) + Send + 'static) {
+        let result = match &mut *lock(&self.shared.outcome) {
+            Outcome::Pending(waiting) => return waiting.push(Box::new(callback)),
+            Outcome::Published(result) => Arc::clone(result),
+        };
+        callback(result);
     }
 }
 

@@ -10,11 +10,11 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::Semaphore;
 
 use super::group::Group;
 use super::output::Capture;
-use super::{Process, ProcessSpec, Shared, StreamKind};
+use super::{Outcome, Process, ProcessSpec, Shared, StreamKind};
 use crate::error::ExecError;
 
 /// Starts `spec` as the leader of a new process group and returns once it runs.
@@ -60,7 +60,7 @@ pub fn spawn(spec: ProcessSpec) -> Result<Process, ExecError> {
         group: Group::new(pid, spec.grace),
         stdout: Mutex::new(Capture::new(StreamKind::Stdout, pid, spec.stdout)),
         stderr: Mutex::new(Capture::new(StreamKind::Stderr, pid, spec.stderr)),
-        done: watch::Sender::new(None),
+        outcome: Mutex::new(Outcome::Pending(Vec::new())),
     });
 
     // Registering the pipes and the exit watch with the runtime.

@@ -15,7 +15,7 @@ use tokio::net::unix::pipe;
 use super::group::KillCause;
 use super::output::{read_stream, LiveOutput};
 use super::wait::{self, ExitWatch};
-use super::{lock, RunResult, Shared, StreamKind};
+use super::{lock, Outcome, RunResult, Shared, StreamKind};
 
 /// The child's ends of the world, owned by the task.
 pub(super) struct Io {
@@ -121,7 +121,14 @@ fn finish(shared: &Shared) {
         stdout: lock(&shared.stdout).finish(),
         stderr: lock(&shared.stderr).finish(),
     };
-    shared.done.send_replace(Some(Arc::new(result)));
+    let result = Arc::new(result);
+    let published = Outcome::Published(Arc::clone(&result));
+    // Called outside the lock: a callback may ask for the outcome again.
+    if let Outcome::Pending(waiting) = std::mem::replace(&mut *lock(&shared.outcome), published) {
+        for callback in waiting {
+            callback(Arc::clone(&result));
+        }
+    }
 }
 
 /// Sleeps until `deadline`; forever when there is none.
@@ -139,7 +146,7 @@ struct Unfinished(Arc<Shared>);
 
 impl Drop for Unfinished {
     fn drop(&mut self) {
-        if self.0.done.borrow().is_some() {
+        if matches!(*lock(&self.0.outcome), Outcome::Published(_)) {
             return;
         }
         self.0.group.terminate_now();

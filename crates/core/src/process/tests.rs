@@ -145,6 +145,27 @@ async fn state_is_running_until_exit_and_wait_is_memoised() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn on_finish_gets_the_published_result_once_before_and_after_the_end() {
+    let process = spawn(sh("sleep 0.2; echo done")).unwrap();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let early = sender.clone();
+    process.on_finish(move |result| early.send(("before", result)).unwrap());
+    let result = process.wait().await;
+    // Registered after the end: called at once, on this thread.
+    let caller = std::thread::current().id();
+    let late = sender.clone();
+    process.on_finish(move |result| {
+        assert_eq!(std::thread::current().id(), caller);
+        late.send(("after", result)).unwrap();
+    });
+    drop(sender);
+    let calls: Vec<_> = receiver.iter().collect();
+    assert_eq!(calls.iter().map(|(when, _)| *when).collect::<Vec<_>>(), ["before", "after"]);
+    assert!(calls.iter().all(|(_, delivered)| Arc::ptr_eq(delivered, &result)));
+    assert_eq!(result.stdout.text, "done\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn writes_stdin_then_closes_it() {
     let mut spec = ProcessSpec::new("/bin/cat", "/");
     spec.stdin = Some(b"hello\nworld".to_vec());
