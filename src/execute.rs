@@ -41,9 +41,9 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
     // so that path spawns from the runtime once they have answered.
     let Some(collect) = collect else {
         let started = within_runtime_if_available(|| -> std::result::Result<Process, Failure> {
-            let mut plan = command::plan(&request, parent, &Platform::current(), &cwd)?;
-            plan.spec.on_output = sink;
-            let process = process::spawn(plan.spec)?;
+            let mut spec = command::plan(&request, parent, &Platform::current(), &cwd)?;
+            spec.on_output = sink;
+            let process = process::spawn(spec)?;
             watch_abort(&process, token);
             Ok(process)
         });
@@ -178,10 +178,10 @@ async fn start(
     let PendingCollection { collection, execution, inherited } = collect;
     let collection = resolve_all(collection, execution, DEFAULT_COLLECT_TIMEOUT, token.clone()).await?;
     request.environment.managed = collection.finish(inherited.as_deref()).into_iter().collect();
-    let mut plan = command::plan(&request, parent, &Platform::current(), &cwd)?;
-    plan.spec.on_output = sink;
+    let mut spec = command::plan(&request, parent, &Platform::current(), &cwd)?;
+    spec.on_output = sink;
     // Off the runtime's workers: see spawn_async.
-    let process = process::spawn_async(plan.spec).await?;
+    let process = process::spawn_async(spec).await?;
     watch_abort(&process, token);
     Ok(process)
 }

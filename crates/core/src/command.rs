@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::environment::{build_environment, Environment, EnvironmentSpec, Platform};
+use crate::environment::{build_environment, EnvironmentSpec, Platform};
 use crate::error::ExecError;
 use crate::keys::PATH_KEY;
 use crate::process::{check_workdir, resolve_program, OutputLimits, ProcessSpec};
@@ -79,22 +79,15 @@ pub struct ExecRequest {
     pub environment: EnvironmentSpec,
 }
 
-/// A checked request, ready to spawn.
-pub struct Plan {
-    /// What the process layer needs (without a live output sink).
-    pub spec: ProcessSpec,
-    /// The child's environment, with where each variable came from.
-    pub environment: Environment,
-}
-
-/// Checks `request` and builds its environment and process spec. `cwd` is the
-/// caller's current directory (for a missing or relative `workdir`).
+/// Checks `request` and builds its environment and what the process layer
+/// needs to spawn it (without a live output sink). `cwd` is the caller's
+/// current directory (for a missing or relative `workdir`).
 pub fn plan(
     request: &ExecRequest,
     parent: impl IntoIterator<Item = (String, String)>,
     platform: &Platform,
     cwd: &Path,
-) -> Result<Plan, ExecError> {
+) -> Result<ProcessSpec, ExecError> {
     let (program, args) = invocation(request)?;
     let timeout = match request.on_expiry {
         Expiry::Kill => Some(duration("timeoutMs", request.timeout_ms, DEFAULT_TIMEOUT_MS, false)?),
@@ -117,13 +110,13 @@ pub fn plan(
 
     let mut spec = ProcessSpec::new(program, workdir);
     spec.args = args;
-    spec.env = environment.vars.clone();
+    spec.env = environment.vars;
     spec.stdin = request.stdin.clone();
     spec.stdout = stdout;
     spec.stderr = stderr;
     spec.timeout = timeout;
     spec.grace = grace;
-    Ok(Plan { spec, environment })
+    Ok(spec)
 }
 
 /// The child's PATH as it would be before the managed layer: what a registry
@@ -236,7 +229,7 @@ mod tests {
         vec![("PATH".into(), "/usr/bin:/bin".into()), ("DSH_SESSION_ID".into(), "stale".into())]
     }
 
-    fn plan_of(request: &ExecRequest) -> Result<Plan, ExecError> {
+    fn plan_of(request: &ExecRequest) -> Result<ProcessSpec, ExecError> {
         plan(request, parent(), &Platform::posix(), Path::new("/"))
     }
 
@@ -249,14 +242,14 @@ mod tests {
     #[test]
     fn scripts_run_through_the_chosen_shell() {
         let plan = plan_of(&request(CommandLine::Script("echo hi".into()))).unwrap();
-        assert!(plan.spec.program.ends_with("bash"), "{:?}", plan.spec.program);
-        assert_eq!(plan.spec.args, ["-c", "echo hi"]);
+        assert!(plan.program.ends_with("bash"), "{:?}", plan.program);
+        assert_eq!(plan.args, ["-c", "echo hi"]);
 
         let mut sh = request(CommandLine::Script("echo hi".into()));
         sh.shell = Some("/bin/sh".into());
         let plan = plan_of(&sh).unwrap();
-        assert_eq!(plan.spec.program, Path::new("/bin/sh"));
-        assert_eq!(plan.spec.args, ["-c", "echo hi"]);
+        assert_eq!(plan.program, Path::new("/bin/sh"));
+        assert_eq!(plan.args, ["-c", "echo hi"]);
     }
 
     #[test]
@@ -269,18 +262,18 @@ mod tests {
     #[test]
     fn argv_runs_directly_and_resolves_against_the_child_path() {
         let plan = plan_of(&request(CommandLine::Argv(vec!["true".into()]))).unwrap();
-        assert!(plan.spec.program.is_absolute());
-        assert!(plan.spec.args.is_empty());
-        assert_eq!(plan.spec.timeout, Some(Duration::from_secs(120)));
-        assert_eq!(plan.spec.grace, Duration::from_secs(3));
-        assert!(plan.environment.get("DSH_SESSION_ID").is_none(), "stale managed value scrubbed");
+        assert!(plan.program.is_absolute());
+        assert!(plan.args.is_empty());
+        assert_eq!(plan.timeout, Some(Duration::from_secs(120)));
+        assert_eq!(plan.grace, Duration::from_secs(3));
+        assert!(plan.env.iter().all(|(name, _)| name != "DSH_SESSION_ID"), "stale managed value scrubbed");
     }
 
     #[test]
     fn background_jobs_have_no_timer() {
         let mut background = request(CommandLine::Argv(vec!["true".into()]));
         background.on_expiry = Expiry::None;
-        assert_eq!(plan_of(&background).unwrap().spec.timeout, None);
+        assert_eq!(plan_of(&background).unwrap().timeout, None);
     }
 
     #[test]
@@ -330,7 +323,7 @@ mod tests {
     #[test]
     fn zero_grace_is_allowed() {
         let request = ExecRequest { grace_ms: Some(0.0), ..request(CommandLine::Argv(vec!["true".into()])) };
-        assert_eq!(plan_of(&request).unwrap().spec.grace, Duration::ZERO);
+        assert_eq!(plan_of(&request).unwrap().grace, Duration::ZERO);
     }
 
     #[test]

@@ -514,14 +514,31 @@ struct Var {
     name: String,
     value: String,
     source: Source,
+    /// The platform's comparison form of `name`, when it differs from `name`
+    /// (only on case-insensitive platforms), so POSIX names are never copied.
+    folded: Option<String>,
+}
+
+impl Var {
+    fn new(platform: &Platform, name: String, value: String, source: Source) -> Self {
+        let folded = match platform.fold(&name) {
+            Cow::Owned(folded) if folded != name => Some(folded),
+            _ => None,
+        };
+        Self { name, value, source, folded }
+    }
+
+    /// What one variable is known by, however it is spelt.
+    fn key(&self) -> &str {
+        self.folded.as_deref().unwrap_or(&self.name)
+    }
 }
 
 /// The environment under construction.
 struct Builder<'a> {
     platform: &'a Platform,
-    /// Keyed by the platform's comparison form of the name, so one variable
-    /// has one entry however it is spelt.
-    vars: BTreeMap<String, Var>,
+    /// Sorted by [`Var::key`], one entry per key.
+    vars: Vec<Var>,
     removed: Vec<Removal>,
     /// Comparison forms already in `removed`, so each name is reported once.
     reported: BTreeSet<String>,
@@ -529,24 +546,25 @@ struct Builder<'a> {
 
 impl<'a> Builder<'a> {
     fn from_parent(platform: &'a Platform, parent: impl IntoIterator<Item = (String, String)>) -> Self {
-        let mut entries: Vec<(String, String)> =
-            parent.into_iter().filter(|(name, value)| can_reach_execve(name, value)).collect();
-        // Sorting first makes the surviving duplicate independent of parent order.
-        entries.sort();
-        let mut vars = BTreeMap::new();
-        for (name, value) in entries {
-            vars.entry(platform.fold(&name).into_owned()).or_insert(Var { name, value, source: Source::Inherited });
-        }
+        let mut vars: Vec<Var> = parent
+            .into_iter()
+            .filter(|(name, value)| can_reach_execve(name, value))
+            .map(|(name, value)| Var::new(platform, name, value, Source::Inherited))
+            .collect();
+        // Sorting by name and value within a key makes the surviving duplicate
+        // (the first) independent of parent order.
+        vars.sort_unstable_by(|a, b| (a.key(), &a.name, &a.value).cmp(&(b.key(), &b.name, &b.value)));
+        vars.dedup_by(|later, first| later.key() == first.key());
         Self { platform, vars, removed: Vec::new(), reported: BTreeSet::new() }
     }
 
     /// Removes the inherited variables `drop` selects, reporting them with `reason`.
     fn drop_inherited(&mut self, reason: RemovalReason, drop: impl Fn(&Var) -> bool) {
         let mut dropped = Vec::new();
-        self.vars.retain(|key, var| {
+        self.vars.retain_mut(|var| {
             let keep = var.source != Source::Inherited || !drop(var);
             if !keep {
-                dropped.push((key.clone(), var.name.clone()));
+                dropped.push((var.key().to_owned(), std::mem::take(&mut var.name)));
             }
             keep
         });
@@ -555,19 +573,27 @@ impl<'a> Builder<'a> {
         }
     }
 
+    fn find(&self, key: &str) -> Result<usize, usize> {
+        self.vars.binary_search_by(|var| var.key().cmp(key))
+    }
+
     fn set(&mut self, name: &str, value: &str, source: Source) {
-        let key = self.platform.fold(name).into_owned();
-        let name = match self.vars.get(&key) {
-            Some(old) if self.platform.keep_path_spelling && key == keys::PATH_KEY => old.name.clone(),
-            _ => name.to_owned(),
-        };
-        self.vars.insert(key, Var { name, value: value.to_owned(), source });
+        let var = Var::new(self.platform, name.to_owned(), value.to_owned(), source);
+        match self.find(var.key()) {
+            Ok(index) if self.platform.keep_path_spelling && var.key() == keys::PATH_KEY => {
+                let old = &mut self.vars[index];
+                (old.value, old.source) = (var.value, var.source);
+            }
+            Ok(index) => self.vars[index] = var,
+            Err(index) => self.vars.insert(index, var),
+        }
     }
 
     fn unset(&mut self, name: &str) {
-        let key = self.platform.fold(name).into_owned();
-        if let Some(old) = self.vars.remove(&key) {
-            self.report(key, old.name, RemovalReason::ExplicitUnset);
+        let key = self.platform.fold(name);
+        if let Ok(index) = self.find(&key) {
+            let old = self.vars.remove(index);
+            self.report(key.into_owned(), old.name, RemovalReason::ExplicitUnset);
         }
     }
 
@@ -578,7 +604,8 @@ impl<'a> Builder<'a> {
     }
 
     fn finish(self) -> Environment {
-        let mut vars: Vec<Var> = self.vars.into_values().collect();
+        let mut vars = self.vars;
+        // Already in order where names are their own keys (POSIX).
         vars.sort_by(|a, b| a.name.cmp(&b.name));
         Environment {
             sources: vars.iter().map(|var| (var.name.clone(), var.source)).collect(),
@@ -590,15 +617,52 @@ impl<'a> Builder<'a> {
 }
 
 /// Case-insensitive name globs, upper-cased once.
-struct Globs(Vec<String>);
+struct Globs(Vec<Glob>);
+
+/// One upper-cased glob. The usual shapes (`*KEY*`, `LC_*`, `PATH`) are a
+/// literal with or without a `*` at either end, matched as a substring, prefix,
+/// suffix or whole name; only the rest need [`glob_matches`]. This runs for
+/// every inherited variable and pattern of every spawn.
+enum Glob {
+    Literal { text: String, at_start: bool, at_end: bool },
+    General(String),
+}
+
+impl Glob {
+    fn new(pattern: &str) -> Self {
+        let pattern = upper(pattern);
+        let text = pattern.trim_matches('*');
+        if text.contains(['*', '?']) {
+            return Self::General(pattern);
+        }
+        let (at_start, at_end) = (!pattern.starts_with('*'), !pattern.ends_with('*'));
+        Self::Literal { text: text.to_owned(), at_start, at_end }
+    }
+
+    /// Whether the upper-cased `name` matches.
+    fn matches(&self, name: &str) -> bool {
+        match self {
+            Self::Literal { text, at_start: true, at_end: true } => name == text,
+            Self::Literal { text, at_start: true, at_end: false } => name.starts_with(text.as_str()),
+            Self::Literal { text, at_start: false, at_end: true } => name.ends_with(text.as_str()),
+            Self::Literal { text, at_start: false, at_end: false } => name.contains(text.as_str()),
+            Self::General(pattern) => glob_matches(pattern, name, same),
+        }
+    }
+}
 
 impl Globs {
     fn new(patterns: &[impl AsRef<str>]) -> Self {
-        Self(patterns.iter().map(|pattern| upper(pattern.as_ref())).collect())
+        Self(patterns.iter().map(|pattern| Glob::new(pattern.as_ref())).collect())
     }
 
     fn matches(&self, name: &str) -> bool {
-        self.0.iter().any(|pattern| glob_matches(pattern, name, upper_char))
+        let name = if name.bytes().any(|b| !b.is_ascii() || b.is_ascii_lowercase()) {
+            Cow::Owned(upper(name))
+        } else {
+            Cow::Borrowed(name)
+        };
+        self.0.iter().any(|glob| glob.matches(&name))
     }
 }
 
@@ -1402,6 +1466,13 @@ mod tests {
             let env = build_environment(&Platform::windows(), parent, &spec).unwrap();
             let folded: BTreeSet<String> = env.vars.iter().map(|(k, _)| k.to_ascii_uppercase()).collect();
             prop_assert_eq!(folded.len(), env.vars.len(), "{:?}", env.vars);
+        }
+
+        #[test]
+        fn globs_match_like_the_reference_ignoring_case(pattern in "[aAé€ſb*?]{1,6}", name in "[aAé€ſbB]{0,8}") {
+            let upper_chars = |s: &str| upper(s).chars().collect::<Vec<_>>();
+            let expected = reference_glob(&upper_chars(&pattern), &upper_chars(&name));
+            prop_assert_eq!(Globs::new(&[&pattern]).matches(&name), expected);
         }
 
         #[test]

@@ -211,14 +211,16 @@ fn signal_group(pgid: u32, signal: Signal) {
 #[cfg(target_os = "linux")]
 fn group_has_live_members(pgid: u32) -> bool {
     const MAX_CANDIDATES: u32 = 4096;
-    let read = |path| std::fs::read_to_string(path).ok().and_then(|text| text.trim().parse::<u32>().ok());
+    // Fixed at boot, so read once; the last pid changes with every fork.
+    static PID_MAX: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
     let is_member = |pid: u32| {
         // SAFETY: getpgid only reads the kernel's process table.
         pid != pgid
             && unsafe { libc::getpgid(pid as libc::pid_t) } == pgid as libc::pid_t
             && stat_state(pid).is_some_and(|state| state != 'Z' && state != 'X')
     };
-    if let (Some(last), Some(max)) = (read("/proc/sys/kernel/ns_last_pid"), read("/proc/sys/kernel/pid_max")) {
+    let max = *PID_MAX.get_or_init(|| read_number("/proc/sys/kernel/pid_max"));
+    if let (Some(last), Some(max)) = (read_number("/proc/sys/kernel/ns_last_pid"), max) {
         let handed_out = if last >= pgid { last - pgid } else { max - pgid + last };
         if handed_out <= MAX_CANDIDATES {
             return (1..=handed_out).map(|offset| (pgid + offset - 1) % max + 1).any(is_member);
@@ -226,6 +228,16 @@ fn group_has_live_members(pgid: u32) -> bool {
     }
     let Ok(entries) = std::fs::read_dir("/proc") else { return false };
     entries.flatten().filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok()).any(is_member)
+}
+
+/// A small number from a `/proc` file, read without allocating (this runs
+/// after every exit).
+#[cfg(target_os = "linux")]
+fn read_number(path: &str) -> Option<u32> {
+    use std::io::Read;
+    let mut buffer = [0u8; 24];
+    let length = std::fs::File::open(path).ok()?.read(&mut buffer).ok()?;
+    std::str::from_utf8(&buffer[..length]).ok()?.trim().parse().ok()
 }
 
 /// The state letter of `pid`, from `/proc/<pid>/stat`: `pid (comm) state …`,
