@@ -1320,6 +1320,15 @@ describe('buildEnvironment(spec, parentEnv)', () => {
     expect(process.env.EXEC_SPEC_WORKER_ONLY).toBeUndefined()
   }, T)
 
+  it('values of every length around 256 UTF-8 bytes come through whole, whatever their characters', () => {
+    for (const unit of ['x', 'é', '€', '😀']) {
+      for (let bytes = 240; bytes <= 270; bytes++) {
+        const value = unit.repeat(Math.ceil(bytes / Buffer.byteLength(unit)))
+        expect(buildEnvironment({ env: { X: value } }, { [value]: value }).env).toEqual({ [value]: value, X: value, ...TERMINAL_DEFAULTS })
+      }
+    }
+  })
+
   it('is exactly what execute() gives the child (one pipeline)', async () => {
     const spec = {
       scrub: { exclude: ['*KEY*', 'EXEC_SPEC_DROP*'], hardening: true },

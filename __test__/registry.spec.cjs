@@ -586,6 +586,23 @@ describe.each(MODES)('%s: PATH assembly', (mode, collect) => {
     expect((await collect(reg, {}, {})).PATH).toBe([dir('tools'), process.env.PATH].join(D))
   })
 
+  for (const [mode] of MODES) {
+    it(`${mode}: a process.env whose PATH getter throws is an invalid option, with the thrown value as cause`, async () => {
+      const reg = registry()
+      const original = process.env
+      const boom = new Error('PATH getter')
+      process.env = new Proxy({ ...original }, { get: (target, key) => { if (key === 'PATH') throw boom; return target[key] } })
+      let error
+      try {
+        error = await collectionError(mode, reg)
+      } finally {
+        process.env = original
+      }
+      expectCode(error, 'ERR_SHELL_ENV_INVALID_OPTION', 'parentEnv', 'PATH')
+      expect(error.cause).toBe(boom)
+    })
+  }
+
   // shape chosen by the implementation: an empty inherited PATH adds no trailing delimiter
   // (a trailing empty entry would put the working directory on PATH).
   it('adds no delimiter for an empty inherited PATH', async () => {

@@ -268,8 +268,8 @@ fn read_environment(env: &Env, spec: Raw, request: &mut ExecRequest) -> std::res
             return Err(ExecError::invalid_spec("env", reason).into());
         }
         let mut entries = Vec::new();
-        for key in record_keys(env, explicit, "env")? {
-            let value = js::get(env, explicit, &key).map_err(js_failure)?;
+        for (raw, key) in record_keys(env, explicit, "env")? {
+            let value = js::get_key(env, explicit, raw).map_err(js_failure)?;
             entries.push(match js::type_of(env, value) {
                 ValueType::Undefined => (key, None),
                 ValueType::String => {
@@ -296,11 +296,11 @@ fn text(env: &Env, value: Raw, field: impl FnOnce() -> String) -> std::result::R
 /// The own enumerable string keys of a record of variables (`env`, `dshEnv`,
 /// `terminalEnv`). A symbol key or a key with a lone surrogate names no
 /// variable a child could get: an invalid spec naming it.
-fn record_keys(env: &Env, record: Raw, field: &str) -> std::result::Result<Vec<String>, Failure> {
+fn record_keys(env: &Env, record: Raw, field: &str) -> std::result::Result<Vec<(Raw, String)>, Failure> {
     let mut names = Vec::new();
-    for key in js::own_keys(env, record, true).map_err(js_failure)? {
+    for (raw, key) in js::own_keys(env, record, true).map_err(js_failure)? {
         match key {
-            js::Key::Name(name) => names.push(name),
+            js::Key::Name(name) => names.push((raw, name)),
             js::Key::IllFormed(lossy, ill) => {
                 return Err(ExecError::invalid_spec(format!("{field}.{lossy}"), format!("name {ill}")).into())
             }
@@ -409,8 +409,8 @@ fn string_record(env: &Env, value: Raw, field: &str) -> std::result::Result<Vec<
         return Err(ExecError::invalid_spec(field, reason).into());
     }
     let mut entries = Vec::new();
-    for key in record_keys(env, value, field)? {
-        let item = js::get(env, value, &key).map_err(js_failure)?;
+    for (raw, key) in record_keys(env, value, field)? {
+        let item = js::get_key(env, value, raw).map_err(js_failure)?;
         if js::type_of(env, item) != ValueType::String {
             let reason = format!("must be a string (got {})", js::describe(env, item));
             return Err(ExecError::invalid_spec(format!("{field}.{key}"), reason).into());
@@ -429,9 +429,9 @@ fn string_record_lenient(env: &Env, value: Raw) -> std::result::Result<Vec<(Stri
         Failure::caused_by(ExecError::invalid_spec("parentEnv", "reading the parent environment threw"), thrown)
     };
     let mut entries = Vec::new();
-    for key in js::own_keys(env, value, false).map_err(threw)? {
+    for (raw, key) in js::own_keys(env, value, false).map_err(threw)? {
         let js::Key::Name(key) = key else { continue };
-        let item = js::get(env, value, &key).map_err(threw)?;
+        let item = js::get_key(env, value, raw).map_err(threw)?;
         if js::type_of(env, item) == ValueType::String {
             if let Ok(item) = js::string(env, item).map_err(threw)? {
                 entries.push((key, item));

@@ -68,7 +68,12 @@ pub fn is_object(env: &Env, value: Raw) -> bool {
 
 /// `value[name]`, running getters and Proxy traps.
 pub fn get(env: &Env, value: Raw, name: &str) -> Result<Raw> {
-    let key = env.create_string(name)?.raw();
+    get_key(env, value, env.create_string(name)?.raw())
+}
+
+/// `value[key]` for a key that already is a JS value (one from [`own_keys`]),
+/// so no string is made from Rust text for it.
+pub fn get_key(env: &Env, value: Raw, key: Raw) -> Result<Raw> {
     let mut result = ptr::null_mut();
     check(env, unsafe { sys::napi_get_property(env.raw(), value, key, &mut result) })?;
     Ok(result)
@@ -105,7 +110,8 @@ impl Key {
 
 /// Own enumerable keys: `Object.keys(value)`, plus the symbol keys when
 /// `symbols` is set (so a caller can refuse them instead of not seeing them).
-pub fn own_keys(env: &Env, value: Raw, symbols: bool) -> Result<Vec<Key>> {
+/// Each comes with the key itself as a JS value, for [`get_key`].
+pub fn own_keys(env: &Env, value: Raw, symbols: bool) -> Result<Vec<(Raw, Key)>> {
     let mut names = ptr::null_mut();
     let filter = if symbols {
         sys::KeyFilter::enumerable
@@ -127,13 +133,16 @@ pub fn own_keys(env: &Env, value: Raw, symbols: bool) -> Result<Vec<Key>> {
     let mut keys = Vec::with_capacity(length as usize);
     for index in 0..length {
         let key = element(env, names, index)?;
-        keys.push(match type_of(env, key) {
-            ValueType::Symbol => Key::Symbol(symbol_display(env, key)?),
-            _ => match string(env, key)? {
-                Ok(name) => Key::Name(name),
-                Err(ill_formed) => Key::IllFormed(lossy_string(env, key)?, ill_formed),
+        keys.push((
+            key,
+            match type_of(env, key) {
+                ValueType::Symbol => Key::Symbol(symbol_display(env, key)?),
+                _ => match string(env, key)? {
+                    Ok(name) => Key::Name(name),
+                    Err(ill_formed) => Key::IllFormed(lossy_string(env, key)?, ill_formed),
+                },
             },
-        });
+        ));
     }
     Ok(keys)
 }
@@ -179,6 +188,18 @@ pub fn string(env: &Env, value: Raw) -> Result<std::result::Result<String, IllFo
 /// A JS string's contents with lone surrogates replaced by U+FFFD: for
 /// messages, never for values that are used.
 pub fn lossy_string(env: &Env, value: Raw) -> Result<String> {
+    // Most strings read here are short (names, values): one call into a stack
+    // buffer, instead of asking for the length first.
+    let mut buffer = [0u8; 256];
+    let mut copied = 0;
+    check(env, unsafe {
+        sys::napi_get_value_string_utf8(env.raw(), value, buffer.as_mut_ptr().cast(), buffer.len(), &mut copied)
+    })?;
+    // Node-API writes only complete UTF-8 sequences (up to 4 bytes each), so
+    // a string cut short leaves at most 4 bytes of the buffer unused.
+    if copied + 4 < buffer.len() - 1 {
+        return Ok(String::from_utf8_lossy(&buffer[..copied]).into_owned());
+    }
     unsafe { String::from_napi_value(env.raw(), value) }
 }
 
@@ -291,24 +312,44 @@ pub fn get_string(env: &Env, value: Raw, name: &str) -> Result<Option<String>> {
 /// A new plain object with string properties, in the given order. Each is
 /// defined as an own data property, so any name, `__proto__` included, is a
 /// property like the others (assignment would call the `__proto__` setter of
-/// `Object.prototype` and lose it).
+/// `Object.prototype` and lose it). All are defined in one call: one Node-API
+/// call per property was most of the cost of a `collect()` snapshot.
 pub fn object_of_strings<'a>(env: &Env, entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Raw> {
     let mut object = ptr::null_mut();
     check_status!(unsafe { sys::napi_create_object(env.raw(), &mut object) })?;
+    let mut names = Vec::new();
+    let mut values = Vec::new();
     for (key, value) in entries {
-        set(env, object, key, env.create_string(value)?.raw())?;
+        // Named by UTF-8 text, unless the name holds a NUL that would end it early.
+        let name = match std::ffi::CString::new(key) {
+            Ok(text) => Ok(text),
+            Err(_) => Err(env.create_string(key)?.raw()),
+        };
+        names.push(name);
+        values.push(env.create_string(value)?.raw());
+    }
+    let descriptors: Vec<sys::napi_property_descriptor> = names
+        .iter()
+        .zip(values)
+        .map(|(name, value)| {
+            let (utf8name, name) = match name {
+                Ok(text) => (text.as_ptr(), ptr::null_mut()),
+                Err(key) => (ptr::null(), *key),
+            };
+            data_property(utf8name, name, value)
+        })
+        .collect();
+    if !descriptors.is_empty() {
+        check(env, unsafe { sys::napi_define_properties(env.raw(), object, descriptors.len(), descriptors.as_ptr()) })?;
     }
     Ok(object)
 }
 
-/// Defines `object[name] = value` as an own enumerable, writable and
-/// configurable data property (like an object literal does) on an object the
-/// binding created.
-pub fn set(env: &Env, object: Raw, name: &str, value: Raw) -> Result<()> {
-    let key = env.create_string(name)?.raw();
-    let descriptor = sys::napi_property_descriptor {
-        utf8name: ptr::null(),
-        name: key,
+/// An enumerable, writable and configurable data property, like an object literal's.
+fn data_property(utf8name: *const std::ffi::c_char, name: Raw, value: Raw) -> sys::napi_property_descriptor {
+    sys::napi_property_descriptor {
+        utf8name,
+        name,
         method: None,
         getter: None,
         setter: None,
@@ -317,7 +358,14 @@ pub fn set(env: &Env, object: Raw, name: &str, value: Raw) -> Result<()> {
             | sys::PropertyAttributes::enumerable
             | sys::PropertyAttributes::configurable,
         data: ptr::null_mut(),
-    };
+    }
+}
+
+/// Defines `object[name] = value` as an own enumerable, writable and
+/// configurable data property (like an object literal does) on an object the
+/// binding created.
+pub fn set(env: &Env, object: Raw, name: &str, value: Raw) -> Result<()> {
+    let descriptor = data_property(ptr::null(), env.create_string(name)?.raw(), value);
     check(env, unsafe { sys::napi_define_properties(env.raw(), object, 1, &descriptor) })
 }
 

@@ -100,14 +100,14 @@ pub fn read_outcome(env: &Env, value: Raw) -> Outcome {
             return Ok(Outcome::Invalid(js::describe(env, value)));
         }
         let mut values = Vec::new();
-        for key in js::own_keys(env, value, true)? {
+        for (raw, key) in js::own_keys(env, value, true)? {
             let js::Key::Name(key) = key else {
                 // A symbol or ill-formed key is never a declared one: the core
                 // reports it as undeclared, without its value being read.
                 values.push((key.display().to_string(), ResolvedValue::Other("unread".into())));
                 continue;
             };
-            let property = js::get(env, value, &key)?;
+            let property = js::get_key(env, value, raw)?;
             let value = match js::type_of(env, property) {
                 ValueType::String => match js::string(env, property)? {
                     Ok(text) => ResolvedValue::String(text),
