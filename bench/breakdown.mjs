@@ -4,9 +4,9 @@
 //   node bench/breakdown.mjs [--iterations N] [--processes N]
 //
 // Phases (medians over N sequential calls of /bin/true):
-//   sync       the synchronous part of the native execute() on the JS thread
-//              (reading the spec and process.env, creating the promise)
-//   resolve    until the execute() promise resolves (spawn on a runtime thread)
+//   sync       the synchronous part of the native execute() on the JS thread:
+//              reading the spec and the environment, planning, posix_spawn
+//   resolve    until the execute() promise resolves (already settled: one tick)
 //   wait-sync  the synchronous part of the native wait()
 //   result     until the result promise resolves
 //   rust       the result's durationMs: spawn until the group is gone and reaped
@@ -36,7 +36,9 @@ async function phases() {
   const rows = { sync: [], resolve: [], waitSync: [], result: [], rust: [], total: [], childProcess: [] }
   for (let i = 0; i < ITERATIONS; i++) {
     const t0 = performance.now()
-    const pending = binding.execute({ command: ['/bin/true'] }, process.env)
+    // No parentEnv: the process's own environment, as the package's execute()
+    // passes it for Node's own main-thread process.env.
+    const pending = binding.execute({ command: ['/bin/true'] })
     const t1 = performance.now()
     const native = await pending
     const t2 = performance.now()
