@@ -169,6 +169,12 @@ impl Utf8Decoder {
             joined = std::mem::take(&mut self.carry);
             &joined[..]
         };
+        // Most output is valid UTF-8: the validator is several times faster
+        // than walking lossy chunks (which showed in throughput profiles).
+        if let Ok(text) = std::str::from_utf8(input) {
+            out.push_str(text);
+            return false;
+        }
         let mut replaced = false;
         let mut chunks = input.utf8_chunks().peekable();
         while let Some(chunk) = chunks.next() {
