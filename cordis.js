@@ -91,7 +91,9 @@ class ShellEnvService {
   /**
    * Collects for `execution` and spawns: Rust collects right before the spawn,
    * so a call sees the registrations current at its start. `execution`
-   * defaults to `spec.execution`, then `{}` (no agent).
+   * defaults to `spec.execution`, then `{}` (no agent). The command belongs to
+   * the calling plugin: disposing it kills the command's process group
+   * (SIGTERM, then SIGKILL after `graceMs`) if it is still running.
    */
   async execute(spec, execution) {
     if (spec === null || typeof spec !== 'object') throw invalidSpec('spec: must be an object')
@@ -110,7 +112,18 @@ class ShellEnvService {
     // coded) instead of a copy made here.
     const fields = { registry: { value: this[kRegistry], enumerable: true } }
     if (execution !== undefined && execution !== null) fields.execution = { value: execution, enumerable: true }
-    return packageEntry().execute(Object.create(spec, fields))
+    const started = await packageEntry().execute(Object.create(spec, fields))
+    let disown
+    try {
+      disown = this.ctx.effect(() => () => started.kill(), 'ctx.shellEnv.execute()')
+    } catch {
+      // The calling plugin was disposed while the command was starting.
+      started.kill()
+      return started
+    }
+    // Once the group is gone there is nothing to kill: the effect goes too.
+    started.done.then(() => disown())
+    return started
   }
 }
 

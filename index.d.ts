@@ -322,7 +322,11 @@ export declare class ShellEnvService {
   list(): ShellEnvListEntry[]
   /** Every variable a call can receive, built-ins included, and command directories. */
   catalog(): ShellEnvCatalog
-  /** Collects for `execution` (else `spec.execution`, else `{}`: no agent) right before the spawn, then runs `spec`. */
+  /**
+   * Collects for `execution` (else `spec.execution`, else `{}`: no agent) right
+   * before the spawn, then runs `spec`. The command belongs to the calling
+   * plugin: disposing that plugin kills it if it still runs.
+   */
   execute(spec: ShellEnvExecSpec, execution?: ToolExecution): Promise<ShellExecution>
 }
 

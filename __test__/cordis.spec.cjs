@@ -347,6 +347,51 @@ describe.each(VERSIONS)('Cordis service ctx.shellEnv under %s', (label, host) =>
       sink.disposers[1]()
     })
 
+    it('a command belongs to the calling plugin: disposing it kills what still runs, not what finished or what others started', async () => {
+      const root = await newRoot()
+      await plug(root, pkg, { dshHome: HOME })
+      const runnerSink = {}
+      const otherSink = {}
+      const runner = await plug(root, { name: 'runner', inject: ['shellEnv'], apply: (ctx) => void (runnerSink.ctx = ctx) })
+      await plug(root, { name: 'other', inject: ['shellEnv'], apply: (ctx) => void (otherSink.ctx = ctx) })
+
+      const finished = await runnerSink.ctx.shellEnv.execute({ command: 'true' })
+      expect((await finished.result()).exitCode).toBe(0)
+      const running = await runnerSink.ctx.shellEnv.execute({ command: 'sleep 30' })
+      const elsewhere = await otherSink.ctx.shellEnv.execute({ command: 'sleep 30' })
+      expect(running.status).toBe('running')
+
+      await unplug(root, runner)
+      const result = await running.result()
+      expect(result.signal).toBe('SIGTERM')
+      expect(running.status).toBe('killed')
+      expect(result.durationMs).toBeLessThan(10_000)
+      expect(finished.status).toBe('completed')
+      expect(elsewhere.status).toBe('running')
+      expect(elsewhere.kill()).toBe(true)
+      expect((await elsewhere.result()).signal).toBe('SIGTERM')
+    }, 20_000)
+
+    it('a command whose plugin is disposed while it starts is killed as soon as it runs', async () => {
+      const root = await newRoot()
+      await plug(root, pkg, { dshHome: HOME })
+      const slow = {
+        name: 'slow',
+        variables: { DSH_SLOW: { description: 'answers after a while' } },
+        resolve: () => new Promise((resolve) => setTimeout(() => resolve({ DSH_SLOW: 'late' }), 300)),
+      }
+      await plug(root, registeringPlugin('slow-plugin', [slow]))
+      const sink = {}
+      const runner = await plug(root, { name: 'runner', inject: ['shellEnv'], apply: (ctx) => void (sink.ctx = ctx) })
+
+      const pending = sink.ctx.shellEnv.execute({ command: 'sleep 30' })
+      await unplug(root, runner)
+      const started = await pending
+      const result = await started.result()
+      expect(result.signal).toBe('SIGTERM')
+      expect(started.status).toBe('killed')
+    }, 20_000)
+
     it('reloading shell-env itself re-applies its dependents, which register again', async () => {
       const root = await newRoot()
       const service = await plug(root, pkg, { dshHome: HOME })
