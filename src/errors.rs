@@ -17,20 +17,21 @@ pub struct Failure {
     /// What went wrong.
     pub error: ExecError,
     /// The original JS error (a resolver's throw or rejection), kept as `.cause`.
-    pub cause: Option<napi::Error>,
+    /// Boxed: failures travel in every `Result` of the binding, mostly empty.
+    pub cause: Option<Box<napi::Error>>,
 }
 
 impl Failure {
     /// A failure with the JS error that caused it.
     pub fn caused_by(error: impl Into<ExecError>, cause: napi::Error) -> Self {
-        Self { error: error.into(), cause: Some(cause) }
+        Self { error: error.into(), cause: Some(Box::new(cause)) }
     }
 
     /// Builds the JS error; return the result from a binding function to throw or reject with it.
     pub fn into_js(self, env: &Env) -> napi::Error {
         let cause = match (self.cause, &self.error) {
             // The thrown value itself, whatever it was (an Error, a string, an object).
-            (Some(cause), _) => unsafe { napi::Error::to_napi_value(env.raw(), cause) }.ok(),
+            (Some(cause), _) => unsafe { napi::Error::to_napi_value(env.raw(), *cause) }.ok(),
             (None, ExecError::SpawnFailed { program, source }) => os_error(env, program, source).ok(),
             (None, _) => None,
         };

@@ -203,28 +203,36 @@ fn watch_abort(process: &Process, token: AbortToken) {
 
 /// Reads every plain-data field of a spec.
 fn read_request(env: &Env, spec: Raw) -> std::result::Result<ExecRequest, Failure> {
-    let mut request = ExecRequest::default();
-    request.command = match js::get_defined(env, spec, "command").map_err(js_failure)? {
-        None => None,
-        Some(command) if js::type_of(env, command) == ValueType::String => {
-            Some(CommandLine::Script(text(env, command, || "command".into())?))
-        }
-        Some(command) => Some(CommandLine::Argv(string_array(env, command, "command")?)),
-    };
-    request.shell = optional_string(env, spec, "shell")?;
-    request.workdir = optional_string(env, spec, "workdir")?;
-    request.timeout_ms = optional_number(env, spec, "timeoutMs")?;
-    request.grace_ms = optional_number(env, spec, "graceMs")?;
-    request.stdout_max_bytes = optional_number(env, spec, "stdoutMaxBytes")?;
-    request.stderr_max_bytes = optional_number(env, spec, "stderrMaxBytes")?;
-    request.spill_max_bytes = optional_number(env, spec, "spillMaxBytes")?;
-    if let Some(on_expiry) = optional_string(env, spec, "onExpiry")? {
-        request.on_expiry = on_expiry.parse()?;
-    }
-    request.stdin = match js::get_defined(env, spec, "stdin").map_err(js_failure)? {
-        None => None,
-        Some(stdin) if js::type_of(env, stdin) == ValueType::String => Some(text(env, stdin, || "stdin".into())?.into_bytes()),
-        Some(stdin) => Some(bytes(env, stdin).ok_or_else(|| ExecError::invalid_spec("stdin", "must be a string or a Uint8Array"))?),
+    // Fields are read in this order, so the first bad one is the one reported.
+    let mut request = ExecRequest {
+        command: match js::get_defined(env, spec, "command").map_err(js_failure)? {
+            None => None,
+            Some(command) if js::type_of(env, command) == ValueType::String => {
+                Some(CommandLine::Script(text(env, command, || "command".into())?))
+            }
+            Some(command) => Some(CommandLine::Argv(string_array(env, command, "command")?)),
+        },
+        shell: optional_string(env, spec, "shell")?,
+        workdir: optional_string(env, spec, "workdir")?,
+        timeout_ms: optional_number(env, spec, "timeoutMs")?,
+        grace_ms: optional_number(env, spec, "graceMs")?,
+        stdout_max_bytes: optional_number(env, spec, "stdoutMaxBytes")?,
+        stderr_max_bytes: optional_number(env, spec, "stderrMaxBytes")?,
+        spill_max_bytes: optional_number(env, spec, "spillMaxBytes")?,
+        on_expiry: match optional_string(env, spec, "onExpiry")? {
+            Some(on_expiry) => on_expiry.parse()?,
+            None => Default::default(),
+        },
+        stdin: match js::get_defined(env, spec, "stdin").map_err(js_failure)? {
+            None => None,
+            Some(stdin) if js::type_of(env, stdin) == ValueType::String => {
+                Some(text(env, stdin, || "stdin".into())?.into_bytes())
+            }
+            Some(stdin) => Some(
+                bytes(env, stdin).ok_or_else(|| ExecError::invalid_spec("stdin", "must be a string or a Uint8Array"))?,
+            ),
+        },
+        environment: Default::default(),
     };
     read_environment(env, spec, &mut request)?;
     if let Some(dsh_env) = js::get_defined(env, spec, "dshEnv").map_err(js_failure)? {
