@@ -303,25 +303,18 @@ export declare function apply(ctx: CordisContext, config?: ShellEnvConfig): void
 export type ShellEnvExecSpec = Omit<ShellExecSpec, 'dshEnv' | 'registry'>
 
 /**
- * The `ctx.shellEnv` service. Inside its methods `this.ctx` is the caller's
- * context, so a registration belongs to the plugin that made it.
+ * The `ctx.shellEnv` service: the registry's `dshHome`, `collect`,
+ * `collectAsync`, `list` and `catalog`, plus the members below. Inside its
+ * methods `this.ctx` is the caller's context, so a registration belongs to the
+ * plugin that made it.
  */
+export interface ShellEnvService extends Pick<ShellEnvRegistry, 'dshHome' | 'collect' | 'collectAsync' | 'list' | 'catalog'> {}
 export declare class ShellEnvService {
   constructor(ctx: CordisContext, config?: ShellEnvConfig)
   /** The calling plugin's context (the providing plugin's when used directly). */
   readonly ctx: CordisContext
-  /** Absolute Harness home, resolved once when the plugin started. */
-  readonly dshHome: string
   /** Registers a contributor until the calling plugin is disposed; returns an idempotent disposer. */
   register<K extends DshEnvironmentKey, E extends ToolExecution = ToolExecution>(contributor: ShellEnvContributor<K, E>): () => void
-  /** The managed environment for one execution; resolvers must be synchronous. */
-  collect(execution: ToolExecution, options?: CollectOptions): DshSnapshot
-  /** The managed environment for one execution; resolvers may be async. */
-  collectAsync(execution: ToolExecution, options?: CollectAsyncOptions): Promise<DshSnapshot>
-  /** Plugin-declared variables sorted by key; no resolver runs. */
-  list(): ShellEnvListEntry[]
-  /** Every variable a call can receive, built-ins included, and command directories. */
-  catalog(): ShellEnvCatalog
   /**
    * Collects for `execution` (else `spec.execution`, else `{}`: no agent) right
    * before the spawn, then runs `spec`. The command belongs to the calling
