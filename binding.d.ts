@@ -58,7 +58,7 @@ export declare class ShellEnvRegistry {
 }
 
 /** The child environment `execute()` would build, without spawning. */
-export declare function buildEnvironment(spec: Omit<ShellExecSpec, 'command'> & { command?: string | string[] }, parentEnv?: Record<string, string | undefined> | null): BuiltEnvironment
+export declare function buildEnvironment(spec: Omit<ShellExecSpec, 'command'> & { command?: string | string[] }, parentEnv?: Record<string, string | undefined>): BuiltEnvironment
 
 /** What `catalog()` returns. */
 export interface Catalog {
@@ -95,7 +95,7 @@ export declare const DSH_ENV_PREFIX: string
  * Starts a command; the promise resolves with a native execution once the
  * child runs, or rejects with a coded error and nothing started.
  */
-export declare function execute(spec: ShellExecSpec, parentEnv?: Record<string, string | undefined> | null): Promise<NativeExecution>
+export declare function execute(spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>): Promise<NativeExecution>
 
 /** A plugin-declared variable, as `list()` returns it. */
 export interface ListEntry {

@@ -4,10 +4,6 @@
 // explicitly: test runners such as Jest give each test file its own copy,
 // which native code cannot see.
 
-const { isMainThread } = require('node:worker_threads')
-const { isProxy } = require('node:util').types
-const v8 = require('node:v8')
-
 const binding = require('./binding.js')
 
 const RESERVED_KEYS = Object.freeze(binding.reservedKeys())
@@ -159,55 +155,13 @@ class ShellExecution {
   }
 }
 
-/** Verdicts of `readsThroughToOs`, per object. */
-const readsThrough = new WeakMap()
-
-/**
- * Whether reading `env` is reading this process's own environment: true only
- * for Node's own `process.env` on the main thread. Then the binding reads the
- * environment itself (the wrappers pass no `parentEnv`), many times faster than
- * property by property. A worker's `process.env`, a test runner's per-file
- * copy, or any object a program assigned to `process.env` is read as an object.
- */
-function readsThroughToOs(env) {
-  if (!isMainThread || env === null || typeof env !== 'object') return false
-  let verdict = readsThrough.get(env)
-  if (verdict === undefined) {
-    verdict = isEnvironmentStore(env)
-    readsThrough.set(env, verdict)
-  }
-  return verdict
-}
-
-/**
- * Node's `process.env` is a host object (an interceptor over the environment)
- * holding only strings. The structured serializer refuses host objects, and
- * serializes every plain object of strings; Proxies it refuses too, so they are
- * ruled out first. Any doubt answers false, which is only slower.
- */
-function isEnvironmentStore(env) {
-  if (isProxy(env)) return false
-  try {
-    if (!Object.values(env).every((value) => typeof value === 'string')) return false
-    v8.serialize(env)
-  } catch (error) {
-    return typeof error?.message === 'string' && /host object/.test(error.message)
-  }
-  return false
-}
-
-/** The `parentEnv` to hand the binding for `env`: none means the OS environment. */
-function parentEnvArgument(env) {
-  return readsThroughToOs(env) ? undefined : env
-}
-
 /** Starts a command; resolves once the child runs. */
 async function execute(spec) {
-  return new ShellExecution(kConstruct, await binding.execute(spec, parentEnvArgument(process.env)))
+  return new ShellExecution(kConstruct, await binding.execute(spec, process.env))
 }
 
-function buildEnvironment(spec, parentEnv) {
-  return binding.buildEnvironment(spec, parentEnvArgument(parentEnv ?? process.env))
+function buildEnvironment(spec, parentEnv = process.env) {
+  return binding.buildEnvironment(spec, parentEnv)
 }
 
 function resolveDshHome(configured, env = process.env) {

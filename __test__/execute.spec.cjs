@@ -1272,8 +1272,8 @@ describe('buildEnvironment(spec, parentEnv)', () => {
     })
   })
 
-  // The wrappers let the binding read the OS environment itself only for Node's
-  // own main-thread process.env; these are the cases where that would be wrong.
+  // What the caller's process.env holds is what the child inherits, whatever
+  // kind of object it is (not the process environment underneath).
   it('an object assigned to process.env is what the child inherits, not the OS environment', async () => {
     const original = process.env
     process.env = { ...original, EXEC_SPEC_ONLY_IN_OBJECT: 'object' }

@@ -5,7 +5,7 @@
 //
 // Phases (medians over N sequential calls of /bin/true):
 //   sync       the synchronous part of the native execute() on the JS thread:
-//              reading the spec and the environment, planning, posix_spawn
+//              reading the spec and process.env, planning, posix_spawn
 //   resolve    until the execute() promise resolves (already settled: one tick)
 //   wait-sync  the synchronous part of the native wait()
 //   result     until the result promise resolves
@@ -36,9 +36,7 @@ async function phases() {
   const rows = { sync: [], resolve: [], waitSync: [], result: [], rust: [], total: [], childProcess: [] }
   for (let i = 0; i < ITERATIONS; i++) {
     const t0 = performance.now()
-    // No parentEnv: the process's own environment, as the package's execute()
-    // passes it for Node's own main-thread process.env.
-    const pending = binding.execute({ command: ['/bin/true'] })
+    const pending = binding.execute({ command: ['/bin/true'] }, process.env)
     const t1 = performance.now()
     const native = await pending
     const t2 = performance.now()

@@ -25,7 +25,7 @@ use crate::resolver::{ExecutionRef, JsResolver};
 /// Starts a command; the promise resolves with a native execution once the
 /// child runs, or rejects with a coded error and nothing started.
 #[napi(
-    ts_args_type = "spec: ShellExecSpec, parentEnv?: Record<string, string | undefined> | null",
+    ts_args_type = "spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>",
     ts_return_type = "Promise<NativeExecution>"
 )]
 pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<JsRaw> {
@@ -80,7 +80,7 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
 /// The child environment `execute()` would build, without spawning.
 #[napi(
     js_name = "buildEnvironment",
-    ts_args_type = "spec: Omit<ShellExecSpec, 'command'> & { command?: string | string[] }, parentEnv?: Record<string, string | undefined> | null",
+    ts_args_type = "spec: Omit<ShellExecSpec, 'command'> & { command?: string | string[] }, parentEnv?: Record<string, string | undefined>",
     ts_return_type = "BuiltEnvironment"
 )]
 pub fn build_environment_js(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<JsRaw> {
@@ -321,34 +321,19 @@ fn record_keys(env: &Env, record: Raw, field: &str) -> std::result::Result<Vec<(
 }
 
 /// The parent environment's variables: those of `parentEnv`, or with none
-/// (`undefined` or `null`) the process's own environment, read from the OS.
-/// The JS wrapper passes none only for Node's own main-thread `process.env`,
-/// which reads through to that very environment; reading it here is many
-/// times faster than property by property through Node-API.
+/// (`undefined` or `null`) those of the calling thread's `process.env`.
 fn parent_vars(env: &Env, parent_env: Option<Unknown>) -> std::result::Result<Vec<(String, String)>, Failure> {
-    let given = parent_env.filter(|value| !matches!(js::type_of(env, value.raw()), ValueType::Undefined | ValueType::Null));
-    match given {
-        None => Ok(os_environment()),
-        Some(parent_env) => string_record_lenient(env, parent_env_of(env, parent_env)?),
-    }
-}
-
-/// The process's environment, decoded as Node decodes `process.env` (invalid
-/// UTF-8 becomes U+FFFD).
-fn os_environment() -> Vec<(String, String)> {
-    std::env::vars_os()
-        .map(|(name, value)| (name.to_string_lossy().into_owned(), value.to_string_lossy().into_owned()))
-        .collect()
+    string_record_lenient(env, parent_env_of(env, parent_env)?)
 }
 
 /// `parentEnv` as an object of variables. Read leniently (see
 /// `string_record_lenient`), but it must be an object of variables, and a
 /// throwing getter or Proxy trap is reported, not skipped.
-fn parent_env_of(env: &Env, parent_env: Unknown) -> std::result::Result<Raw, Failure> {
+fn parent_env_of(env: &Env, parent_env: Option<Unknown>) -> std::result::Result<Raw, Failure> {
     let parent_threw = |thrown| {
         Failure::caused_by(ExecError::invalid_spec("parentEnv", "reading the parent environment threw"), thrown)
     };
-    caller_env(env, Some(parent_env)).map_err(parent_threw)?.map_err(|found| {
+    caller_env(env, parent_env).map_err(parent_threw)?.map_err(|found| {
         ExecError::invalid_spec("parentEnv", format!("must be an object of environment variables (got {found})")).into()
     })
 }
