@@ -668,8 +668,7 @@ impl Globs {
 
 /// Whether `name` matches `pattern` exactly, where `*` matches any run of
 /// characters and `?` exactly one; each character of `name` is compared as
-/// `fold` maps it. Works on byte offsets without allocating: it runs for
-/// every inherited variable and pattern of every spawn.
+/// `fold` maps it. Works on byte offsets, without allocating.
 fn glob_matches(pattern: &str, name: &str, fold: impl Fn(char) -> char) -> bool {
     let next = |s: &str, at: usize| s[at..].chars().next();
     let (mut p, mut n) = (0, 0);
