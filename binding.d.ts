@@ -42,12 +42,12 @@ export declare class ShellEnvRegistry {
   /** Registers a contributor; returns an idempotent disposer. */
   register(contributor: ShellEnvContributor): () => void
   /** Collects the managed environment for one execution, synchronously. */
-  collect(execution: ToolExecution, options?: CollectOptions, parentPath?: string): DshEnvironment
+  collect(execution: ToolExecution, options?: CollectOptions, parentEnv?: Record<string, string | undefined>): DshEnvironment
   /**
    * Collects the managed environment, awaiting async resolvers. Every
    * failure, invalid options included, rejects the promise.
    */
-  collectAsync(execution: ToolExecution, options?: CollectAsyncOptions, parentPath?: string): Promise<DshEnvironment>
+  collectAsync(execution: ToolExecution, options?: CollectAsyncOptions, parentEnv?: Record<string, string | undefined>): Promise<DshEnvironment>
   /** Plugin-declared variables, sorted by key; no resolver runs. */
   list(): Array<ListEntry>
   /**

@@ -1,8 +1,7 @@
 'use strict'
 // The package entry point: the native binding plus the little that belongs in
-// JS. The wrappers pass the caller's `process.env` (or what is needed of it)
-// explicitly: test runners such as Jest give each test file its own copy,
-// which native code cannot see.
+// JS. The wrappers pass the caller's `process.env` explicitly: test runners
+// such as Jest give each test file its own copy, which native code cannot see.
 
 const binding = require('./binding.js')
 
@@ -17,22 +16,6 @@ function invalidThis(className, member) {
   const error = new TypeError(`${className}.${member} must be called on a ${className}; it was called on another value (a destructured or rebound method?)`)
   error.code = 'ERR_INVALID_THIS'
   return error
-}
-
-/**
- * `PATH` of the caller's `process.env`, which `collect()` appends command
- * directories to when no `inheritedPath` is given. Only this one string
- * crosses into native code, not the whole environment. A `process.env` whose
- * getter throws is reported like any option that cannot be read.
- */
-function parentPath() {
-  try {
-    return process.env.PATH
-  } catch (cause) {
-    const error = new Error('invalid option parentEnv: reading process.env.PATH threw', { cause })
-    error.code = 'ERR_SHELL_ENV_INVALID_OPTION'
-    throw error
-  }
 }
 
 /** The registry of managed `DSH_*` variables (see index.d.ts). */
@@ -64,19 +47,13 @@ class ShellEnvRegistry extends binding.ShellEnvRegistry {
 
   collect(execution, options) {
     ShellEnvRegistry.#check(this, 'collect()')
-    return super.collect(execution, options, parentPath())
+    return super.collect(execution, options, process.env)
   }
 
   collectAsync(execution, options) {
     // Rejects, like every other failure of collectAsync.
     if (!ShellEnvRegistry.#is(this)) return Promise.reject(invalidThis('ShellEnvRegistry', 'collectAsync()'))
-    let path
-    try {
-      path = parentPath()
-    } catch (error) {
-      return Promise.reject(error)
-    }
-    return super.collectAsync(execution, options, path)
+    return super.collectAsync(execution, options, process.env)
   }
 
   list() {

@@ -81,7 +81,7 @@ impl ShellEnvRegistry {
 
     /// Collects the managed environment for one execution, synchronously.
     #[napi(
-        ts_args_type = "execution: ToolExecution, options?: CollectOptions, parentPath?: string",
+        ts_args_type = "execution: ToolExecution, options?: CollectOptions, parentEnv?: Record<string, string | undefined>",
         ts_return_type = "DshEnvironment"
     )]
     pub fn collect(
@@ -89,12 +89,12 @@ impl ShellEnvRegistry {
         env: &Env,
         execution: Unknown,
         options: Option<Unknown>,
-        parent_path: Option<Unknown>,
+        parent_env: Option<Unknown>,
     ) -> Result<JsRaw> {
         let execution = execution.raw();
         let result = (|| {
             let options = options_object(env, options)?;
-            let inherited_path = inherited_path(env, options, parent_path)?;
+            let inherited_path = inherited_path(env, options, parent_env)?;
             let mut collection = begin(env, &self.core, execution)?;
             for contributor in collection.contributors().to_vec() {
                 let values = contributor.resolver().call_sync(env, execution).into_values(contributor.name())?;
@@ -108,7 +108,7 @@ impl ShellEnvRegistry {
     /// Collects the managed environment, awaiting async resolvers. Every
     /// failure, invalid options included, rejects the promise.
     #[napi(
-        ts_args_type = "execution: ToolExecution, options?: CollectAsyncOptions, parentPath?: string",
+        ts_args_type = "execution: ToolExecution, options?: CollectAsyncOptions, parentEnv?: Record<string, string | undefined>",
         ts_return_type = "Promise<DshEnvironment>"
     )]
     pub fn collect_async(
@@ -116,12 +116,12 @@ impl ShellEnvRegistry {
         env: &Env,
         execution: Unknown,
         options: Option<Unknown>,
-        parent_path: Option<Unknown>,
+        parent_env: Option<Unknown>,
     ) -> Result<JsRaw> {
         let execution = execution.raw();
         let started = (|| {
             let options = options_object(env, options)?;
-            let inherited_path = inherited_path(env, options, parent_path)?;
+            let inherited_path = inherited_path(env, options, parent_env)?;
             let timeout = read_timeout(env, options)?;
             let signal = match options {
                 Some(options) => js::get_defined(env, options, "signal").map_err(threw("signal"))?,
@@ -356,15 +356,12 @@ fn threw(option: &'static str) -> impl Fn(napi::Error) -> Failure {
     }
 }
 
-/// The `inheritedPath` option, else `parentPath`: `PATH` of the caller's
-/// environment, which the package passes as `process.env.PATH` (read there:
-/// one string crosses instead of the caller's whole `process.env`). One that
-/// is not a well-formed string could not come from a real environment and
-/// counts as unset.
+/// The `inheritedPath` option, else `PATH` of the caller's environment
+/// (`parentEnv`, which the package passes as the caller's `process.env`).
 fn inherited_path(
     env: &Env,
     options: Option<Raw>,
-    parent_path: Option<Unknown>,
+    parent_env: Option<Unknown>,
 ) -> std::result::Result<Option<String>, Failure> {
     if let Some(options) = options {
         if let Some(path) = js::get_defined(env, options, "inheritedPath").map_err(threw("inheritedPath"))? {
@@ -378,10 +375,8 @@ fn inherited_path(
             return Ok(Some(path));
         }
     }
-    match parent_path.map(|path| path.raw()) {
-        Some(path) if js::type_of(env, path) == ValueType::String => Ok(js::string(env, path).map_err(threw("parentPath"))?.ok()),
-        _ => Ok(None),
-    }
+    let parent_env = parent_env_option(env, parent_env)?;
+    js::get_string(env, parent_env, "PATH").map_err(threw("parentEnv"))
 }
 
 /// The caller's environment object: `parentEnv` when given, else (for
