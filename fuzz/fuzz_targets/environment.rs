@@ -18,7 +18,7 @@ use dsh_shell_env_core::environment::{
     build_environment, Environment, EnvironmentSpec, Inherit, Platform, RemovalReason, ScrubPolicy, Source,
 };
 use dsh_shell_env_core::keys::{has_managed_prefix, is_valid_key, PATH_KEY};
-use dsh_shell_env_fuzz::{can_reach_execve, upper, Glob, ManagedKey, Name};
+use dsh_shell_env_fuzz::{can_reach_execve, rank, upper, Glob, ManagedKey, Name};
 use libfuzzer_sys::fuzz_target;
 
 #[derive(Debug, Arbitrary)]
@@ -33,17 +33,6 @@ struct Input {
     terminal: Option<Vec<(Name, String)>>,
     explicit: Vec<(Name, Option<String>)>,
     managed: Vec<(ManagedKey, String)>,
-}
-
-fn rank(reason: RemovalReason) -> u8 {
-    match reason {
-        RemovalReason::ManagedPrefix => 0,
-        RemovalReason::Inherit => 1,
-        RemovalReason::Exclude => 2,
-        RemovalReason::Hardening => 3,
-        RemovalReason::IncludeOnly => 4,
-        RemovalReason::ExplicitUnset => 5,
-    }
 }
 
 fuzz_target!(|input: Input| {

@@ -5,6 +5,11 @@
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 
+// The rules as the property tests state them, shared by path.
+#[path = "../../crates/core/tests/oracles/mod.rs"]
+mod oracles;
+pub use oracles::{can_reach_execve, matches_key_pattern, rank, recase, upper};
+
 /// Names some step of the pipeline treats specially, in one spelling each;
 /// [`Name`] re-cases them and sometimes adds a suffix.
 pub const NAMES: &[&str] = &[
@@ -97,43 +102,4 @@ impl<'a> Arbitrary<'a> for ManagedKey {
         }
         Ok(Self(key))
     }
-}
-
-/// Flips the case of the ASCII letters selected by `mask`.
-pub fn recase(s: &str, mask: u64) -> String {
-    s.chars().enumerate().map(|(i, c)| if mask >> (i % 64) & 1 == 1 { flip(c) } else { c }).collect()
-}
-
-fn flip(c: char) -> char {
-    if c.is_ascii_lowercase() {
-        c.to_ascii_uppercase()
-    } else {
-        c.to_ascii_lowercase()
-    }
-}
-
-/// The Windows comparison form: one-to-one upper case (`ß` stays `ß`).
-pub fn upper(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            let mut u = c.to_uppercase();
-            match (u.next(), u.next()) {
-                (Some(u), None) => u,
-                _ => c,
-            }
-        })
-        .collect()
-}
-
-/// A non-empty name without NUL or a `=` after its first character, and a value without NUL.
-pub fn can_reach_execve(name: &str, value: &str) -> bool {
-    !name.is_empty() && !name.chars().skip(1).any(|c| c == '=') && !name.contains('\0') && !value.contains('\0')
-}
-
-/// `DSH_[A-Z][A-Z0-9_]*`, spelled out over characters.
-pub fn matches_key_pattern(key: &str) -> bool {
-    let Some(rest) = key.strip_prefix("DSH_") else { return false };
-    let mut chars = rest.chars();
-    chars.next().is_some_and(|c| c.is_ascii_uppercase())
-        && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }

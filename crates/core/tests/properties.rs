@@ -18,6 +18,9 @@ use dsh_shell_env_core::snapshot::{command_path, Collection, ResolvedValue, Snap
 use proptest::prelude::*;
 use proptest::sample::Index;
 
+mod oracles;
+use oracles::{can_reach_execve, matches_key_pattern, rank, recase, upper};
+
 // ---------------------------------------------------------------------------
 // Keys.
 
@@ -30,30 +33,6 @@ fn key_like() -> impl Strategy<Value = String> {
         "DSH_[A-Z][A-Z0-9_]{0,10}",
         "\\PC{0,8}",
     ]
-}
-
-/// `DSH_[A-Z][A-Z0-9_]*`, spelled out over characters rather than bytes.
-fn matches_key_pattern(key: &str) -> bool {
-    let Some(rest) = key.strip_prefix("DSH_") else { return false };
-    let mut chars = rest.chars();
-    chars.next().is_some_and(|c| c.is_ascii_uppercase())
-        && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-}
-
-/// Flips the case of the ASCII letters selected by `mask` (bit `i % 64` for character `i`).
-fn recase(s: &str, mask: u64) -> String {
-    s.chars()
-        .enumerate()
-        .map(|(i, c)| {
-            if mask >> (i % 64) & 1 == 0 {
-                c
-            } else if c.is_ascii_lowercase() {
-                c.to_ascii_uppercase()
-            } else {
-                c.to_ascii_lowercase()
-            }
-        })
-        .collect()
 }
 
 proptest! {
@@ -322,19 +301,6 @@ fn parent() -> impl Strategy<Value = Vec<(String, String)>> {
     proptest::collection::vec((parent_name(), value()), 0..16)
 }
 
-/// The Windows comparison form: one-to-one upper case (`ß` stays `ß`).
-fn upper(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            let mut u = c.to_uppercase();
-            match (u.next(), u.next()) {
-                (Some(u), None) => u,
-                _ => c,
-            }
-        })
-        .collect()
-}
-
 fn fold(platform: &Platform, name: &str) -> String {
     if platform.case_insensitive {
         upper(name)
@@ -355,11 +321,6 @@ fn glob_match(pattern: &[char], name: &[char]) -> bool {
 fn any_glob(patterns: &[impl AsRef<str>], name: &str) -> bool {
     let name: Vec<char> = upper(name).chars().collect();
     patterns.iter().any(|p| glob_match(&upper(p.as_ref()).chars().collect::<Vec<_>>(), &name))
-}
-
-/// A non-empty name without NUL or a `=` after its first character, and a value without NUL.
-fn can_reach_execve(name: &str, value: &str) -> bool {
-    !name.is_empty() && !name.chars().skip(1).any(|c| c == '=') && !name.contains('\0') && !value.contains('\0')
 }
 
 /// What the reference model predicts.
@@ -461,17 +422,6 @@ fn reference(platform: &Platform, parent: &[(String, String)], spec: &Environmen
 
 fn build(platform: &Platform, parent: &[(String, String)], spec: &EnvironmentSpec) -> Environment {
     build_environment(platform, parent.to_vec(), spec).expect("generated specs are valid")
-}
-
-fn rank(reason: RemovalReason) -> u8 {
-    match reason {
-        RemovalReason::ManagedPrefix => 0,
-        RemovalReason::Inherit => 1,
-        RemovalReason::Exclude => 2,
-        RemovalReason::Hardening => 3,
-        RemovalReason::IncludeOnly => 4,
-        RemovalReason::ExplicitUnset => 5,
-    }
 }
 
 /// Every write (set or unset) the spec makes to `name`, compared the platform's
