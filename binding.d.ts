@@ -88,8 +88,17 @@ export interface CommandDirectories {
   directories: Array<string>
 }
 
+/** The default `scrub.exclude` globs (`*KEY*`, …). */
+export declare function defaultExclude(): Array<string>
+
 /** Every managed variable starts with this prefix. */
 export declare const DSH_ENV_PREFIX: string
+
+/**
+ * Whether the default `scrub.exclude` globs match `name`, ignoring case: the
+ * names whose values the command line masks.
+ */
+export declare function excludedByDefault(name: string): boolean
 
 /**
  * Starts a command; the promise resolves with a native execution once the

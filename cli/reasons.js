@@ -2,10 +2,12 @@
 // Why buildEnvironment() removed an inherited variable, in words. Shared by the
 // `dsh-shell-env explain` command and `npm run demo`.
 
+const { defaultExclude } = require('../binding.js')
+
 const REASONS = Object.freeze({
   'managed-prefix': 'inherited DSH_* value; the current one is set fresh',
   inherit: 'not kept by scrub.inherit',
-  exclude: 'name looks secret (*KEY*, *PASSWORD*, *SECRET*, *TOKEN*)',
+  exclude: `name looks secret (${defaultExclude().join(', ')})`,
   hardening: 'could run code before the command',
   'include-only': 'not in scrub.includeOnly',
   'explicit-unset': 'unset by the caller',

@@ -1,14 +1,14 @@
 'use strict'
 // Masking of secret-looking values in human and JSON output. A value is masked
 // when its name matches one of the default exclude globs of the environment
-// pipeline (*KEY*, *PASSWORD*, *SECRET*, *TOKEN*, case-insensitive) or the
+// pipeline (asked of the core, which owns that rule) or the
 // value itself looks like a credential: a well-known token prefix, a JWT, a
 // long mixed-case base64-like string, or a URL with a password (only the
 // password is masked there).
 
-const MASK = '<masked>'
+const { excludedByDefault } = require('../binding.js')
 
-const SECRET_NAME = /KEY|PASSWORD|SECRET|TOKEN/i
+const MASK = '<masked>'
 
 const TOKEN_VALUE = [
   /^(?:gh[pousr]_|github_pat_)[A-Za-z0-9_]{20,}$/, // GitHub
@@ -29,7 +29,7 @@ function looksRandom(value) {
 
 /** Whether the variable's name alone marks it secret. */
 function isSecretName(key) {
-  return SECRET_NAME.test(key)
+  return excludedByDefault(key)
 }
 
 /** `{ value, masked }`: the value as it may be shown. */

@@ -25,3 +25,16 @@ pub const DSH_ENV_PREFIX: &str = dsh_shell_env_core::keys::DSH_ENV_PREFIX;
 pub fn reserved_keys() -> Vec<&'static str> {
     dsh_shell_env_core::keys::RESERVED_KEYS.to_vec()
 }
+
+/// The default `scrub.exclude` globs (`*KEY*`, …).
+#[napi]
+pub fn default_exclude() -> Vec<&'static str> {
+    dsh_shell_env_core::environment::DEFAULT_EXCLUDE.to_vec()
+}
+
+/// Whether the default `scrub.exclude` globs match `name`, ignoring case: the
+/// names whose values the command line masks.
+#[napi]
+pub fn excluded_by_default(name: String) -> bool {
+    dsh_shell_env_core::environment::excluded_by_default(&name)
+}

@@ -434,6 +434,12 @@ pub fn build_environment(
     Ok(env.finish())
 }
 
+/// Whether the default `exclude` globs ([`DEFAULT_EXCLUDE`]) match `name`,
+/// ignoring case: the names the scrub treats as credentials by default.
+pub fn excluded_by_default(name: &str) -> bool {
+    Globs::new(&DEFAULT_EXCLUDE).matches(name)
+}
+
 /// Rejects a spec that names something a child environment cannot hold,
 /// naming the exact field.
 fn validate(spec: &EnvironmentSpec) -> Result<(), ExecError> {
@@ -828,6 +834,16 @@ mod tests {
     }
 
     // Globs.
+
+    #[test]
+    fn the_default_exclude_globs_name_credentials_ignoring_case() {
+        for name in ["AWS_SECRET_ACCESS_KEY", "github_token", "DB_Password", "DSH_API_KEY", "\u{17f}ecret"] {
+            assert!(excluded_by_default(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "DSH_SESSION_ID", "KE_Y", "TOKE"] {
+            assert!(!excluded_by_default(name), "{name}");
+        }
+    }
 
     #[test]
     fn globs_match_stars_and_question_marks() {
