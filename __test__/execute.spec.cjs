@@ -539,6 +539,24 @@ describe('process behaviour', () => {
     expect(result.durationMs).toBeLessThan(20_000)
   }, T)
 
+  it('a timeout ends and reaps the child while the JS thread is blocked (README: where children are watched)', async () => {
+    const execution = await execute({ command: ['sleep', '30'], timeoutMs: 200, graceMs: 200 })
+    // Busy past the timeout: neither the kill nor the reap may wait for this thread.
+    const until = Date.now() + 3_000
+    let reaped = false
+    while (!reaped && Date.now() < until) {
+      try {
+        process.kill(execution.pid, 0) // a zombie still answers
+      } catch (error) {
+        reaped = error.code === 'ESRCH'
+      }
+    }
+    expect(reaped).toBe(true)
+    const result = await execution.result()
+    expect(result.timedOut).toBe(true)
+    expect(result.signal).toBe('SIGTERM')
+  }, T)
+
   it('the default timeout is reported as 120000', async () => {
     const { result } = await run({ command: 'true' })
     expect(result.timeoutMs).toBe(120_000)

@@ -18,6 +18,8 @@ use napi_derive::napi;
 
 use crate::abort::{watch_signal, AbortListener, AbortToken};
 use crate::errors::{rejected, Failure};
+#[cfg(target_os = "linux")]
+use crate::event_loop;
 use crate::js::{self, JsRaw, Raw};
 use crate::registry::{begin, caller_env, resolve_all, ShellEnvRegistry};
 use crate::resolver::{ExecutionRef, JsResolver};
@@ -37,12 +39,17 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
     // Without a registry to collect from, the child is spawned right here on
     // the JS thread, as `child_process` does (`posix_spawn` returns once the
     // child has exec'd): handing the spawn to another thread and the execution
-    // back cost two thread wake-ups per call. Registry resolvers may be async,
-    // so that path spawns from the runtime once they have answered.
+    // back cost two thread wake-ups per call. On Linux this thread's event
+    // loop then also watches the child (see `event_loop`). Registry resolvers
+    // may be async, so that path spawns from the runtime once they have
+    // answered, and the runtime supervises those children.
     let Some(collect) = collect else {
         let started = within_runtime_if_available(|| -> std::result::Result<Process, Failure> {
             let mut spec = command::plan(&request, parent, &Platform::current(), &cwd)?;
             spec.on_output = sink;
+            #[cfg(target_os = "linux")]
+            let process = event_loop::spawn(env, spec)?;
+            #[cfg(not(target_os = "linux"))]
             let process = process::spawn(spec)?;
             watch_abort(&process, token);
             Ok(process)

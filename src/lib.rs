@@ -4,6 +4,8 @@
 
 mod abort;
 mod errors;
+#[cfg(target_os = "linux")]
+mod event_loop;
 mod execute;
 mod home;
 mod js;

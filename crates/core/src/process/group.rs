@@ -112,9 +112,13 @@ impl Group {
     }
 
     /// Records the leader's exit and sends SIGTERM to whatever is left of the
-    /// group, starting the grace unless a kill already started it.
+    /// group, starting the grace unless a kill already started it. Only the
+    /// first call counts (a reactor may have seen the exit before its hand-over).
     pub(super) fn leader_exited(&self, exit: Exit) {
         let mut state = lock(&self.state);
+        if state.exit.is_some() {
+            return;
+        }
         state.exit = Some(exit);
         if state.killed_at.is_none() {
             self.term(&mut state);

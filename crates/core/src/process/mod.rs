@@ -7,9 +7,13 @@
 //! `posix_spawn` (no `pre_exec`, an absolute program path), and exits are
 //! detected without SIGCHLD, which libuv owns.
 
+#[cfg(target_os = "linux")]
+mod deadline;
 mod group;
 mod output;
 mod program;
+#[cfg(target_os = "linux")]
+mod reactor;
 mod spawn;
 mod spill;
 #[cfg(unix)]
@@ -33,6 +37,8 @@ use output::Capture;
 
 pub use output::OutputReceipt;
 pub use program::{check_workdir, resolve_program};
+#[cfg(target_os = "linux")]
+pub use reactor::Reactor;
 pub use spawn::{spawn, spawn_async};
 pub use spill::remove_spill_dir;
 #[cfg(unix)]
@@ -228,6 +234,9 @@ struct Shared {
     stdout: Mutex<Capture>,
     stderr: Mutex<Capture>,
     outcome: Mutex<Outcome>,
+    /// The reactor driving the process, while one does (see [`Reactor`]).
+    #[cfg(target_os = "linux")]
+    reactor: std::sync::OnceLock<std::sync::Weak<reactor::Inner>>,
 }
 
 /// The result once published, or the callbacks waiting for it.
@@ -261,15 +270,38 @@ impl Process {
     /// Starts SIGTERM to the group, then SIGKILL after the grace. Returns `true`
     /// the first time while the leader runs, `false` after that.
     pub fn kill(&self, reason: KillReason) -> bool {
-        self.shared.group.kill(match reason {
+        let started = self.shared.group.kill(match reason {
             KillReason::Requested => KillCause::Requested,
             KillReason::Aborted => KillCause::Aborted,
-        })
+        });
+        if started {
+            self.hand_to_runtime();
+        }
+        started
     }
 
     /// SIGKILLs the group now, without a grace (environment teardown, process exit).
     pub fn terminate_now(&self) {
         self.shared.group.terminate_now();
+        self.hand_to_runtime();
+    }
+
+    /// The timeout ran out (for a process a reactor drives; the runtime's
+    /// supervisor keeps its own timer).
+    #[cfg(target_os = "linux")]
+    fn expire(&self) {
+        if self.shared.group.kill(KillCause::Timeout) {
+            self.hand_to_runtime();
+        }
+    }
+
+    /// A killed process leaves its reactor's fast path: the runtime's
+    /// supervisor follows the kill schedule from here.
+    fn hand_to_runtime(&self) {
+        #[cfg(target_os = "linux")]
+        if let Some(reactor) = self.shared.reactor.get().and_then(std::sync::Weak::upgrade) {
+            reactor.release(self.shared.pid);
+        }
     }
 
     /// Takes the text produced since the previous call. Unread text is capped at

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -14,7 +14,7 @@ use super::{lock, OutputLimits, OutputSink, StreamKind, StreamResult, LIVE_OUTPU
 
 /// Bytes per read from a pipe (the default Linux pipe holds 64 KiB).
 #[cfg(unix)]
-const READ_CHUNK: usize = 32 * 1024;
+pub(super) const READ_CHUNK: usize = 32 * 1024;
 
 /// One stream's captured output.
 pub(super) struct Capture {
@@ -238,29 +238,41 @@ impl LiveOutput {
     }
 }
 
-/// Reads one pipe to its end into the stream's capture, feeding `live` as it goes.
+/// Decodes one chunk of a stream (empty: its end) into `text` and takes both
+/// into `capture`.
+pub(super) fn take_chunk(capture: &Mutex<Capture>, decoder: &mut Utf8Decoder, bytes: &[u8], text: &mut String) {
+    text.clear();
+    let replaced = if bytes.is_empty() { decoder.finish(text) } else { decoder.decode(bytes, text) };
+    lock(capture).push(bytes, text, replaced);
+}
+
+/// One pipe still to be read, and its decoder (which may carry part of a
+/// character from reads made before the pipe came here).
+#[cfg(unix)]
+pub(super) type OpenStream = (tokio::net::unix::pipe::Receiver, Utf8Decoder);
+
+/// Reads one pipe to its end into the stream's capture, feeding `live` as it
+/// goes. `None`: the stream has already ended.
 #[cfg(unix)]
 pub(super) async fn read_stream(
     shared: &super::Shared,
     kind: StreamKind,
-    mut pipe: tokio::net::unix::pipe::Receiver,
+    stream: Option<OpenStream>,
     live: Option<LiveOutput>,
 ) {
     use tokio::io::AsyncReadExt;
 
+    let Some((mut pipe, mut decoder)) = stream else { return };
     let capture = shared.capture(kind);
     let mut buf = vec![0; READ_CHUNK];
-    let mut decoder = Utf8Decoder::default();
     let mut text = String::new();
     loop {
-        text.clear();
         let bytes = match pipe.read(&mut buf).await {
             Ok(n) if n > 0 => &buf[..n],
             // End of file, or a read error that ends the stream just the same.
             _ => &[][..],
         };
-        let replaced = if bytes.is_empty() { decoder.finish(&mut text) } else { decoder.decode(bytes, &mut text) };
-        lock(capture).push(bytes, &text, replaced);
+        take_chunk(capture, &mut decoder, bytes, &mut text);
         if let (Some(live), false) = (&live, text.is_empty()) {
             live.deliver(kind, &text).await;
         }

@@ -6,14 +6,16 @@
 //! is not used: its fallback waits on SIGCHLD, which libuv takes over.
 
 use std::io;
-use std::path::Path;
+#[cfg(unix)]
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use tokio::sync::Semaphore;
 
 use super::group::Group;
-use super::output::Capture;
+use super::output::{Capture, LiveOutput};
 use super::{Outcome, Process, ProcessSpec, Shared, StreamKind};
 use crate::error::ExecError;
 
@@ -25,20 +27,32 @@ use crate::error::ExecError;
 /// [`ExecError::SpawnFailed`] when the OS refuses.
 #[cfg(unix)]
 pub fn spawn(spec: ProcessSpec) -> Result<Process, ExecError> {
+    let runtime = tokio::runtime::Handle::try_current()
+        .map_err(|_| spawn_failed(&spec.program, io::Error::other("spawn() must be called inside a tokio runtime")))?;
+    start(spec)?.supervise(&runtime)
+}
+
+/// A child that runs, with the ends of its pipes, not yet supervised.
+#[cfg(unix)]
+pub(super) struct Started {
+    pub(super) shared: Arc<Shared>,
+    pub(super) program: PathBuf,
+    pub(super) stdout: OwnedFd,
+    pub(super) stderr: OwnedFd,
+    pub(super) stdin: Option<(OwnedFd, Vec<u8>)>,
+    pub(super) live: Option<LiveOutput>,
+    pub(super) timeout_at: Option<Instant>,
+}
+
+/// Starts the child: `posix_spawn`, stdout and stderr piped, stdin piped or `/dev/null`.
+#[cfg(unix)]
+pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
-
-    use super::output::LiveOutput;
-    use super::supervise::{self, Io};
-    use super::wait::ExitWatch;
-    use tokio::net::unix::pipe;
 
     if !spec.program.is_absolute() {
         return Err(ExecError::invalid_spec("program", "must be an absolute path"));
     }
-    let runtime = tokio::runtime::Handle::try_current()
-        .map_err(|_| spawn_failed(&spec.program, io::Error::other("spawn() must be called inside a tokio runtime")))?;
-
     let started = Instant::now();
     let mut child = Command::new(&spec.program)
         .args(&spec.args)
@@ -61,31 +75,55 @@ pub fn spawn(spec: ProcessSpec) -> Result<Process, ExecError> {
         stdout: Mutex::new(Capture::new(StreamKind::Stdout, pid, spec.stdout)),
         stderr: Mutex::new(Capture::new(StreamKind::Stderr, pid, spec.stderr)),
         outcome: Mutex::new(Outcome::Pending(Vec::new())),
+        #[cfg(target_os = "linux")]
+        reactor: OnceLock::new(),
     });
+    Ok(Started {
+        shared,
+        program: spec.program,
+        stdout: child.stdout.take().expect("piped").into(),
+        stderr: child.stderr.take().expect("piped").into(),
+        stdin: child.stdin.take().map(OwnedFd::from).zip(spec.stdin),
+        live: spec.on_output.map(LiveOutput::new),
+        timeout_at: spec.timeout.and_then(|timeout| started.checked_add(timeout)),
+    })
+}
 
-    // Registering the pipes and the exit watch with the runtime.
-    let wired = (|| {
-        let stdout = pipe::Receiver::from_owned_fd(child.stdout.take().expect("piped").into())?;
-        let stderr = pipe::Receiver::from_owned_fd(child.stderr.take().expect("piped").into())?;
-        let stdin = match (child.stdin.take(), spec.stdin) {
-            (Some(pipe), Some(bytes)) => Some((pipe::Sender::from_owned_fd(pipe.into())?, bytes)),
-            _ => None,
+#[cfg(unix)]
+impl Started {
+    /// Hands the child to a task on `runtime` that supervises it to its result.
+    pub(super) fn supervise(self, runtime: &tokio::runtime::Handle) -> Result<Process, ExecError> {
+        use super::output::Utf8Decoder;
+        use super::supervise::{self, Io};
+        use super::wait::ExitWatch;
+        use tokio::net::unix::pipe;
+
+        let Started { shared, program, stdout, stderr, stdin, live, timeout_at } = self;
+        let _entered = runtime.enter();
+        // Registering the pipes and the exit watch with the runtime.
+        let wired = (|| {
+            let stdout = pipe::Receiver::from_owned_fd(stdout)?;
+            let stderr = pipe::Receiver::from_owned_fd(stderr)?;
+            let stdin = match stdin {
+                Some((pipe, bytes)) => Some((pipe::Sender::from_owned_fd(pipe)?, bytes)),
+                None => None,
+            };
+            let watch = ExitWatch::new(shared.pid)?;
+            let (stdout, stderr) = (Some((stdout, Utf8Decoder::default())), Some((stderr, Utf8Decoder::default())));
+            io::Result::Ok(Io { watch, stdout, stderr, stdin, live })
+        })();
+        let io = match wired {
+            Ok(io) => io,
+            Err(error) => {
+                // Nothing may outlive a failed spawn.
+                shared.group.terminate_now();
+                shared.group.reap();
+                return Err(spawn_failed(&program, error));
+            }
         };
-        let watch = ExitWatch::new(pid)?;
-        io::Result::Ok(Io { watch, stdout, stderr, stdin, live: spec.on_output.map(LiveOutput::new) })
-    })();
-    let io = match wired {
-        Ok(io) => io,
-        Err(error) => {
-            // Nothing may outlive a failed spawn.
-            shared.group.terminate_now();
-            shared.group.reap();
-            return Err(spawn_failed(&spec.program, error));
-        }
-    };
-    let timeout_at = spec.timeout.and_then(|timeout| started.checked_add(timeout));
-    runtime.spawn(supervise::run(Arc::clone(&shared), io, timeout_at));
-    Ok(Process { shared })
+        runtime.spawn(supervise::run(Arc::clone(&shared), io, timeout_at));
+        Ok(Process { shared })
+    }
 }
 
 /// [`spawn`] for async callers. `posix_spawn` holds its thread until the child
@@ -118,6 +156,6 @@ pub fn spawn(spec: ProcessSpec) -> Result<Process, ExecError> {
     Err(spawn_failed(&spec.program, unsupported))
 }
 
-fn spawn_failed(program: &Path, source: io::Error) -> ExecError {
+pub(super) fn spawn_failed(program: &Path, source: io::Error) -> ExecError {
     ExecError::SpawnFailed { program: program.display().to_string(), source }
 }

@@ -13,15 +13,15 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::unix::pipe;
 
 use super::group::KillCause;
-use super::output::{read_stream, LiveOutput};
+use super::output::{read_stream, LiveOutput, OpenStream};
 use super::wait::{self, ExitWatch};
 use super::{lock, Outcome, RunResult, Shared, StreamKind};
 
 /// The child's ends of the world, owned by the task.
 pub(super) struct Io {
     pub(super) watch: ExitWatch,
-    pub(super) stdout: pipe::Receiver,
-    pub(super) stderr: pipe::Receiver,
+    pub(super) stdout: Option<OpenStream>,
+    pub(super) stderr: Option<OpenStream>,
     pub(super) stdin: Option<(pipe::Sender, Vec<u8>)>,
     pub(super) live: Option<LiveOutput>,
 }
@@ -107,7 +107,7 @@ async fn sweep(shared: &Shared) {
 }
 
 /// Reaps the leader and publishes the result.
-fn finish(shared: &Shared) {
+pub(super) fn finish(shared: &Shared) {
     shared.group.reap();
     let state = shared.group.state();
     let cause = shared.group.cause();
@@ -137,6 +137,12 @@ async fn sleep_until(deadline: Option<Instant>) {
         Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
         None => std::future::pending().await,
     }
+}
+
+/// Ends a process that cannot be supervised any more (its pipes could not be
+/// handed to the runtime): as for a task dropped early.
+pub(super) fn abandon(shared: Arc<Shared>) {
+    drop(Unfinished(shared));
 }
 
 /// Still finishes the process when its task is dropped early (runtime shutdown,

@@ -775,3 +775,148 @@ async fn remove_spill_dir_removes_files_and_spilling_resumes() {
     let again = run(spec).await;
     assert_eq!(fs::read_to_string(again.stdout.spill_path.as_ref().unwrap()).unwrap(), "0123456789");
 }
+
+/// The same processes driven by a [`Reactor`] that the test thread turns, as
+/// an event loop would.
+#[cfg(target_os = "linux")]
+mod reactor_driven {
+    use std::thread::{self, ThreadId};
+
+    use super::*;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+    }
+
+    /// The result, published by the runtime without the reactor turning.
+    fn wait_within(runtime: &tokio::runtime::Runtime, process: &Process) -> Arc<RunResult> {
+        runtime.block_on(async { tokio::time::timeout(SLACK * 2, process.wait()).await }).expect("no result")
+    }
+
+    /// Records the result and the thread that published it.
+    fn watch(process: &Process) -> Arc<Mutex<Option<(Arc<RunResult>, ThreadId)>>> {
+        let slot = Arc::new(Mutex::new(None));
+        let published = Arc::clone(&slot);
+        process.on_finish(move |result| *lock(&published) = Some((result, thread::current().id())));
+        slot
+    }
+
+    /// Turns `reactor` whenever its descriptor is readable until `slot` holds a result.
+    fn turn_until(reactor: &Reactor, slot: &Mutex<Option<(Arc<RunResult>, ThreadId)>>) -> (Arc<RunResult>, ThreadId) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(published) = lock(slot).clone() {
+                return published;
+            }
+            assert!(Instant::now() < deadline, "no result");
+            let mut poll = libc::pollfd { fd: reactor.fd(), events: libc::POLLIN, revents: 0 };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut poll, 1, 20) };
+            reactor.turn();
+        }
+    }
+
+    #[test]
+    fn runs_a_command_to_its_result_on_the_turning_thread() {
+        let runtime = runtime();
+        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        let process = reactor.spawn(sh("printf out; printf err >&2; exit 3")).unwrap();
+        let slot = watch(&process);
+        let (result, publisher) = turn_until(&reactor, &slot);
+        assert_eq!(publisher, thread::current().id(), "published by a runtime thread");
+        assert_eq!((result.exit_code, result.signal), (Some(3), None));
+        assert_eq!((result.stdout.text.as_str(), result.stderr.text.as_str()), ("out", "err"));
+        assert_eq!(process.state().status, Status::Completed);
+        assert!(!alive(process.pid() as i32), "the leader was not reaped");
+        assert!(!deadline::is_pending(&process.shared), "the finished process kept its deadline");
+    }
+
+    #[test]
+    fn reads_output_while_the_child_runs() {
+        let runtime = runtime();
+        let _spill_dir = SPILL_DIR.blocking_read();
+        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        // Far more than a pipe holds: unread, the child would block forever.
+        let process = reactor.spawn(sh("head -c 1000000 /dev/zero | tr '\\0' a; printf z")).unwrap();
+        let slot = watch(&process);
+        let (result, _) = turn_until(&reactor, &slot);
+        assert_eq!(result.exit_code, Some(0));
+        assert!(result.stdout.truncated);
+        assert_eq!(result.stdout.text.len(), 64_000);
+        assert!(result.stdout.text.ends_with("aaz"));
+        let spill = fs::read(result.stdout.spill_path.as_ref().unwrap()).unwrap();
+        assert_eq!(spill.len(), 1_000_001);
+    }
+
+    #[test]
+    fn a_kill_hands_the_process_to_the_runtime() {
+        let runtime = runtime();
+        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        let mut spec = sh("trap '' TERM; sleep 30");
+        spec.grace = Duration::from_millis(200);
+        let process = reactor.spawn(spec).unwrap();
+        thread::sleep(Duration::from_millis(100));
+        assert!(process.kill(KillReason::Requested));
+        // Never turned again: the runtime follows the kill schedule and publishes.
+        let result = wait_within(&runtime, &process);
+        assert_eq!(result.signal, Some("SIGKILL"));
+        assert_eq!(process.state().status, Status::Killed);
+        assert!(!result.timed_out && !result.aborted);
+    }
+
+    #[test]
+    fn a_timeout_fires_without_the_reactor_turning() {
+        let runtime = runtime();
+        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        let mut spec = sh("exec sleep 30");
+        spec.timeout = Some(Duration::from_millis(200));
+        let started = Instant::now();
+        let process = reactor.spawn(spec).unwrap();
+        let result = wait_within(&runtime, &process);
+        assert!(result.timed_out);
+        assert_eq!(result.signal, Some("SIGTERM"));
+        assert!(started.elapsed() >= Duration::from_millis(200));
+    }
+
+    #[test]
+    fn a_group_that_outlives_its_leader_goes_to_the_runtime() {
+        let runtime = runtime();
+        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        // The background job keeps stdout open after the leader exits.
+        let process = reactor.spawn(sh("sleep 30 & echo hi")).unwrap();
+        let slot = watch(&process);
+        let (result, publisher) = turn_until(&reactor, &slot);
+        assert_ne!(publisher, thread::current().id(), "published on the fast path");
+        assert_eq!((result.exit_code, result.stdout.text.as_str()), (Some(0), "hi\n"));
+        runtime.block_on(assert_group_gone(process.pid()));
+    }
+
+    #[test]
+    fn dropping_the_reactor_hands_its_processes_to_the_runtime() {
+        let runtime = runtime();
+        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        let process = reactor.spawn(sh("sleep 0.2; printf done")).unwrap();
+        drop(reactor);
+        let result = wait_within(&runtime, &process);
+        assert_eq!((result.exit_code, result.stdout.text.as_str()), (Some(0), "done"));
+    }
+
+    #[test]
+    fn stdin_and_live_output_stay_with_the_runtime() {
+        let runtime = runtime();
+        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        let mut spec = sh("cat");
+        spec.stdin = Some(b"piped".to_vec());
+        let process = reactor.spawn(spec).unwrap();
+        let result = wait_within(&runtime, &process);
+        assert_eq!(result.stdout.text, "piped");
+
+        let chunks = Arc::new(Mutex::new(String::new()));
+        let seen = Arc::clone(&chunks);
+        let mut spec = sh("printf live");
+        spec.on_output = Some(Arc::new(move |_, text: &str, _receipt| lock(&seen).push_str(text)));
+        let process = reactor.spawn(spec).unwrap();
+        let result = wait_within(&runtime, &process);
+        assert_eq!((result.stdout.text.as_str(), lock(&chunks).as_str()), ("live", "live"));
+    }
+}

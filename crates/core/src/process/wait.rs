@@ -21,6 +21,8 @@ pub(super) enum ExitWatch {
     Pidfd { pid: i32, fd: tokio::io::unix::AsyncFd<std::os::fd::OwnedFd> },
     /// Elsewhere, or when `pidfd_open` fails: a thread blocked in `waitid`.
     Thread(oneshot::Receiver<Exit>),
+    /// The exit was already seen (by a reactor, before it handed the process on).
+    Exited(Exit),
 }
 
 #[cfg(test)]
@@ -35,10 +37,7 @@ impl ExitWatch {
     pub(super) fn new(pid: u32) -> io::Result<Self> {
         #[cfg(target_os = "linux")]
         if let Some(fd) = pidfd_open(pid) {
-            // SAFETY: the OwnedFd keeps the pidfd open for the AsyncFd's lifetime.
-            let fd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
-                .map_err(|error| error.into_parts().1)?;
-            return Ok(Self::Pidfd { pid: pid as i32, fd });
+            return Self::from_pidfd(pid, fd);
         }
         let (tx, rx) = oneshot::channel();
         thread::Builder::new().name(format!("dsh-wait-{pid}")).stack_size(64 * 1024).spawn(move || {
@@ -46,6 +45,15 @@ impl ExitWatch {
             let _ = tx.send(wait_blocking(pid));
         })?;
         Ok(Self::Thread(rx))
+    }
+
+    /// Watches `pid` through its pidfd `fd`. Needs a tokio runtime.
+    #[cfg(target_os = "linux")]
+    pub(super) fn from_pidfd(pid: u32, fd: std::os::fd::OwnedFd) -> io::Result<Self> {
+        // SAFETY: the OwnedFd keeps the pidfd open for the AsyncFd's lifetime.
+        let fd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
+            .map_err(|error| error.into_parts().1)?;
+        Ok(Self::Pidfd { pid: pid as i32, fd })
     }
 
     /// Resolves once the leader has exited; it stays unreaped. Cancel safe.
@@ -63,6 +71,7 @@ impl ExitWatch {
                 }
             },
             Self::Thread(rx) => rx.await.unwrap_or(Exit::UNKNOWN),
+            Self::Exited(exit) => *exit,
         }
     }
 }
@@ -75,7 +84,7 @@ pub(super) fn wait_blocking(pid: u32) -> Exit {
 /// `pidfd_open(pid, 0)`, or `None` where it is unavailable (ENOSYS on old
 /// kernels, EPERM under seccomp, …): the caller falls back to the thread.
 #[cfg(target_os = "linux")]
-fn pidfd_open(pid: u32) -> Option<std::os::fd::OwnedFd> {
+pub(super) fn pidfd_open(pid: u32) -> Option<std::os::fd::OwnedFd> {
     use std::os::fd::FromRawFd;
 
     #[cfg(test)]
@@ -90,7 +99,7 @@ fn pidfd_open(pid: u32) -> Option<std::os::fd::OwnedFd> {
 
 /// Waits for `pid` to exit without reaping it (`WNOWAIT`). With `poll`, returns
 /// `None` at once when it is still running.
-fn wait_exit(pid: i32, poll: bool) -> io::Result<Option<Exit>> {
+pub(super) fn wait_exit(pid: i32, poll: bool) -> io::Result<Option<Exit>> {
     let flags = libc::WEXITED | libc::WNOWAIT | if poll { libc::WNOHANG } else { 0 };
     loop {
         let mut info = MaybeUninit::<libc::siginfo_t>::zeroed();

@@ -1,0 +1,81 @@
+//! Timeouts of the processes a [`super::Reactor`] drives, fired from one thread
+//! of their own: the caller's event loop may be busy, and a timeout must not
+//! wait for it.
+//!
+//! Adding a deadline later than every pending one (the usual case: equal
+//! timeouts, started one after another) wakes nothing; the thread sleeps until
+//! the earliest. A removed deadline costs at most one early wake-up.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Once, Weak};
+use std::thread;
+use std::time::Instant;
+
+use super::{lock, Process, Shared};
+
+/// Identifies one pending deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Key(Instant, u64);
+
+static PENDING: Mutex<BTreeMap<Key, Weak<Shared>>> = Mutex::new(BTreeMap::new());
+static CHANGED: Condvar = Condvar::new();
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+/// Expires `shared`'s process at `at`, unless the deadline is removed first.
+/// `None` when no timer thread can be started: the caller must not rely on it.
+pub(super) fn add(at: Instant, shared: &Arc<Shared>) -> Option<Key> {
+    static STARTED: Once = Once::new();
+    static RUNNING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    STARTED.call_once(|| {
+        let spawned = thread::Builder::new().name("dsh-deadlines".into()).stack_size(64 * 1024).spawn(run);
+        RUNNING.store(spawned.is_ok(), Ordering::Relaxed);
+    });
+    if !RUNNING.load(Ordering::Relaxed) {
+        return None;
+    }
+    let key = Key(at, NEXT.fetch_add(1, Ordering::Relaxed));
+    let mut pending = lock(&PENDING);
+    pending.insert(key, Arc::downgrade(shared));
+    // Only a new earliest deadline changes how long the thread sleeps.
+    if pending.first_key_value().is_some_and(|(first, _)| *first == key) {
+        CHANGED.notify_one();
+    }
+    Some(key)
+}
+
+/// Drops a deadline that is no longer needed.
+pub(super) fn remove(key: Key) {
+    lock(&PENDING).remove(&key);
+}
+
+fn run() {
+    let mut pending = lock(&PENDING);
+    loop {
+        let now = Instant::now();
+        let due = match pending.first_key_value() {
+            None => {
+                pending = CHANGED.wait(pending).unwrap_or_else(std::sync::PoisonError::into_inner);
+                continue;
+            }
+            Some((Key(at, _), _)) if *at > now => {
+                let wait = *at - now;
+                pending = CHANGED.wait_timeout(pending, wait).unwrap_or_else(std::sync::PoisonError::into_inner).0;
+                continue;
+            }
+            Some(_) => pending.pop_first().and_then(|(_, shared)| shared.upgrade()),
+        };
+        // Expiring signals the group and hands the process over: not under the lock.
+        drop(pending);
+        if let Some(shared) = due {
+            Process { shared }.expire();
+        }
+        pending = lock(&PENDING);
+    }
+}
+
+/// Whether a deadline for `shared` is still pending.
+#[cfg(test)]
+pub(super) fn is_pending(shared: &Arc<Shared>) -> bool {
+    lock(&PENDING).values().any(|pending| std::ptr::eq(pending.as_ptr(), Arc::as_ptr(shared)))
+}

@@ -1,0 +1,309 @@
+//! Supervising children from the caller's own event loop.
+//!
+//! The runtime's supervisor costs two thread hand-offs per command: a worker
+//! wakes to start watching the child, and one wakes at its exit to pass the
+//! result on to the caller's thread, while the child competes with both for
+//! the CPU. A [`Reactor`] puts each child's pidfd and pipes into an epoll set
+//! instead, whose one descriptor the caller's event loop watches (Node's,
+//! through libuv). On the ordinary path (the child runs, writes, exits and its
+//! pipes close) everything happens in [`Reactor::turn`] on the caller's thread.
+//!
+//! Anything else leaves that path for the runtime's supervisor, which then
+//! follows the kill schedule as for any other process: a kill of any kind
+//! (kill, abort, timeout, teardown), or a group that outlives its leader (pipes
+//! still open, members left). Timeouts fire from a thread of their own (see
+//! `deadline`), so a busy caller thread cannot hold them up. Live output
+//! (back-pressure) and stdin (a writer) are left to the runtime from the start.
+
+use std::collections::HashMap;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::net::unix::pipe;
+use tokio::runtime::Handle;
+
+use super::deadline;
+use super::group::Exit;
+use super::output::{take_chunk, OpenStream, Utf8Decoder, READ_CHUNK};
+use super::spawn::{self, spawn_failed, Started};
+use super::supervise::{self, Io};
+use super::wait::{self, ExitWatch};
+use super::{lock, Process, ProcessSpec, Shared, StreamKind};
+use crate::error::ExecError;
+
+/// Children driven by the caller's event loop: watch [`Reactor::fd`] for
+/// readability and call [`Reactor::turn`] when it is readable. Dropping the
+/// reactor hands whatever it still drives to the runtime.
+pub struct Reactor {
+    inner: Arc<Inner>,
+}
+
+/// What the reactor and the processes it drives share.
+pub(super) struct Inner {
+    epoll: OwnedFd,
+    runtime: Handle,
+    state: Mutex<State>,
+}
+
+struct State {
+    /// By pid: unique while the leader is unreaped, which it is until removed.
+    entries: HashMap<u32, Entry>,
+    buf: Vec<u8>,
+    text: String,
+}
+
+/// One process on the fast path.
+struct Entry {
+    shared: Arc<Shared>,
+    pidfd: OwnedFd,
+    stdout: Option<Stream>,
+    stderr: Option<Stream>,
+    exit: Option<Exit>,
+    timeout_at: Option<Instant>,
+    deadline: Option<deadline::Key>,
+}
+
+/// A pipe not yet at its end.
+struct Stream {
+    fd: OwnedFd,
+    decoder: Utf8Decoder,
+}
+
+/// What an epoll event is about; the low two bits of its token.
+const PIDFD: u64 = 0;
+const STDOUT: u64 = 1;
+const STDERR: u64 = 2;
+
+impl Reactor {
+    /// A reactor whose hand-overs go to `runtime`.
+    pub fn new(runtime: Handle) -> io::Result<Self> {
+        // SAFETY: a plain syscall; on success we own the new descriptor.
+        let epoll = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if epoll < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let epoll = unsafe { OwnedFd::from_raw_fd(epoll) };
+        let state = State { entries: HashMap::new(), buf: vec![0; READ_CHUNK], text: String::new() };
+        Ok(Self { inner: Arc::new(Inner { epoll, runtime, state: Mutex::new(state) }) })
+    }
+
+    /// The descriptor to watch: readable whenever [`Reactor::turn`] has work.
+    pub fn fd(&self) -> i32 {
+        self.inner.epoll.as_raw_fd()
+    }
+
+    /// Starts `spec` like [`super::spawn`], driven by this reactor where it can
+    /// be (see the module documentation), otherwise by the runtime.
+    pub fn spawn(&self, spec: ProcessSpec) -> Result<Process, ExecError> {
+        if spec.on_output.is_some() || spec.stdin.is_some() {
+            return spawn::start(spec)?.supervise(&self.inner.runtime);
+        }
+        let started = spawn::start(spec)?;
+        let Some(pidfd) = wait::pidfd_open(started.shared.pid) else {
+            // No pidfd (an old kernel, seccomp): the runtime waits on a thread.
+            return started.supervise(&self.inner.runtime);
+        };
+        let deadline = match started.timeout_at.map(|at| deadline::add(at, &started.shared)) {
+            None => None,
+            Some(Some(key)) => Some(key),
+            // No timer thread: the runtime keeps the timeout instead.
+            Some(None) => return started.supervise(&self.inner.runtime),
+        };
+        if let Err(error) = self.inner.watch(&started, &pidfd) {
+            self.inner.unwatch(&[&pidfd, &started.stdout, &started.stderr]);
+            if let Some(key) = deadline {
+                deadline::remove(key);
+            }
+            started.shared.group.terminate_now();
+            started.shared.group.reap();
+            return Err(spawn_failed(&started.program, error));
+        }
+        let Started { shared, stdout, stderr, timeout_at, .. } = started;
+        let entry = Entry {
+            shared: Arc::clone(&shared),
+            pidfd,
+            stdout: Some(Stream { fd: stdout, decoder: Utf8Decoder::default() }),
+            stderr: Some(Stream { fd: stderr, decoder: Utf8Decoder::default() }),
+            exit: None,
+            timeout_at,
+            deadline,
+        };
+        lock(&self.inner.state).entries.insert(shared.pid, entry);
+        // Set after the entry is in place, so a kill can always find it.
+        let _ = shared.reactor.set(Arc::downgrade(&self.inner));
+        Ok(Process { shared })
+    }
+
+    /// Handles whatever is ready, without blocking: reads output, notices
+    /// exits, and finishes or hands over the processes whose leader exited.
+    pub fn turn(&self) {
+        const BATCH: usize = 32;
+        let mut events = [libc::epoll_event { events: 0, u64: 0 }; BATCH];
+        loop {
+            // SAFETY: `events` has room for BATCH entries.
+            let ready = unsafe { libc::epoll_wait(self.fd(), events.as_mut_ptr(), BATCH as i32, 0) };
+            if ready <= 0 {
+                return;
+            }
+            for event in &events[..ready as usize] {
+                self.inner.dispatch(event.u64);
+            }
+            if (ready as usize) < BATCH {
+                return;
+            }
+        }
+    }
+}
+
+impl Drop for Reactor {
+    fn drop(&mut self) {
+        let entries = std::mem::take(&mut lock(&self.inner.state).entries);
+        for entry in entries.into_values() {
+            self.inner.hand_over(entry);
+        }
+    }
+}
+
+impl Inner {
+    /// Adds the pidfd and both pipes to the epoll set.
+    fn watch(&self, started: &Started, pidfd: &OwnedFd) -> io::Result<()> {
+        let token = u64::from(started.shared.pid) << 2;
+        for (fd, source) in [(&started.stdout, STDOUT), (&started.stderr, STDERR)] {
+            // SAFETY: fcntl on a descriptor we own.
+            if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) } == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            self.control(libc::EPOLL_CTL_ADD, fd, token | source)?;
+        }
+        self.control(libc::EPOLL_CTL_ADD, pidfd, token | PIDFD)
+    }
+
+    /// Removes descriptors from the epoll set; one that was never added is fine.
+    fn unwatch(&self, fds: &[&OwnedFd]) {
+        for fd in fds {
+            let _ = self.control(libc::EPOLL_CTL_DEL, fd, 0);
+        }
+    }
+
+    fn control(&self, operation: i32, fd: &OwnedFd, token: u64) -> io::Result<()> {
+        // Level-triggered: whatever one turn leaves unread shows up again.
+        let mut event = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token };
+        // SAFETY: both descriptors are open; `event` is valid for the call.
+        if unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), operation, fd.as_raw_fd(), &mut event) } == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// One ready descriptor.
+    fn dispatch(&self, token: u64) {
+        let pid = (token >> 2) as u32;
+        let mut state = lock(&self.state);
+        let State { entries, buf, text } = &mut *state;
+        // Gone: finished or handed over since the event was queued.
+        let Some(entry) = entries.get_mut(&pid) else {
+            return;
+        };
+        match token & 3 {
+            STDOUT => self.read(&entry.shared, StreamKind::Stdout, &mut entry.stdout, buf, text),
+            STDERR => self.read(&entry.shared, StreamKind::Stderr, &mut entry.stderr, buf, text),
+            _ => {
+                let exit = match wait::wait_exit(pid as i32, true) {
+                    Ok(Some(exit)) => exit,
+                    Ok(None) => return,
+                    Err(_) => Exit::UNKNOWN,
+                };
+                entry.exit = Some(exit);
+                entry.shared.group.leader_exited(exit);
+                // What the leader wrote is in the pipes by now.
+                self.read(&entry.shared, StreamKind::Stdout, &mut entry.stdout, buf, text);
+                self.read(&entry.shared, StreamKind::Stderr, &mut entry.stderr, buf, text);
+            }
+        }
+        if entry.exit.is_none() {
+            return;
+        }
+        let entry = entries.remove(&pid).expect("looked up above");
+        // Publishing runs callbacks, and a hand-over spawns a task: not under the lock.
+        drop(state);
+        let drained = entry.stdout.is_none() && entry.stderr.is_none();
+        if drained && !entry.shared.group.members_left() {
+            self.finish(entry);
+        } else {
+            self.hand_over(entry);
+        }
+    }
+
+    /// Reads `stream` until it would block, or to its end (then it is closed).
+    fn read(&self, shared: &Shared, kind: StreamKind, stream: &mut Option<Stream>, buf: &mut [u8], text: &mut String) {
+        let Some(open) = stream else { return };
+        let capture = shared.capture(kind);
+        loop {
+            // SAFETY: reads into `buf`, which is valid for its length.
+            let read = unsafe { libc::read(open.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if read > 0 {
+                take_chunk(capture, &mut open.decoder, &buf[..read as usize], text);
+                continue;
+            }
+            if read < 0 {
+                match io::Error::last_os_error().kind() {
+                    io::ErrorKind::Interrupted => continue,
+                    io::ErrorKind::WouldBlock => return,
+                    // Any other error ends the stream just as the end of file does.
+                    _ => {}
+                }
+            }
+            take_chunk(capture, &mut open.decoder, &[], text);
+            self.unwatch(&[&open.fd]);
+            *stream = None;
+            return;
+        }
+    }
+
+    /// The whole group is gone: reap the leader and publish the result.
+    fn finish(&self, entry: Entry) {
+        self.unwatch(&[&entry.pidfd]);
+        if let Some(key) = entry.deadline {
+            deadline::remove(key);
+        }
+        supervise::finish(&entry.shared);
+    }
+
+    /// Takes `pid` off the fast path (a kill, see [`Process::kill`]).
+    pub(super) fn release(&self, pid: u32) {
+        let entry = lock(&self.state).entries.remove(&pid);
+        if let Some(entry) = entry {
+            self.hand_over(entry);
+        }
+    }
+
+    /// Moves a process to the runtime's supervisor, with its exit if seen and
+    /// the pipes still open, each with what its decoder carries.
+    fn hand_over(&self, entry: Entry) {
+        let Entry { shared, pidfd, stdout, stderr, exit, timeout_at, deadline } = entry;
+        self.unwatch(&[&pidfd]);
+        for stream in [&stdout, &stderr].into_iter().flatten() {
+            self.unwatch(&[&stream.fd]);
+        }
+        if let Some(key) = deadline {
+            deadline::remove(key);
+        }
+        let _entered = self.runtime.enter();
+        let open = |stream: Option<Stream>| -> io::Result<Option<OpenStream>> {
+            stream.map(|Stream { fd, decoder }| Ok((pipe::Receiver::from_owned_fd(fd)?, decoder))).transpose()
+        };
+        let io = (|| {
+            let watch = match exit {
+                Some(exit) => ExitWatch::Exited(exit),
+                None => ExitWatch::from_pidfd(shared.pid, pidfd)?,
+            };
+            io::Result::Ok(Io { watch, stdout: open(stdout)?, stderr: open(stderr)?, stdin: None, live: None })
+        })();
+        match io {
+            Ok(io) => drop(self.runtime.spawn(supervise::run(shared, io, timeout_at))),
+            Err(_) => supervise::abandon(shared),
+        }
+    }
+}

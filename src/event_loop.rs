@@ -1,0 +1,120 @@
+//! Node's event loop as the driver of this thread's children: the core's
+//! `Reactor` (see there why), watched by one libuv poll handle per JS thread,
+//! so a child's output and exit are handled on the JS thread as they happen,
+//! without waking another thread.
+//!
+//! libuv is Node's own, reached through the `uv_*` symbols the `node` binary
+//! exports to addons; nothing else here depends on its version.
+
+use std::cell::RefCell;
+use std::ffi::{c_int, c_void};
+use std::ptr;
+
+use dsh_shell_env_core::process::{self, Process, ProcessSpec, Reactor};
+use dsh_shell_env_core::ExecError;
+use napi::{sys, Env};
+
+extern "C" {
+    fn uv_handle_size(handle_type: c_int) -> usize;
+    fn uv_poll_init(event_loop: *mut sys::uv_loop_s, handle: *mut c_void, fd: c_int) -> c_int;
+    fn uv_poll_start(
+        handle: *mut c_void,
+        events: c_int,
+        callback: unsafe extern "C" fn(*mut c_void, c_int, c_int),
+    ) -> c_int;
+    fn uv_unref(handle: *mut c_void);
+    fn uv_close(handle: *mut c_void, callback: Option<unsafe extern "C" fn(*mut c_void)>);
+}
+
+/// `UV_POLL` in libuv's `uv_handle_type`, and `UV_READABLE`: stable ABI values.
+const UV_POLL: c_int = 8;
+const UV_READABLE: c_int = 1;
+
+thread_local! {
+    /// This JS thread's reactor and its poll handle, made by the first spawn;
+    /// `Unavailable` when that failed, so it is not tried again.
+    static DRIVER: RefCell<Driver> = const { RefCell::new(Driver::NotStarted) };
+}
+
+enum Driver {
+    NotStarted,
+    Unavailable,
+    Running(Watched),
+}
+
+/// A reactor and the libuv handle watching its descriptor.
+struct Watched {
+    reactor: Reactor,
+    handle: *mut c_void,
+}
+
+/// Starts `spec`, driven by this thread's event loop where the reactor can
+/// take it, otherwise by the runtime. Call on the JS thread, inside the runtime.
+pub fn spawn(env: &Env, spec: ProcessSpec) -> Result<Process, ExecError> {
+    DRIVER.with(|driver| {
+        if matches!(*driver.borrow(), Driver::NotStarted) {
+            let started = Watched::start(env);
+            *driver.borrow_mut() = started.map_or(Driver::Unavailable, Driver::Running);
+        }
+        match &*driver.borrow() {
+            Driver::Running(watched) => watched.reactor.spawn(spec),
+            Driver::NotStarted | Driver::Unavailable => process::spawn(spec),
+        }
+    })
+}
+
+impl Watched {
+    fn start(env: &Env) -> Option<Self> {
+        let reactor = Reactor::new(tokio::runtime::Handle::try_current().ok()?).ok()?;
+        let mut event_loop = ptr::null_mut();
+        if unsafe { sys::napi_get_uv_event_loop(env.raw(), &mut event_loop) } != sys::Status::napi_ok {
+            return None;
+        }
+        // SAFETY: sized by libuv itself; freed by `free_handle` once closed.
+        let handle = unsafe { libc::malloc(uv_handle_size(UV_POLL)) };
+        if handle.is_null() {
+            return None;
+        }
+        if unsafe { uv_poll_init(event_loop, handle, reactor.fd()) } != 0 {
+            unsafe { libc::free(handle) };
+            return None;
+        }
+        let watched = Self { reactor, handle };
+        if unsafe { uv_poll_start(handle, UV_READABLE, on_readable) } != 0 {
+            return None;
+        }
+        // The handle alone must not keep Node alive: a pending result does
+        // (its promise holds the loop), as with the runtime's supervisor.
+        unsafe { uv_unref(handle) };
+        let status = unsafe { sys::napi_add_env_cleanup_hook(env.raw(), Some(stop), ptr::null_mut()) };
+        (status == sys::Status::napi_ok).then_some(watched)
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        // Closing stops the polling at once; the memory goes in the callback.
+        unsafe { uv_close(self.handle, Some(free_handle)) };
+    }
+}
+
+unsafe extern "C" fn on_readable(_handle: *mut c_void, _status: c_int, _events: c_int) {
+    DRIVER.with(|driver| {
+        if let Driver::Running(watched) = &*driver.borrow() {
+            watched.reactor.turn();
+        }
+    });
+}
+
+unsafe extern "C" fn free_handle(handle: *mut c_void) {
+    unsafe { libc::free(handle) };
+}
+
+/// The JS environment is going away (a worker ends, Node exits): its reactor
+/// hands every process it still drives to the runtime, and the handle closes.
+/// The executions' own cleanup hooks, registered later, have run by now and
+/// killed their groups.
+unsafe extern "C" fn stop(_data: *mut c_void) {
+    let driver = DRIVER.with(|driver| std::mem::replace(&mut *driver.borrow_mut(), Driver::Unavailable));
+    drop(driver);
+}
