@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Once, Weak};
+use std::sync::{Arc, Condvar, Mutex, Once, PoisonError, Weak};
 use std::thread;
 use std::time::Instant;
 
@@ -18,7 +18,14 @@ use super::{lock, Process, Shared};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) struct Key(Instant, u64);
 
-static PENDING: Mutex<BTreeMap<Key, Weak<Shared>>> = Mutex::new(BTreeMap::new());
+/// The pending deadlines, and until when the thread sleeps (`None`: until
+/// notified).
+struct Pending {
+    deadlines: BTreeMap<Key, Weak<Shared>>,
+    sleeping_until: Option<Instant>,
+}
+
+static PENDING: Mutex<Pending> = Mutex::new(Pending { deadlines: BTreeMap::new(), sleeping_until: None });
 static CHANGED: Condvar = Condvar::new();
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
@@ -36,9 +43,9 @@ pub(super) fn add(at: Instant, shared: &Arc<Shared>) -> Option<Key> {
     }
     let key = Key(at, NEXT.fetch_add(1, Ordering::Relaxed));
     let mut pending = lock(&PENDING);
-    pending.insert(key, Arc::downgrade(shared));
-    // Only a new earliest deadline changes how long the thread sleeps.
-    if pending.first_key_value().is_some_and(|(first, _)| *first == key) {
+    pending.deadlines.insert(key, Arc::downgrade(shared));
+    // Only a deadline before the thread's wake-up changes how long it sleeps.
+    if pending.sleeping_until.is_none_or(|until| at < until) {
         CHANGED.notify_one();
     }
     Some(key)
@@ -46,25 +53,26 @@ pub(super) fn add(at: Instant, shared: &Arc<Shared>) -> Option<Key> {
 
 /// Drops a deadline that is no longer needed.
 pub(super) fn remove(key: Key) {
-    lock(&PENDING).remove(&key);
+    lock(&PENDING).deadlines.remove(&key);
 }
 
 fn run() {
     let mut pending = lock(&PENDING);
     loop {
         let now = Instant::now();
-        let due = match pending.first_key_value() {
-            None => {
-                pending = CHANGED.wait(pending).unwrap_or_else(std::sync::PoisonError::into_inner);
-                continue;
-            }
-            Some((Key(at, _), _)) if *at > now => {
-                let wait = *at - now;
-                pending = CHANGED.wait_timeout(pending, wait).unwrap_or_else(std::sync::PoisonError::into_inner).0;
-                continue;
-            }
-            Some(_) => pending.pop_first().and_then(|(_, shared)| shared.upgrade()),
-        };
+        let first = pending.deadlines.first_key_value().map(|(Key(at, _), _)| *at);
+        if first.is_none_or(|at| at > now) {
+            // A removed deadline is not waited for again, but it may still be
+            // the one the thread wakes at: it then sleeps on until the next.
+            pending.sleeping_until = first;
+            pending = match first {
+                None => CHANGED.wait(pending).unwrap_or_else(PoisonError::into_inner),
+                Some(at) => CHANGED.wait_timeout(pending, at - now).unwrap_or_else(PoisonError::into_inner).0,
+            };
+            pending.sleeping_until = Some(now);
+            continue;
+        }
+        let due = pending.deadlines.pop_first().and_then(|(_, shared)| shared.upgrade());
         // Expiring signals the group and hands the process over: not under the lock.
         drop(pending);
         if let Some(shared) = due {
@@ -77,5 +85,5 @@ fn run() {
 /// Whether a deadline for `shared` is still pending.
 #[cfg(test)]
 pub(super) fn is_pending(shared: &Arc<Shared>) -> bool {
-    lock(&PENDING).values().any(|pending| std::ptr::eq(pending.as_ptr(), Arc::as_ptr(shared)))
+    lock(&PENDING).deadlines.values().any(|pending| std::ptr::eq(pending.as_ptr(), Arc::as_ptr(shared)))
 }

@@ -879,6 +879,24 @@ mod reactor_driven {
     }
 
     #[test]
+    fn an_earlier_timeout_fires_while_a_later_one_is_pending() {
+        let runtime = runtime();
+        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        let mut later = sh("exec sleep 30");
+        later.timeout = Some(Duration::from_secs(60));
+        let later = reactor.spawn(later).unwrap();
+        // The timer thread now sleeps until the later deadline: it must wake early.
+        thread::sleep(Duration::from_millis(50));
+        let mut sooner = sh("exec sleep 30");
+        sooner.timeout = Some(Duration::from_millis(200));
+        let sooner = reactor.spawn(sooner).unwrap();
+        assert!(wait_within(&runtime, &sooner).timed_out);
+        assert_eq!(later.state().status, Status::Running);
+        later.terminate_now();
+        assert_eq!(wait_within(&runtime, &later).signal, Some("SIGKILL"));
+    }
+
+    #[test]
     fn a_group_that_outlives_its_leader_goes_to_the_runtime() {
         let runtime = runtime();
         let reactor = Reactor::new(runtime.handle().clone()).unwrap();
