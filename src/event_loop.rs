@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 use std::ptr;
 
-use dsh_shell_env_core::process::{self, Process, ProcessSpec, Reactor};
+use dsh_shell_env_core::process::{self, Process, ProcessSpec, Reactor, Spawner};
 use dsh_shell_env_core::ExecError;
 use napi::{sys, Env};
 
@@ -51,14 +51,28 @@ struct Watched {
 /// Starts `spec`, driven by this thread's event loop where the reactor can
 /// take it, otherwise by the runtime. Call on the JS thread, inside the runtime.
 pub fn spawn(env: &Env, spec: ProcessSpec) -> Result<Process, ExecError> {
+    with_reactor(env, |reactor| match reactor {
+        Some(reactor) => reactor.spawn(spec),
+        None => process::spawn(spec),
+    })
+}
+
+/// For spawns made later on another thread (after a registry collection):
+/// their children are driven by this thread's event loop too.
+pub fn spawner(env: &Env) -> Spawner {
+    with_reactor(env, |reactor| reactor.map(Reactor::spawner).unwrap_or_default())
+}
+
+/// This thread's reactor, started by the first call; `None` where it cannot run.
+fn with_reactor<R>(env: &Env, use_it: impl FnOnce(Option<&Reactor>) -> R) -> R {
     DRIVER.with(|driver| {
         if matches!(*driver.borrow(), Driver::NotStarted) {
             let started = Watched::start(env);
             *driver.borrow_mut() = started.map_or(Driver::Unavailable, Driver::Running);
         }
         match &*driver.borrow() {
-            Driver::Running(watched) => watched.reactor.spawn(spec),
-            Driver::NotStarted | Driver::Unavailable => process::spawn(spec),
+            Driver::Running(watched) => use_it(Some(&watched.reactor)),
+            Driver::NotStarted | Driver::Unavailable => use_it(None),
         }
     })
 }

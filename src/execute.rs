@@ -42,7 +42,7 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
     // back cost two thread wake-ups per call. On Linux this thread's event
     // loop then also watches the child (see `event_loop`). Registry resolvers
     // may be async, so that path spawns from the runtime once they have
-    // answered, and the runtime supervises those children.
+    // answered; the same event loop watches those children.
     let Some(collect) = collect else {
         let started = within_runtime_if_available(|| -> std::result::Result<Process, Failure> {
             let mut spec = command::plan(&request, parent, &Platform::current(), &cwd)?;
@@ -70,7 +70,11 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
     // thread; dropped last on a runtime thread, it leaked, and with it the
     // execution object itself. This clone is the last one and goes in the callback.
     let execution = Arc::clone(&collect.execution);
-    let task = async move { Ok(start(request, parent, cwd, collect, sink, token).await) };
+    #[cfg(target_os = "linux")]
+    let spawner = event_loop::spawner(env);
+    #[cfg(not(target_os = "linux"))]
+    let spawner = process::Spawner::default();
+    let task = async move { Ok(start(request, parent, cwd, collect, sink, token, spawner).await) };
     let promise = env.spawn_future_with_callback(task, move |env, started| {
         drop(execution);
         match started {
@@ -181,6 +185,7 @@ async fn start(
     collect: PendingCollection,
     sink: Option<OutputSink>,
     token: AbortToken,
+    spawner: process::Spawner,
 ) -> std::result::Result<Process, Failure> {
     let PendingCollection { collection, execution, inherited } = collect;
     let collection = resolve_all(collection, execution, DEFAULT_COLLECT_TIMEOUT, token.clone()).await?;
@@ -188,7 +193,7 @@ async fn start(
     let mut spec = command::plan(&request, parent, &Platform::current(), &cwd)?;
     spec.on_output = sink;
     // Off the runtime's workers: see spawn_async.
-    let process = process::spawn_async(spec).await?;
+    let process = spawner.spawn_async(spec).await?;
     watch_abort(&process, token);
     Ok(process)
 }

@@ -39,7 +39,7 @@ pub use output::OutputReceipt;
 pub use program::{check_workdir, resolve_program};
 #[cfg(target_os = "linux")]
 pub use reactor::Reactor;
-pub use spawn::{spawn, spawn_async};
+pub use spawn::{spawn, spawn_async, Spawner};
 pub use spill::remove_spill_dir;
 #[cfg(unix)]
 pub use teardown::terminate_all;

@@ -27,7 +27,7 @@ use tokio::runtime::Handle;
 use super::deadline;
 use super::group::Exit;
 use super::output::{take_chunk, OpenStream, Utf8Decoder, READ_CHUNK};
-use super::spawn::{self, spawn_failed, Started};
+use super::spawn::{self, spawn_failed, Spawner, Started};
 use super::supervise::{self, Io};
 use super::wait::{self, ExitWatch};
 use super::{lock, Process, ProcessSpec, Shared, StreamKind};
@@ -50,6 +50,8 @@ pub(super) struct Inner {
 struct State {
     /// By pid: unique while the leader is unreaped, which it is until removed.
     entries: HashMap<u32, Entry>,
+    /// The [`Reactor`] was dropped: nothing turns it any more.
+    closed: bool,
     buf: Vec<u8>,
     text: String,
 }
@@ -85,7 +87,7 @@ impl Reactor {
             return Err(io::Error::last_os_error());
         }
         let epoll = unsafe { OwnedFd::from_raw_fd(epoll) };
-        let state = State { entries: HashMap::new(), buf: vec![0; READ_CHUNK], text: String::new() };
+        let state = State { entries: HashMap::new(), closed: false, buf: vec![0; READ_CHUNK], text: String::new() };
         Ok(Self { inner: Arc::new(Inner { epoll, runtime, state: Mutex::new(state) }) })
     }
 
@@ -97,43 +99,13 @@ impl Reactor {
     /// Starts `spec` like [`super::spawn`], driven by this reactor where it can
     /// be (see the module documentation), otherwise by the runtime.
     pub fn spawn(&self, spec: ProcessSpec) -> Result<Process, ExecError> {
-        if spec.on_output.is_some() || spec.stdin.is_some() {
-            return spawn::start(spec)?.supervise(&self.inner.runtime);
-        }
-        let started = spawn::start(spec)?;
-        let Some(pidfd) = wait::pidfd_open(started.shared.pid) else {
-            // No pidfd (an old kernel, seccomp): the runtime waits on a thread.
-            return started.supervise(&self.inner.runtime);
-        };
-        let deadline = match started.timeout_at.map(|at| deadline::add(at, &started.shared)) {
-            None => None,
-            Some(Some(key)) => Some(key),
-            // No timer thread: the runtime keeps the timeout instead.
-            Some(None) => return started.supervise(&self.inner.runtime),
-        };
-        if let Err(error) = self.inner.watch(&started, &pidfd) {
-            self.inner.unwatch(&[&pidfd, &started.stdout, &started.stderr]);
-            if let Some(key) = deadline {
-                deadline::remove(key);
-            }
-            started.shared.group.terminate_now();
-            started.shared.group.reap();
-            return Err(spawn_failed(&started.program, error));
-        }
-        let Started { shared, stdout, stderr, timeout_at, .. } = started;
-        let entry = Entry {
-            shared: Arc::clone(&shared),
-            pidfd,
-            stdout: Some(Stream { fd: stdout, decoder: Utf8Decoder::default() }),
-            stderr: Some(Stream { fd: stderr, decoder: Utf8Decoder::default() }),
-            exit: None,
-            timeout_at,
-            deadline,
-        };
-        lock(&self.inner.state).entries.insert(shared.pid, entry);
-        // Set after the entry is in place, so a kill can always find it.
-        let _ = shared.reactor.set(Arc::downgrade(&self.inner));
-        Ok(Process { shared })
+        self.inner.spawn(spec)
+    }
+
+    /// Starts processes on this reactor from other threads, for as long as it
+    /// lives (afterwards they go to the runtime).
+    pub fn spawner(&self) -> Spawner {
+        Spawner::onto(Arc::clone(&self.inner))
     }
 
     /// Handles whatever is ready, without blocking: reads output, notices
@@ -159,7 +131,11 @@ impl Reactor {
 
 impl Drop for Reactor {
     fn drop(&mut self) {
-        let entries = std::mem::take(&mut lock(&self.inner.state).entries);
+        let entries = {
+            let mut state = lock(&self.inner.state);
+            state.closed = true;
+            std::mem::take(&mut state.entries)
+        };
         for entry in entries.into_values() {
             self.inner.hand_over(entry);
         }
@@ -167,6 +143,58 @@ impl Drop for Reactor {
 }
 
 impl Inner {
+    /// See [`Reactor::spawn`].
+    pub(super) fn spawn(self: &Arc<Self>, spec: ProcessSpec) -> Result<Process, ExecError> {
+        if spec.on_output.is_some() || spec.stdin.is_some() {
+            return spawn::start(spec)?.supervise(&self.runtime);
+        }
+        let started = spawn::start(spec)?;
+        let Some(pidfd) = wait::pidfd_open(started.shared.pid) else {
+            // No pidfd (an old kernel, seccomp): the runtime waits on a thread.
+            return started.supervise(&self.runtime);
+        };
+        // From here on a kill (the timer thread's, say) asks this reactor to
+        // release the process, found or not yet (see below).
+        let _ = started.shared.reactor.set(Arc::downgrade(self));
+        let deadline = match started.timeout_at.map(|at| deadline::add(at, &started.shared)) {
+            None => None,
+            Some(Some(key)) => Some(key),
+            // No timer thread: the runtime keeps the timeout instead.
+            Some(None) => return started.supervise(&self.runtime),
+        };
+        if let Err(error) = self.watch(&started, &pidfd) {
+            self.unwatch(&[&pidfd, &started.stdout, &started.stderr]);
+            if let Some(key) = deadline {
+                deadline::remove(key);
+            }
+            started.shared.group.terminate_now();
+            started.shared.group.reap();
+            return Err(spawn_failed(&started.program, error));
+        }
+        let Started { shared, stdout, stderr, timeout_at, .. } = started;
+        let entry = Entry {
+            shared: Arc::clone(&shared),
+            pidfd,
+            stdout: Some(Stream { fd: stdout, decoder: Utf8Decoder::default() }),
+            stderr: Some(Stream { fd: stderr, decoder: Utf8Decoder::default() }),
+            exit: None,
+            timeout_at,
+            deadline,
+        };
+        let mut state = lock(&self.state);
+        // The reactor was dropped meanwhile (by its thread, while another one
+        // spawns), or a kill came before the entry was here to be released:
+        // the runtime takes the process. (A kill records its cause before it
+        // asks for the release, which takes this lock.)
+        if state.closed || shared.group.cause().is_some() {
+            drop(state);
+            self.hand_over(entry);
+        } else {
+            state.entries.insert(shared.pid, entry);
+        }
+        Ok(Process { shared })
+    }
+
     /// Adds the pidfd and both pipes to the epoll set.
     fn watch(&self, started: &Started, pidfd: &OwnedFd) -> io::Result<()> {
         let token = u64::from(started.shared.pid) << 2;
@@ -201,7 +229,7 @@ impl Inner {
     fn dispatch(&self, token: u64) {
         let pid = (token >> 2) as u32;
         let mut state = lock(&self.state);
-        let State { entries, buf, text } = &mut *state;
+        let State { entries, buf, text, .. } = &mut *state;
         // Gone: finished or handed over since the event was queued.
         let Some(entry) = entries.get_mut(&pid) else {
             return;

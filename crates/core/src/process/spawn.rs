@@ -135,17 +135,47 @@ impl Started {
 /// more would not start children any faster, only contend for the kernel's
 /// locks. Must be awaited inside a tokio runtime, as for [`spawn`].
 pub async fn spawn_async(spec: ProcessSpec) -> Result<Process, ExecError> {
-    static SPAWNING: OnceLock<Semaphore> = OnceLock::new();
-    let slots = SPAWNING.get_or_init(|| {
-        Semaphore::new(std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get))
-    });
-    // Never closed, so this cannot fail; the permit is held until the child runs.
-    let _slot = slots.acquire().await;
-    let program = spec.program.clone();
-    match tokio::task::spawn_blocking(move || spawn(spec)).await {
-        Ok(spawned) => spawned,
-        // The blocking task panicked or the runtime is shutting down.
-        Err(error) => Err(spawn_failed(&program, io::Error::other(error))),
+    Spawner::default().spawn_async(spec).await
+}
+
+/// Where [`Spawner::spawn_async`] hands the children it starts: the runtime's
+/// supervisor (the default), or a reactor (see [`super::Reactor::spawner`]).
+#[derive(Clone, Default)]
+pub struct Spawner {
+    #[cfg(target_os = "linux")]
+    reactor: Option<Arc<super::reactor::Inner>>,
+}
+
+impl Spawner {
+    /// A spawner whose children `reactor` drives.
+    #[cfg(target_os = "linux")]
+    pub(super) fn onto(reactor: Arc<super::reactor::Inner>) -> Self {
+        Self { reactor: Some(reactor) }
+    }
+
+    /// [`spawn_async`], handing the child to this spawner's supervisor.
+    pub async fn spawn_async(&self, spec: ProcessSpec) -> Result<Process, ExecError> {
+        static SPAWNING: OnceLock<Semaphore> = OnceLock::new();
+        let slots = SPAWNING.get_or_init(|| {
+            Semaphore::new(std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get))
+        });
+        // Never closed, so this cannot fail; the permit is held until the child runs.
+        let _slot = slots.acquire().await;
+        let program = spec.program.clone();
+        let spawner = self.clone();
+        match tokio::task::spawn_blocking(move || spawner.spawn(spec)).await {
+            Ok(spawned) => spawned,
+            // The blocking task panicked or the runtime is shutting down.
+            Err(error) => Err(spawn_failed(&program, io::Error::other(error))),
+        }
+    }
+
+    fn spawn(&self, spec: ProcessSpec) -> Result<Process, ExecError> {
+        #[cfg(target_os = "linux")]
+        if let Some(reactor) = &self.reactor {
+            return reactor.spawn(spec);
+        }
+        spawn(spec)
     }
 }
 

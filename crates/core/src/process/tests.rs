@@ -920,6 +920,23 @@ mod reactor_driven {
     }
 
     #[test]
+    fn a_spawner_starts_processes_for_the_reactor_from_another_thread() {
+        let runtime = runtime();
+        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        let spawner = reactor.spawner();
+        let process = runtime.block_on(spawner.spawn_async(sh("printf spawned"))).unwrap();
+        let slot = watch(&process);
+        let (result, publisher) = turn_until(&reactor, &slot);
+        assert_eq!(publisher, thread::current().id(), "not driven by the reactor");
+        assert_eq!(result.stdout.text, "spawned");
+
+        // Once the reactor is gone, the runtime drives what the spawner starts.
+        drop(reactor);
+        let process = runtime.block_on(spawner.spawn_async(sh("printf later"))).unwrap();
+        assert_eq!(wait_within(&runtime, &process).stdout.text, "later");
+    }
+
+    #[test]
     fn stdin_and_live_output_stay_with_the_runtime() {
         let runtime = runtime();
         let reactor = Reactor::new(runtime.handle().clone()).unwrap();
