@@ -6,6 +6,10 @@
 //! notes, "Spawning from inside Node: traps"): children start through
 //! `posix_spawn` (no `pre_exec`, an absolute program path), and exits are
 //! detected without SIGCHLD, which libuv owns.
+//!
+//! A Tokio task supervises each child (`supervise`), or on Linux a [`Reactor`]
+//! that a caller's event loop turns, until the child leaves the ordinary path
+//! (a kill, a timeout, a group outliving its leader) and goes to such a task.
 
 #[cfg(target_os = "linux")]
 mod deadline;
