@@ -557,6 +557,14 @@ describe('process behaviour', () => {
     expect(result.signal).toBe('SIGTERM')
   }, T)
 
+  it.each(['direct', 'registry'])('the calling thread’s event loop watches its children, also when its first execution used a %s spawn (README: where children are watched)', (first) => {
+    if (process.platform !== 'linux') return
+    const child = runNode([path.join(FIXTURES, 'exec-driver.cjs'), ROOT, first])
+    expect(child.status).toBe(0)
+    // The exit is seen when the loop runs again, not by another thread meanwhile.
+    expect(lastJsonLine(child.stdout)).toEqual({ whileBusy: 'running', after: 'completed', exitCode: 0 })
+  }, T)
+
   it('the default timeout is reported as 120000', async () => {
     const { result } = await run({ command: 'true' })
     expect(result.timeoutMs).toBe(120_000)

@@ -79,7 +79,9 @@ fn with_reactor<R>(env: &Env, use_it: impl FnOnce(Option<&Reactor>) -> R) -> R {
 
 impl Watched {
     fn start(env: &Env) -> Option<Self> {
-        let reactor = Reactor::new(tokio::runtime::Handle::try_current().ok()?).ok()?;
+        // Called from the registry path too, outside the runtime's context.
+        let runtime = napi::bindgen_prelude::within_runtime_if_available(tokio::runtime::Handle::try_current).ok()?;
+        let reactor = Reactor::new(runtime).ok()?;
         let mut event_loop = ptr::null_mut();
         if unsafe { sys::napi_get_uv_event_loop(env.raw(), &mut event_loop) } != sys::Status::napi_ok {
             return None;

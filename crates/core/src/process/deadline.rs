@@ -76,7 +76,8 @@ fn run() {
         // Expiring signals the group and hands the process over: not under the lock.
         drop(pending);
         if let Some(shared) = due {
-            Process { shared }.expire();
+            // A panic here must not end the thread every later timeout needs.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Process { shared }.expire()));
         }
         pending = lock(&PENDING);
     }

@@ -304,7 +304,7 @@ impl Process {
     fn hand_to_runtime(&self) {
         #[cfg(target_os = "linux")]
         if let Some(reactor) = self.shared.reactor.get().and_then(std::sync::Weak::upgrade) {
-            reactor.release(self.shared.pid);
+            reactor.release(&self.shared);
         }
     }
 

@@ -73,6 +73,10 @@ struct Stream {
     decoder: Utf8Decoder,
 }
 
+/// How much one stream may be read in one turn, so that a child writing as
+/// fast as it can neither holds the caller's thread nor the lock for long.
+const READ_BUDGET: usize = 256 * 1024;
+
 /// What an epoll event is about; the low two bits of its token.
 const PIDFD: u64 = 0;
 const STDOUT: u64 = 1;
@@ -131,12 +135,13 @@ impl Reactor {
 
 impl Drop for Reactor {
     fn drop(&mut self) {
-        let entries = {
+        let entries: Vec<Entry> = {
             let mut state = lock(&self.inner.state);
             state.closed = true;
-            std::mem::take(&mut state.entries)
+            let pids: Vec<u32> = state.entries.keys().copied().collect();
+            pids.into_iter().filter_map(|pid| self.inner.take(&mut state, pid)).collect()
         };
-        for entry in entries.into_values() {
+        for entry in entries {
             self.inner.hand_over(entry);
         }
     }
@@ -162,16 +167,7 @@ impl Inner {
             // No timer thread: the runtime keeps the timeout instead.
             Some(None) => return started.supervise(&self.runtime),
         };
-        if let Err(error) = self.watch(&started, &pidfd) {
-            self.unwatch(&[&pidfd, &started.stdout, &started.stderr]);
-            if let Some(key) = deadline {
-                deadline::remove(key);
-            }
-            started.shared.group.terminate_now();
-            started.shared.group.reap();
-            return Err(spawn_failed(&started.program, error));
-        }
-        let Started { shared, stdout, stderr, timeout_at, .. } = started;
+        let Started { shared, program, stdout, stderr, timeout_at, .. } = started;
         let entry = Entry {
             shared: Arc::clone(&shared),
             pidfd,
@@ -181,6 +177,8 @@ impl Inner {
             timeout_at,
             deadline,
         };
+        // Entry and descriptors go in together under the lock: an event never
+        // finds no entry, and a release never misses descriptors.
         let mut state = lock(&self.state);
         // The reactor was dropped meanwhile (by its thread, while another one
         // spawns), or a kill came before the entry was here to be released:
@@ -189,23 +187,50 @@ impl Inner {
         if state.closed || shared.group.cause().is_some() {
             drop(state);
             self.hand_over(entry);
-        } else {
-            state.entries.insert(shared.pid, entry);
+            return Ok(Process { shared });
         }
+        if let Err(error) = self.watch(&entry) {
+            self.unwatch_all(&entry);
+            drop(state);
+            if let Some(key) = entry.deadline {
+                deadline::remove(key);
+            }
+            shared.group.terminate_now();
+            shared.group.reap();
+            return Err(spawn_failed(&program, error));
+        }
+        state.entries.insert(shared.pid, entry);
         Ok(Process { shared })
     }
 
     /// Adds the pidfd and both pipes to the epoll set.
-    fn watch(&self, started: &Started, pidfd: &OwnedFd) -> io::Result<()> {
-        let token = u64::from(started.shared.pid) << 2;
-        for (fd, source) in [(&started.stdout, STDOUT), (&started.stderr, STDERR)] {
+    fn watch(&self, entry: &Entry) -> io::Result<()> {
+        let token = u64::from(entry.shared.pid) << 2;
+        let pipes = [(&entry.stdout, STDOUT), (&entry.stderr, STDERR)];
+        for (fd, source) in pipes.into_iter().filter_map(|(stream, source)| Some((&stream.as_ref()?.fd, source))) {
             // SAFETY: fcntl on a descriptor we own.
             if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) } == -1 {
                 return Err(io::Error::last_os_error());
             }
             self.control(libc::EPOLL_CTL_ADD, fd, token | source)?;
         }
-        self.control(libc::EPOLL_CTL_ADD, pidfd, token | PIDFD)
+        self.control(libc::EPOLL_CTL_ADD, &entry.pidfd, token | PIDFD)
+    }
+
+    /// Removes an entry's descriptors from the epoll set.
+    fn unwatch_all(&self, entry: &Entry) {
+        self.unwatch(&[&entry.pidfd]);
+        for stream in [&entry.stdout, &entry.stderr].into_iter().flatten() {
+            self.unwatch(&[&stream.fd]);
+        }
+    }
+
+    /// Removes `pid`'s entry, and its descriptors from the epoll set, so that
+    /// nothing about it fires once the lock is released.
+    fn take(&self, state: &mut State, pid: u32) -> Option<Entry> {
+        let entry = state.entries.remove(&pid)?;
+        self.unwatch_all(&entry);
+        Some(entry)
     }
 
     /// Removes descriptors from the epoll set; one that was never added is fine.
@@ -253,7 +278,7 @@ impl Inner {
         if entry.exit.is_none() {
             return;
         }
-        let entry = entries.remove(&pid).expect("looked up above");
+        let entry = self.take(&mut state, pid).expect("looked up above");
         // Publishing runs callbacks, and a hand-over spawns a task: not under the lock.
         drop(state);
         let drained = entry.stdout.is_none() && entry.stderr.is_none();
@@ -264,15 +289,18 @@ impl Inner {
         }
     }
 
-    /// Reads `stream` until it would block, or to its end (then it is closed).
+    /// Reads `stream` until it would block, to its end (then it is closed),
+    /// or for [`READ_BUDGET`] bytes: the rest shows up again at the next turn.
     fn read(&self, shared: &Shared, kind: StreamKind, stream: &mut Option<Stream>, buf: &mut [u8], text: &mut String) {
         let Some(open) = stream else { return };
         let capture = shared.capture(kind);
-        loop {
+        let mut taken = 0;
+        while taken < READ_BUDGET {
             // SAFETY: reads into `buf`, which is valid for its length.
             let read = unsafe { libc::read(open.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
             if read > 0 {
                 take_chunk(capture, &mut open.decoder, &buf[..read as usize], text);
+                taken += read as usize;
                 continue;
             }
             if read < 0 {
@@ -292,16 +320,19 @@ impl Inner {
 
     /// The whole group is gone: reap the leader and publish the result.
     fn finish(&self, entry: Entry) {
-        self.unwatch(&[&entry.pidfd]);
         if let Some(key) = entry.deadline {
             deadline::remove(key);
         }
         supervise::finish(&entry.shared);
     }
 
-    /// Takes `pid` off the fast path (a kill, see [`Process::kill`]).
-    pub(super) fn release(&self, pid: u32) {
-        let entry = lock(&self.state).entries.remove(&pid);
+    /// Takes `shared`'s process off the fast path (a kill, see [`Process::kill`]).
+    pub(super) fn release(&self, shared: &Shared) {
+        let mut state = lock(&self.state);
+        // The pid alone may be a later child's, once this one was reaped.
+        let found = state.entries.get(&shared.pid).is_some_and(|entry| std::ptr::eq(Arc::as_ptr(&entry.shared), shared));
+        let entry = if found { self.take(&mut state, shared.pid) } else { None };
+        drop(state);
         if let Some(entry) = entry {
             self.hand_over(entry);
         }
@@ -311,10 +342,6 @@ impl Inner {
     /// the pipes still open, each with what its decoder carries.
     fn hand_over(&self, entry: Entry) {
         let Entry { shared, pidfd, stdout, stderr, exit, timeout_at, deadline } = entry;
-        self.unwatch(&[&pidfd]);
-        for stream in [&stdout, &stderr].into_iter().flatten() {
-            self.unwatch(&[&stream.fd]);
-        }
         if let Some(key) = deadline {
             deadline::remove(key);
         }
