@@ -910,6 +910,17 @@ mod reactor_driven {
     }
 
     #[test]
+    fn a_long_run_is_finished_by_the_runtime() {
+        let runtime = runtime();
+        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        let process = reactor.spawn(sh("sleep 1.2; printf late")).unwrap();
+        let slot = watch(&process);
+        let (result, publisher) = turn_until(&reactor, &slot);
+        assert_ne!(publisher, thread::current().id(), "the group check ran on the turning thread");
+        assert_eq!((result.exit_code, result.stdout.text.as_str()), (Some(0), "late"));
+    }
+
+    #[test]
     fn dropping_the_reactor_hands_its_processes_to_the_runtime() {
         let runtime = runtime();
         let reactor = Reactor::new(runtime.handle().clone()).unwrap();
