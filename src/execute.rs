@@ -18,7 +18,6 @@ use napi_derive::napi;
 
 use crate::abort::{watch_signal, AbortListener, AbortToken};
 use crate::errors::{rejected, Failure};
-#[cfg(target_os = "linux")]
 use crate::event_loop;
 use crate::js::{self, JsRaw, Raw};
 use crate::registry::{begin, caller_env, resolve_all, ShellEnvRegistry};
@@ -47,10 +46,7 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
         let started = within_runtime_if_available(|| -> std::result::Result<Process, Failure> {
             let mut spec = command::plan(&request, parent, &Platform::current(), &cwd)?;
             spec.on_output = sink;
-            #[cfg(target_os = "linux")]
             let process = event_loop::spawn(env, spec)?;
-            #[cfg(not(target_os = "linux"))]
-            let process = process::spawn(spec)?;
             watch_abort(&process, token);
             Ok(process)
         });
@@ -70,10 +66,7 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
     // thread; dropped last on a runtime thread, it leaked, and with it the
     // execution object itself. This clone is the last one and goes in the callback.
     let execution = Arc::clone(&collect.execution);
-    #[cfg(target_os = "linux")]
     let spawner = event_loop::spawner(env);
-    #[cfg(not(target_os = "linux"))]
-    let spawner = process::Spawner::default();
     let task = async move { Ok(start(request, parent, cwd, collect, sink, token, spawner).await) };
     let promise = env.spawn_future_with_callback(task, move |env, started| {
         drop(execution);

@@ -4,7 +4,6 @@
 
 mod abort;
 mod errors;
-#[cfg(target_os = "linux")]
 mod event_loop;
 mod execute;
 mod home;
