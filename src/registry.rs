@@ -22,7 +22,6 @@ use crate::resolver::{ExecutionRef, JsResolver, Outcome, ResolverReturn};
 /// The core registry as the binding stores it.
 pub type CoreRegistry = Registry<JsResolver>;
 
-
 /// The registry of managed `DSH_*` variables for shell calls.
 #[napi]
 pub struct ShellEnvRegistry {

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Once, PoisonError, Weak};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError, Weak};
 use std::thread;
 use std::time::Instant;
 
@@ -32,13 +32,11 @@ static NEXT: AtomicU64 = AtomicU64::new(0);
 /// Expires `shared`'s process at `at`, unless the deadline is removed first.
 /// `None` when no timer thread can be started: the caller must not rely on it.
 pub(super) fn add(at: Instant, shared: &Arc<Shared>) -> Option<Key> {
-    static STARTED: Once = Once::new();
-    static RUNNING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    STARTED.call_once(|| {
-        let spawned = thread::Builder::new().name("dsh-deadlines".into()).stack_size(64 * 1024).spawn(run);
-        RUNNING.store(spawned.is_ok(), Ordering::Relaxed);
+    static RUNNING: OnceLock<bool> = OnceLock::new();
+    let running = RUNNING.get_or_init(|| {
+        thread::Builder::new().name("dsh-deadlines".into()).stack_size(64 * 1024).spawn(run).is_ok()
     });
-    if !RUNNING.load(Ordering::Relaxed) {
+    if !running {
         return None;
     }
     let key = Key(at, NEXT.fetch_add(1, Ordering::Relaxed));

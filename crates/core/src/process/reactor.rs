@@ -154,10 +154,10 @@ impl Drop for Reactor {
 impl Inner {
     /// See [`Reactor::spawn`].
     pub(super) fn spawn(self: &Arc<Self>, spec: ProcessSpec) -> Result<Process, ExecError> {
-        if spec.on_output.is_some() || spec.stdin.is_some() {
-            return spawn::start(spec)?.supervise(&self.runtime);
-        }
         let started = spawn::start(spec)?;
+        if started.live.is_some() || started.stdin.is_some() {
+            return started.supervise(&self.runtime);
+        }
         let Some(pidfd) = wait::pidfd_open(started.shared.pid) else {
             // No pidfd (an old kernel, seccomp): the runtime waits on a thread.
             return started.supervise(&self.runtime);
