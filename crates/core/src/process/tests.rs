@@ -784,8 +784,11 @@ mod reactor_driven {
 
     use super::*;
 
-    fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+    /// A runtime for hand-overs, and a reactor this test's thread turns.
+    fn runtime_and_reactor() -> (tokio::runtime::Runtime, Reactor) {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        (runtime, reactor)
     }
 
     /// The result, published by the runtime without the reactor turning.
@@ -818,8 +821,7 @@ mod reactor_driven {
 
     #[test]
     fn runs_a_command_to_its_result_on_the_turning_thread() {
-        let runtime = runtime();
-        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        let (_runtime, reactor) = runtime_and_reactor();
         let process = reactor.spawn(sh("printf out; printf err >&2; exit 3")).unwrap();
         let slot = watch(&process);
         let (result, publisher) = turn_until(&reactor, &slot);
@@ -833,9 +835,8 @@ mod reactor_driven {
 
     #[test]
     fn reads_output_while_the_child_runs() {
-        let runtime = runtime();
+        let (_runtime, reactor) = runtime_and_reactor();
         let _spill_dir = SPILL_DIR.blocking_read();
-        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
         // Far more than a pipe holds: unread, the child would block forever.
         let process = reactor.spawn(sh("head -c 1000000 /dev/zero | tr '\\0' a; printf z")).unwrap();
         let slot = watch(&process);
@@ -850,8 +851,7 @@ mod reactor_driven {
 
     #[test]
     fn a_kill_hands_the_process_to_the_runtime() {
-        let runtime = runtime();
-        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        let (runtime, reactor) = runtime_and_reactor();
         let mut spec = sh("trap '' TERM; sleep 30");
         spec.grace = Duration::from_millis(200);
         let process = reactor.spawn(spec).unwrap();
@@ -866,8 +866,7 @@ mod reactor_driven {
 
     #[test]
     fn a_timeout_fires_without_the_reactor_turning() {
-        let runtime = runtime();
-        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        let (runtime, reactor) = runtime_and_reactor();
         let mut spec = sh("exec sleep 30");
         spec.timeout = Some(Duration::from_millis(200));
         let started = Instant::now();
@@ -880,8 +879,7 @@ mod reactor_driven {
 
     #[test]
     fn an_earlier_timeout_fires_while_a_later_one_is_pending() {
-        let runtime = runtime();
-        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        let (runtime, reactor) = runtime_and_reactor();
         let mut later = sh("exec sleep 30");
         later.timeout = Some(Duration::from_secs(60));
         let later = reactor.spawn(later).unwrap();
@@ -898,8 +896,7 @@ mod reactor_driven {
 
     #[test]
     fn a_group_that_outlives_its_leader_goes_to_the_runtime() {
-        let runtime = runtime();
-        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        let (runtime, reactor) = runtime_and_reactor();
         // The background job keeps stdout open after the leader exits.
         let process = reactor.spawn(sh("sleep 30 & echo hi")).unwrap();
         let slot = watch(&process);
@@ -911,8 +908,7 @@ mod reactor_driven {
 
     #[test]
     fn a_long_run_is_finished_by_the_runtime() {
-        let runtime = runtime();
-        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        let (_runtime, reactor) = runtime_and_reactor();
         let process = reactor.spawn(sh("sleep 1.2; printf late")).unwrap();
         let slot = watch(&process);
         let (result, publisher) = turn_until(&reactor, &slot);
@@ -922,8 +918,7 @@ mod reactor_driven {
 
     #[test]
     fn dropping_the_reactor_hands_its_processes_to_the_runtime() {
-        let runtime = runtime();
-        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        let (runtime, reactor) = runtime_and_reactor();
         let process = reactor.spawn(sh("sleep 0.2; printf done")).unwrap();
         drop(reactor);
         let result = wait_within(&runtime, &process);
@@ -932,8 +927,7 @@ mod reactor_driven {
 
     #[test]
     fn a_spawner_starts_processes_for_the_reactor_from_another_thread() {
-        let runtime = runtime();
-        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        let (runtime, reactor) = runtime_and_reactor();
         let spawner = reactor.spawner();
         let process = runtime.block_on(spawner.spawn_async(sh("printf spawned"))).unwrap();
         let slot = watch(&process);
@@ -949,8 +943,7 @@ mod reactor_driven {
 
     #[test]
     fn stdin_and_live_output_stay_with_the_runtime() {
-        let runtime = runtime();
-        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
+        let (runtime, reactor) = runtime_and_reactor();
         let mut spec = sh("cat");
         spec.stdin = Some(b"piped".to_vec());
         let process = reactor.spawn(spec).unwrap();
