@@ -1346,6 +1346,34 @@ describe('buildEnvironment(spec, parentEnv)', () => {
     expect(process.env.EXEC_SPEC_WORKER_ONLY).toBeUndefined()
   }, T)
 
+  // On a main thread the package reads its own process.env from the OS
+  // environment (README: Performance); these runs take that path.
+  it('the main thread’s own process.env, read from the OS environment, gives what reading it as an object gives', () => {
+    const child = runNode([path.join(FIXTURES, 'host-env.cjs'), ROOT, 'genuine'])
+    expect(child.stderr).toBe('')
+    const { first, second, probesLeft } = lastJsonLine(child.stdout)
+    for (const { built, copy, child: seen } of [first, second]) {
+      expect(built).toEqual(copy)
+      expect(seen).toEqual(built)
+    }
+    expect(first.built).toMatchObject({ HOST_ENV_SET: 'é = € 😀', HOST_ENV_EMPTY: '', host_env_lower: 'lower' })
+    // Changes made between calls are seen by the next one.
+    expect(second.built.HOST_ENV_SET).toBeUndefined()
+    expect(second.built.HOST_ENV_EMPTY).toBe('now set')
+    expect(probesLeft).toEqual([])
+  }, T)
+
+  it('a plain object assigned to process.env before the package loads is read as that object', () => {
+    const child = runNode([path.join(FIXTURES, 'host-env.cjs'), ROOT, 'replaced'], { env: { HOST_ENV_ONLY_IN_OS: 'os' } })
+    expect(child.stderr).toBe('')
+    const { first, probesLeft } = lastJsonLine(child.stdout)
+    for (const seen of [first.built, first.child]) {
+      expect(seen.HOST_ENV_ONLY_IN_OBJECT).toBe('object')
+      expect(seen.HOST_ENV_ONLY_IN_OS).toBeUndefined()
+    }
+    expect(probesLeft).toEqual([])
+  }, T)
+
   it('values of every length around 256 UTF-8 bytes come through whole, whatever their characters', () => {
     for (const unit of ['x', 'é', '€', '😀']) {
       for (let bytes = 240; bytes <= 270; bytes++) {

@@ -7,6 +7,7 @@ pub mod command;
 pub mod environment;
 pub mod error;
 pub mod home;
+pub mod host_env;
 pub mod keys;
 pub mod process;
 pub mod registry;

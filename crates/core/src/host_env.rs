@@ -1,0 +1,105 @@
+//! The host process's own environment, read the way Node's `process.env`
+//! shows it on the main thread, so the binding can skip the slow walk of
+//! `process.env` (one interceptor call, lock and `getenv` per variable) when
+//! the caller passed that very object.
+
+/// The variables `process.env` shows for these raw `name=value` entries of a
+/// C environment, in their order:
+/// - an entry without `=` is skipped (libuv's `uv_os_environ` skips it);
+/// - the name is everything before the first `=`; an empty name, or one that
+///   is not UTF-8, is skipped (Node finds no value for it: `getenv("")` is
+///   null, and a lossily decoded name is not the one in the environment);
+/// - the value is decoded as UTF-8 with U+FFFD for ill-formed bytes, as
+///   V8's `String::NewFromUtf8` does;
+/// - of a name given twice, the first entry counts (`getenv` returns it).
+pub fn node_view<'a>(entries: impl IntoIterator<Item = &'a [u8]>) -> Vec<(String, String)> {
+    let mut vars: Vec<(String, String)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for entry in entries {
+        let Some(split) = entry.iter().position(|&byte| byte == b'=') else { continue };
+        let Ok(name) = std::str::from_utf8(&entry[..split]) else { continue };
+        if name.is_empty() || !seen.insert(name) {
+            continue;
+        }
+        vars.push((name.to_owned(), String::from_utf8_lossy(&entry[split + 1..]).into_owned()));
+    }
+    vars
+}
+
+/// This process's environment as `process.env` shows it (see [`node_view`]).
+///
+/// Reads the C `environ` directly, without the lock Node takes around its own
+/// reads and writes (this crate cannot reach it). Call it on the main thread:
+/// Node changes `environ` from there, so the read cannot overlap those
+/// changes. It can overlap a `setenv` on another thread (a worker started
+/// with `env: SHARE_ENV` that writes `process.env`, or native code), which may
+/// move the array while it is read; the binding documents that limit.
+#[cfg(unix)]
+pub fn read() -> Vec<(String, String)> {
+    use std::ffi::{c_char, CStr};
+    extern "C" {
+        static environ: *const *const c_char;
+    }
+    let mut entries = Vec::new();
+    // SAFETY: `environ` is a null-terminated array of NUL-terminated strings,
+    // not changed while this loop runs (see above).
+    unsafe {
+        let mut cursor = environ;
+        while !cursor.is_null() && !(*cursor).is_null() {
+            entries.push(CStr::from_ptr(*cursor).to_bytes());
+            cursor = cursor.add(1);
+        }
+    }
+    node_view(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(entries: &[&[u8]]) -> Vec<(String, String)> {
+        node_view(entries.iter().copied())
+    }
+
+    fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
+        expected.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect()
+    }
+
+    #[test]
+    fn splits_at_the_first_equals_sign_and_keeps_the_order() {
+        let got = view(&[b"PATH=/usr/bin:/bin", b"EQ=a=b", b"EMPTY=", b"A=1"]);
+        assert_eq!(got, pairs(&[("PATH", "/usr/bin:/bin"), ("EQ", "a=b"), ("EMPTY", ""), ("A", "1")]));
+    }
+
+    #[test]
+    fn skips_what_process_env_cannot_show() {
+        let got = view(&[b"NOEQUALS", b"=hidden", b"=C:=C:\\dir", b"BAD\xffNAME=1", b"OK=1"]);
+        assert_eq!(got, pairs(&[("OK", "1")]));
+    }
+
+    #[test]
+    fn the_first_of_a_repeated_name_counts() {
+        let got = view(&[b"X=first", b"Y=y", b"X=second"]);
+        assert_eq!(got, pairs(&[("X", "first"), ("Y", "y")]));
+    }
+
+    #[test]
+    fn ill_formed_values_are_decoded_with_replacement_characters() {
+        let got = view(&[b"V=a\xffb\xe2\x82c"]);
+        assert_eq!(got, pairs(&[("V", "a\u{FFFD}b\u{FFFD}c")]));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn read_sees_this_process_environment() {
+        let expected: Vec<(String, String)> = std::env::vars_os()
+            .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+            .filter(|(name, _)| !name.is_empty())
+            .collect();
+        let got = read();
+        for pair in &expected {
+            assert!(got.contains(pair), "{pair:?} missing from {got:?}");
+        }
+        assert_eq!(got.len(), expected.len());
+    }
+}
