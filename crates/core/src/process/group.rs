@@ -64,6 +64,9 @@ struct GroupState {
     kill_due: Option<Instant>,
     /// When SIGKILL was sent.
     killed_at: Option<Instant>,
+    /// The leader exited before any other process was started: nothing else
+    /// is in the group, and nothing can join it.
+    alone: bool,
     reaped: bool,
 }
 
@@ -114,13 +117,16 @@ impl Group {
     /// Records the leader's exit and sends SIGTERM to whatever is left of the
     /// group, starting the grace unless a kill already started it. Only the
     /// first call counts (a reactor may have seen the exit before its hand-over).
+    /// A leader that started nothing is alone: no signal, which would also
+    /// wake the exiting leader just to have it preempt this thread.
     pub(super) fn leader_exited(&self, exit: Exit) {
         let mut state = lock(&self.state);
         if state.exit.is_some() {
             return;
         }
         state.exit = Some(exit);
-        if state.killed_at.is_none() {
+        state.alone = no_process_started_since(self.pgid);
+        if state.killed_at.is_none() && !state.alone {
             self.term(&mut state);
         }
     }
@@ -156,7 +162,7 @@ impl Group {
     /// still in the group and has not been sent SIGKILL.
     pub(super) fn members_left(&self) -> bool {
         let state = lock(&self.state);
-        !state.reaped && state.killed_at.is_none() && group_has_live_members(self.pgid)
+        !state.reaped && !state.alone && state.killed_at.is_none() && group_has_live_members(self.pgid)
     }
 
     /// Reaps the exited leader; no group signal can follow.
@@ -232,6 +238,20 @@ fn group_has_live_members(pgid: u32) -> bool {
     }
     let Ok(entries) = std::fs::read_dir("/proc") else { return false };
     entries.flatten().filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok()).any(is_member)
+}
+
+/// Whether no process was started since `pgid`, the leader: then the group
+/// can hold nothing but the leader (every other member is created after it).
+/// The namespace's last pid is still the leader's; a zombie leader's pid is
+/// never handed out again, so a wrap of the pid space cannot fake that.
+#[cfg(target_os = "linux")]
+fn no_process_started_since(pgid: u32) -> bool {
+    read_number("/proc/sys/kernel/ns_last_pid") == Some(pgid)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn no_process_started_since(_pgid: u32) -> bool {
+    false
 }
 
 /// A small number from a `/proc` file, read without allocating (this runs
