@@ -1363,6 +1363,16 @@ describe('buildEnvironment(spec, parentEnv)', () => {
     expect(probesLeft).toEqual([])
   }, T)
 
+  // Read without Node's lock, this crashed the process within a second.
+  it('reading the OS environment is safe while a SHARE_ENV worker adds and deletes variables', () => {
+    const child = runNode([path.join(FIXTURES, 'host-env-shared.cjs'), ROOT, '1000'])
+    expect(child.signal).toBe(null)
+    expect(child.status).toBe(0)
+    const { reads, unexpected } = lastJsonLine(child.stdout)
+    expect(unexpected).toEqual([])
+    expect(reads).toBeGreaterThan(0)
+  }, T)
+
   it('a plain object assigned to process.env before the package loads is read as that object', () => {
     const child = runNode([path.join(FIXTURES, 'host-env.cjs'), ROOT, 'replaced'], { env: { HOST_ENV_ONLY_IN_OS: 'os' } })
     expect(child.stderr).toBe('')

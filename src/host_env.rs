@@ -4,6 +4,11 @@
 //! variables, a sixth of a short command's time on the JS thread); the core's
 //! `host_env::read` gives the same variables in a few microseconds.
 //!
+//! The read holds the lock Node itself holds around every `process.env` read
+//! and write (a worker started with `env: SHARE_ENV` writes the same C
+//! environment from its own thread, and `setenv` may move the array). Where
+//! that lock cannot be found, or on other systems, nothing changes.
+//!
 //! Any other object is read property by property as before: a test runner's
 //! copy (Jest gives each test file its own), a worker's own `process.env`, a
 //! caller's record, or a `process.env` that code replaced with a plain object.
@@ -15,22 +20,109 @@ use crate::js::Raw;
 /// The variables of `object` if it is this process's own `process.env` as the
 /// main thread sees it; `None` for anything else, to be read as an object.
 pub fn vars(env: &Env, object: Raw) -> Option<Vec<(String, String)>> {
-    #[cfg(target_os = "linux")]
-    return main_thread::is_process_env(env, object).then(dsh_shell_env_core::host_env::read);
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    {
+        let lock = node_lock::find()?;
+        main_thread::is_process_env(env, object, lock).then(|| lock.hold(dsh_shell_env_core::host_env::read))
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
     {
         let _ = (env, object);
         None
     }
 }
 
-#[cfg(target_os = "linux")]
+/// Node's lock around the process environment.
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+mod node_lock {
+    use std::ffi::{c_int, c_void, CStr};
+    use std::sync::OnceLock;
+
+    extern "C" {
+        fn uv_mutex_lock(mutex: *mut c_void);
+        fn uv_mutex_unlock(mutex: *mut c_void);
+    }
+
+    /// `node::per_process::env_var_mutex`: a `node::Mutex`, which is one
+    /// `uv_mutex_t`, exported by the `node` binary (Node 20 to 24 at least).
+    const SYMBOL: &CStr = c"_ZN4node11per_process13env_var_mutexE";
+    /// `dladdr1`'s request for the symbol table entry.
+    const RTLD_DL_SYMENT: c_int = 1;
+
+    /// An `Elf64_Sym`, the symbol table entry `dladdr1` points to.
+    #[repr(C)]
+    struct Elf64Sym {
+        st_name: u32,
+        st_info: u8,
+        st_other: u8,
+        st_shndx: u16,
+        st_value: u64,
+        st_size: u64,
+    }
+
+    /// The lock, held for the length of a closure.
+    pub(super) struct EnvLock(*mut c_void);
+
+    // SAFETY: a process-wide mutex, made to be locked from any thread.
+    unsafe impl Send for EnvLock {}
+    unsafe impl Sync for EnvLock {}
+
+    /// Node's lock, when this process's `node` exports it with the size of a
+    /// `uv_mutex_t`; a Node that changed its type, or another runtime, has
+    /// none, and `process.env` is read as an object there.
+    pub(super) fn find() -> Option<&'static EnvLock> {
+        static LOCK: OnceLock<Option<EnvLock>> = OnceLock::new();
+        LOCK.get_or_init(|| {
+            // SAFETY: looks a name up in the loaded objects; the address is
+            // only used once its symbol entry says what it is.
+            unsafe {
+                let address = libc::dlsym(libc::RTLD_DEFAULT, SYMBOL.as_ptr());
+                if address.is_null() {
+                    return None;
+                }
+                let mut info: libc::Dl_info = std::mem::zeroed();
+                let mut entry: *mut c_void = std::ptr::null_mut();
+                if libc::dladdr1(address, &mut info, &mut entry, RTLD_DL_SYMENT) == 0 || entry.is_null() {
+                    return None;
+                }
+                let entry = &*entry.cast::<Elf64Sym>();
+                let is_mutex = info.dli_saddr == address
+                    && entry.st_size == std::mem::size_of::<libc::pthread_mutex_t>() as u64;
+                is_mutex.then_some(EnvLock(address))
+            }
+        })
+        .as_ref()
+    }
+
+    impl EnvLock {
+        /// Runs `work` with the lock held. `work` must not reach `process.env`
+        /// (Node would take the lock again, and it is not recursive).
+        pub(super) fn hold<R>(&self, work: impl FnOnce() -> R) -> R {
+            struct Held<'a>(&'a EnvLock);
+            impl Drop for Held<'_> {
+                fn drop(&mut self) {
+                    // SAFETY: locked below by this thread.
+                    unsafe { uv_mutex_unlock(self.0 .0) };
+                }
+            }
+            // SAFETY: a live `uv_mutex_t` (see `find`), not held by this thread:
+            // nothing in this crate takes it elsewhere, and Node releases it
+            // before returning to JavaScript.
+            unsafe { uv_mutex_lock(self.0) };
+            let _held = Held(self);
+            work()
+        }
+    }
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
 mod main_thread {
     use std::cell::RefCell;
     use std::ptr;
 
     use napi::{sys, Env};
 
+    use super::node_lock::EnvLock;
     use crate::js::{self, Raw};
 
     thread_local! {
@@ -49,10 +141,10 @@ mod main_thread {
 
     /// Whether `object` is the main thread's `process.env`, backed by the C
     /// environment. Only there: a worker's `process.env` is its own copy.
-    pub(super) fn is_process_env(env: &Env, object: Raw) -> bool {
+    pub(super) fn is_process_env(env: &Env, object: Raw, lock: &EnvLock) -> bool {
         KNOWN.with(|known| {
             if matches!(*known.borrow(), Known::Unchecked) {
-                *known.borrow_mut() = find(env).unwrap_or(Known::None);
+                *known.borrow_mut() = find(env, lock).unwrap_or(Known::None);
             }
             match *known.borrow() {
                 Known::ProcessEnv { env: owner, object: reference } if owner == env.raw() => {
@@ -70,7 +162,7 @@ mod main_thread {
         })
     }
 
-    fn find(env: &Env) -> Option<Known> {
+    fn find(env: &Env, lock: &EnvLock) -> Option<Known> {
         // SAFETY: plain system calls without arguments.
         let main_thread = unsafe { libc::syscall(libc::SYS_gettid) } == i64::from(unsafe { libc::getpid() });
         if !main_thread {
@@ -80,7 +172,7 @@ mod main_thread {
         // `process`, even for a test file in a `vm` context (Jest loads
         // addons with Node's `require`).
         let candidate = js::process_env(env).ok()?;
-        if !backed_by_environ(env, candidate) {
+        if !backed_by_environ(env, candidate, lock) {
             return None;
         }
         let mut reference = ptr::null_mut();
@@ -95,15 +187,17 @@ mod main_thread {
     /// Whether `candidate` shows a variable set in the C environment and stops
     /// showing it once it is removed, as Node's real `process.env` does; code
     /// may have replaced `process.env` with a plain object before this ran.
-    fn backed_by_environ(env: &Env, candidate: Raw) -> bool {
+    /// The C environment changes under Node's lock; `candidate` is read
+    /// without it, as Node takes it itself.
+    fn backed_by_environ(env: &Env, candidate: Raw, lock: &EnvLock) -> bool {
         let name = format!("__DSH_SHELL_ENV_PROBE_{}", std::process::id());
-        if std::env::var_os(&name).is_some() {
+        let value = "process.env";
+        if !lock.hold(|| std::env::var_os(&name).is_none()) {
             return false;
         }
-        let value = "process.env";
-        std::env::set_var(&name, value);
+        lock.hold(|| std::env::set_var(&name, value));
         let shown = js::get_string(env, candidate, &name);
-        std::env::remove_var(&name);
+        lock.hold(|| std::env::remove_var(&name));
         let gone = js::get_string(env, candidate, &name);
         matches!(shown, Ok(Some(shown)) if shown == value) && matches!(gone, Ok(None))
     }

@@ -28,12 +28,9 @@ pub fn node_view<'a>(entries: impl IntoIterator<Item = &'a [u8]>) -> Vec<(String
 
 /// This process's environment as `process.env` shows it (see [`node_view`]).
 ///
-/// Reads the C `environ` directly, without the lock Node takes around its own
-/// reads and writes (this crate cannot reach it). Call it on the main thread:
-/// Node changes `environ` from there, so the read cannot overlap those
-/// changes. It can overlap a `setenv` on another thread (a worker started
-/// with `env: SHARE_ENV` that writes `process.env`, or native code), which may
-/// move the array while it is read; the binding documents that limit.
+/// Reads the C `environ` directly. The caller must keep other threads from
+/// changing the environment meanwhile (`setenv` may move the array): the
+/// binding holds the lock Node holds around its own reads and writes.
 #[cfg(unix)]
 pub fn read() -> Vec<(String, String)> {
     use std::ffi::{c_char, CStr};
