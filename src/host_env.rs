@@ -180,8 +180,11 @@ mod main_thread {
         if status != sys::Status::napi_ok {
             return None;
         }
-        let status = unsafe { sys::napi_add_env_cleanup_hook(env.raw(), Some(forget), ptr::null_mut()) };
-        (status == sys::Status::napi_ok).then_some(Known::ProcessEnv { env: env.raw(), object: reference })
+        if unsafe { sys::napi_add_env_cleanup_hook(env.raw(), Some(forget), ptr::null_mut()) } != sys::Status::napi_ok {
+            unsafe { sys::napi_delete_reference(env.raw(), reference) };
+            return None;
+        }
+        Some(Known::ProcessEnv { env: env.raw(), object: reference })
     }
 
     /// Whether `candidate` shows a variable set in the C environment and stops
