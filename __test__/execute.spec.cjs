@@ -1384,6 +1384,32 @@ describe('buildEnvironment(spec, parentEnv)', () => {
     expect(probesLeft).toEqual([])
   }, T)
 
+  // Both show a probe variable set in the OS environment, yet are not it.
+  it.each(['proxy', 'inherit'])('a process.env replaced before the package loads by a Proxy over the real one, or an object inheriting from it, is read as that object (%s)', (mode) => {
+    const child = runNode([path.join(FIXTURES, 'host-env.cjs'), ROOT, mode], { env: { HOST_ENV_ONLY_IN_OS: 'os' } })
+    expect(child.stderr).toBe('')
+    const { first, probesLeft } = lastJsonLine(child.stdout)
+    expect(first.built).toEqual(first.copy)
+    expect(first.child).toEqual(first.built)
+    expect(first.built.HOST_ENV_ONLY_IN_OS).toBeUndefined()
+    expect(probesLeft).toEqual([])
+  }, T)
+
+  // --trace-env (Node 22 and later) prints every read of process.env.
+  const traceEnv = process.allowedNodeEnvironmentFlags.has('--trace-env')
+  ;(traceEnv && process.platform === 'linux' ? it : it.skip)('on Linux the main thread’s own process.env is read without going through process.env (--trace-env)', () => {
+    const child = runNode(['--trace-env', path.join(FIXTURES, 'host-env.cjs'), ROOT, 'genuine'])
+    expect(child.status).toBe(0)
+    const between = (start, end) => {
+      const lines = child.stderr.split('\n')
+      return lines.slice(lines.indexOf(start) + 1, lines.indexOf(end)).filter((line) => line.includes('[--trace-env]'))
+    }
+    // buildEnvironment() and execute() with the default process.env…
+    expect(between('HOST_ENV_TRACE_START', 'HOST_ENV_TRACE_END')).toEqual([])
+    // …and, for contrast, a Proxy over it, read as an object.
+    expect(between('HOST_ENV_CONTROL_START', 'HOST_ENV_CONTROL_END').length).toBeGreaterThan(10)
+  }, T)
+
   it('values of every length around 256 UTF-8 bytes come through whole, whatever their characters', () => {
     for (const unit of ['x', 'é', '€', '😀']) {
       for (let bytes = 240; bytes <= 270; bytes++) {

@@ -120,7 +120,7 @@ mod main_thread {
     use std::cell::RefCell;
     use std::ptr;
 
-    use napi::{sys, Env};
+    use napi::{sys, Env, JsValue};
 
     use super::node_lock::EnvLock;
     use crate::js::{self, Raw};
@@ -172,7 +172,7 @@ mod main_thread {
         // `process`, even for a test file in a `vm` context (Jest loads
         // addons with Node's `require`).
         let candidate = js::process_env(env).ok()?;
-        if !backed_by_environ(env, candidate, lock) {
+        if is_proxy(env, candidate) != Some(false) || !backed_by_environ(env, candidate, lock) {
             return None;
         }
         let mut reference = ptr::null_mut();
@@ -187,11 +187,25 @@ mod main_thread {
         Some(Known::ProcessEnv { env: env.raw(), object: reference })
     }
 
-    /// Whether `candidate` shows a variable set in the C environment and stops
-    /// showing it once it is removed, as Node's real `process.env` does; code
-    /// may have replaced `process.env` with a plain object before this ran.
-    /// The C environment changes under Node's lock; `candidate` is read
-    /// without it, as Node takes it itself.
+    /// `util.types.isProxy(value)`; `None` where it cannot be asked (a Node
+    /// before 20.16 has no `process.getBuiltinModule`). A Proxy over the real
+    /// `process.env` passes the check below while its traps change what it shows.
+    fn is_proxy(env: &Env, value: Raw) -> Option<bool> {
+        let process = js::get(env, env.get_global().ok()?.raw(), "process").ok()?;
+        let name = env.create_string("node:util").ok()?;
+        let util = js::call_method(env, process, "getBuiltinModule", &[name.raw()]).ok()?;
+        let answer = js::call_method(env, js::get(env, util, "types").ok()?, "isProxy", &[value]).ok()?;
+        let mut proxy = false;
+        let status = unsafe { sys::napi_get_value_bool(env.raw(), answer, &mut proxy) };
+        (status == sys::Status::napi_ok).then_some(proxy)
+    }
+
+    /// Whether `candidate` has a variable set in the C environment as its own
+    /// property, and stops showing it once it is removed, as Node's real
+    /// `process.env` does; code may have replaced `process.env` with a plain
+    /// object (or one inheriting from the real one) before this ran. The C
+    /// environment changes under Node's lock; `candidate` is read without it,
+    /// as Node takes it itself.
     fn backed_by_environ(env: &Env, candidate: Raw, lock: &EnvLock) -> bool {
         let name = format!("__DSH_SHELL_ENV_PROBE_{}", std::process::id());
         let value = "process.env";
@@ -199,10 +213,19 @@ mod main_thread {
             return false;
         }
         lock.hold(|| std::env::set_var(&name, value));
+        let own = has_own(env, candidate, &name);
         let shown = js::get_string(env, candidate, &name);
         lock.hold(|| std::env::remove_var(&name));
         let gone = js::get_string(env, candidate, &name);
-        matches!(shown, Ok(Some(shown)) if shown == value) && matches!(gone, Ok(None))
+        own && matches!(shown, Ok(Some(shown)) if shown == value) && matches!(gone, Ok(None))
+    }
+
+    /// `Object.hasOwn(object, name)`; `false` when asking throws.
+    fn has_own(env: &Env, object: Raw, name: &str) -> bool {
+        let Ok(key) = env.create_string(name) else { return false };
+        let mut own = false;
+        let status = unsafe { sys::napi_has_own_property(env.raw(), object, key.raw(), &mut own) };
+        js::check(env, status).is_ok() && own
     }
 
     /// The environment is going away: its reference goes with it.

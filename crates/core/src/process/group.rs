@@ -118,7 +118,8 @@ impl Group {
     /// group, starting the grace unless a kill already started it. Only the
     /// first call counts (a reactor may have seen the exit before its hand-over).
     /// A leader that started nothing is alone: no signal, which would also
-    /// wake the exiting leader just to have it preempt this thread.
+    /// wake the exiting leader just to have it preempt this thread, but the
+    /// grace still bounds how long a pipe someone else holds is read.
     pub(super) fn leader_exited(&self, exit: Exit) {
         let mut state = lock(&self.state);
         if state.exit.is_some() {
@@ -126,8 +127,17 @@ impl Group {
         }
         state.exit = Some(exit);
         state.alone = no_process_started_since(self.pgid);
-        if state.killed_at.is_none() && !state.alone {
-            self.term(&mut state);
+        self.after_exit(&mut state);
+    }
+
+    /// The signal and grace after the leader's exit, as `state.alone` says.
+    fn after_exit(&self, state: &mut GroupState) {
+        if state.killed_at.is_none() {
+            if state.alone {
+                self.start_grace(state);
+            } else {
+                self.term(state);
+            }
         }
     }
 
@@ -183,6 +193,11 @@ impl Group {
             return;
         }
         signal_group(self.pgid, Signal::Term);
+        self.start_grace(state);
+    }
+
+    /// Starts the grace before SIGKILL, unless a kill already started it.
+    fn start_grace(&self, state: &mut GroupState) {
         // A grace too long to represent never runs out.
         state.kill_due = state.kill_due.or_else(|| Instant::now().checked_add(self.grace));
     }
@@ -280,3 +295,24 @@ fn group_has_live_members(_pgid: u32) -> bool {
 /// No process can exist where spawning is unsupported.
 #[cfg(not(unix))]
 fn signal_group(_pgid: u32, _signal: Signal) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lone_leader_gets_no_signal_but_its_pipes_are_still_read_only_for_the_grace() {
+        // No process has this pid, and none is signalled: the group is alone.
+        let group = Group::new(u32::MAX >> 1, Duration::from_millis(50));
+        let mut state = lock(&group.state);
+        state.exit = Some(Exit { code: Some(0), signal: None });
+        state.alone = true;
+        group.after_exit(&mut state);
+        let due = state.kill_due.expect("the grace started");
+        assert!(due <= Instant::now() + Duration::from_millis(50));
+        assert!(state.killed_at.is_none());
+        drop(state);
+        assert_eq!(group.drain_deadline(), Some(due));
+        assert!(!group.members_left());
+    }
+}
