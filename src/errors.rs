@@ -84,7 +84,6 @@ fn os_error(env: &Env, program: &str, source: &std::io::Error) -> Result<Raw> {
     Ok(error)
 }
 
-
 /// A promise already rejected with `failure`: async entry points report every
 /// failure by rejecting, never by throwing.
 pub fn rejected(env: &Env, failure: Failure) -> Result<JsRaw> {

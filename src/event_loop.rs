@@ -99,7 +99,8 @@ mod libuv {
     impl Watched {
         fn start(env: &Env) -> Option<Self> {
             // Called from the registry path too, outside the runtime's context.
-            let runtime = napi::bindgen_prelude::within_runtime_if_available(tokio::runtime::Handle::try_current).ok()?;
+            let runtime =
+                napi::bindgen_prelude::within_runtime_if_available(tokio::runtime::Handle::try_current).ok()?;
             let reactor = Reactor::new(runtime).ok()?;
             let mut event_loop = ptr::null_mut();
             if unsafe { sys::napi_get_uv_event_loop(env.raw(), &mut event_loop) } != sys::Status::napi_ok {

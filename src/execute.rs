@@ -92,7 +92,11 @@ pub fn build_environment_js(env: &Env, spec: Unknown, parent_env: Option<Unknown
     let built = (|| -> std::result::Result<Environment, Failure> {
         let spec = spec.raw();
         if !js::is_options_object(env, spec).map_err(js_failure)? {
-            return Err(ExecError::invalid_spec("spec", format!("must be an object (got {})", js::describe(env, spec))).into());
+            return Err(ExecError::invalid_spec(
+                "spec",
+                format!("must be an object (got {})", js::describe(env, spec)),
+            )
+            .into());
         }
         let mut request = ExecRequest::default();
         read_environment(env, spec, &mut request)?;
@@ -127,7 +131,9 @@ struct PendingCollection {
 /// directory, the registry's contributor set, the output sink and the signal.
 fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>) -> std::result::Result<Prepared, Failure> {
     if !js::is_options_object(env, spec).map_err(js_failure)? {
-        return Err(ExecError::invalid_spec("spec", format!("must be an object (got {})", js::describe(env, spec))).into());
+        return Err(
+            ExecError::invalid_spec("spec", format!("must be an object (got {})", js::describe(env, spec))).into()
+        );
     }
     let request = read_request(env, spec)?;
     let parent = parent_vars(env, parent_env)?;
@@ -235,7 +241,8 @@ fn read_request(env: &Env, spec: Raw) -> std::result::Result<ExecRequest, Failur
                 Some(text(env, stdin, || "stdin".into())?.into_bytes())
             }
             Some(stdin) => Some(
-                bytes(env, stdin).ok_or_else(|| ExecError::invalid_spec("stdin", "must be a string or a Uint8Array"))?,
+                bytes(env, stdin)
+                    .ok_or_else(|| ExecError::invalid_spec("stdin", "must be a string or a Uint8Array"))?,
             ),
         },
         environment: Default::default(),
@@ -252,7 +259,11 @@ fn read_environment(env: &Env, spec: Raw, request: &mut ExecRequest) -> std::res
     let layers = &mut request.environment;
     if let Some(scrub) = js::get_defined(env, spec, "scrub").map_err(js_failure)? {
         if !js::is_options_object(env, scrub).map_err(js_failure)? {
-            return Err(ExecError::invalid_spec("scrub", format!("must be an object (got {})", js::describe(env, scrub))).into());
+            return Err(ExecError::invalid_spec(
+                "scrub",
+                format!("must be an object (got {})", js::describe(env, scrub)),
+            )
+            .into());
         }
         if let Some(inherit) = optional_string(env, scrub, "inherit").map_err(|f| rename(f, "scrub.inherit"))? {
             layers.scrub.inherit = inherit.parse::<Inherit>()?;
@@ -278,7 +289,10 @@ fn read_environment(env: &Env, spec: Raw, request: &mut ExecRequest) -> std::res
     }
     if let Some(explicit) = js::get_defined(env, spec, "env").map_err(js_failure)? {
         if !js::is_options_object(env, explicit).map_err(js_failure)? {
-            let reason = format!("must be an object of strings (undefined removes a variable) (got {})", js::describe(env, explicit));
+            let reason = format!(
+                "must be an object of strings (undefined removes a variable) (got {})",
+                js::describe(env, explicit)
+            );
             return Err(ExecError::invalid_spec("env", reason).into());
         }
         let mut entries = Vec::new();
@@ -319,7 +333,9 @@ fn record_keys(env: &Env, record: Raw, field: &str) -> std::result::Result<Vec<(
                 return Err(ExecError::invalid_spec(format!("{field}.{lossy}"), format!("name {ill}")).into())
             }
             js::Key::Symbol(symbol) => {
-                return Err(ExecError::invalid_spec(format!("{field}[{symbol}]"), "name must be a string (got symbol)").into())
+                return Err(
+                    ExecError::invalid_spec(format!("{field}[{symbol}]"), "name must be a string (got symbol)").into()
+                )
             }
         }
     }
@@ -357,7 +373,9 @@ fn js_failure(thrown: napi::Error) -> Failure {
 /// The same failure reported for `field`; a thrown `cause` is kept.
 fn rename(failure: Failure, field: &str) -> Failure {
     match failure.error {
-        ExecError::InvalidSpec { reason, .. } => Failure { error: ExecError::invalid_spec(field, reason), cause: failure.cause },
+        ExecError::InvalidSpec { reason, .. } => {
+            Failure { error: ExecError::invalid_spec(field, reason), cause: failure.cause }
+        }
         _ => failure,
     }
 }
@@ -458,15 +476,17 @@ fn bytes(env: &Env, value: Raw) -> Option<Vec<u8>> {
 /// callback is captured and ignored: a faulty listener must not kill the host.
 fn output_sink(env: &Env, on_output: Raw) -> Result<OutputSink> {
     let function = unsafe { Function::<JsRaw, Ignored>::from_napi_value(env.raw(), on_output)? };
-    let threadsafe: ThreadsafeFunction<(process::StreamKind, String), Ignored, JsRaw, napi::Status, false, true> = function
-        .build_threadsafe_function::<(process::StreamKind, String)>()
-        .callee_handled::<false>()
-        .weak::<true>()
-        .build_callback(|context| {
-            let (stream, text) = context.value;
-            let chunk = js::object_of_strings(&context.env, [("stream", stream.as_str()), ("text", text.as_str())])?;
-            Ok(JsRaw(chunk))
-        })?;
+    let threadsafe: ThreadsafeFunction<(process::StreamKind, String), Ignored, JsRaw, napi::Status, false, true> =
+        function
+            .build_threadsafe_function::<(process::StreamKind, String)>()
+            .callee_handled::<false>()
+            .weak::<true>()
+            .build_callback(|context| {
+                let (stream, text) = context.value;
+                let chunk =
+                    js::object_of_strings(&context.env, [("stream", stream.as_str()), ("text", text.as_str())])?;
+                Ok(JsRaw(chunk))
+            })?;
     let threadsafe = Arc::new(threadsafe);
     Ok(Arc::new(move |stream, text: &str, receipt| {
         // The receipt rides along until the JS callback has run (or the call is

@@ -86,8 +86,8 @@ mod node_lock {
                     return None;
                 }
                 let entry = &*entry.cast::<Elf64Sym>();
-                let is_mutex = info.dli_saddr == address
-                    && entry.st_size == std::mem::size_of::<libc::pthread_mutex_t>() as u64;
+                let is_mutex =
+                    info.dli_saddr == address && entry.st_size == std::mem::size_of::<libc::pthread_mutex_t>() as u64;
                 is_mutex.then_some(EnvLock(address))
             }
         })
@@ -136,7 +136,10 @@ mod main_thread {
         /// environment: every object is read as an object.
         None,
         /// The main thread's `process.env`, held for identity checks.
-        ProcessEnv { env: sys::napi_env, object: sys::napi_ref },
+        ProcessEnv {
+            env: sys::napi_env,
+            object: sys::napi_ref,
+        },
     }
 
     /// Whether `object` is the main thread's `process.env`, backed by the C

@@ -113,11 +113,8 @@ impl Key {
 /// Each comes with the key itself as a JS value, for [`get_key`].
 pub fn own_keys(env: &Env, value: Raw, symbols: bool) -> Result<Vec<(Raw, Key)>> {
     let mut names = ptr::null_mut();
-    let filter = if symbols {
-        sys::KeyFilter::enumerable
-    } else {
-        sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols
-    };
+    let filter =
+        if symbols { sys::KeyFilter::enumerable } else { sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols };
     check(env, unsafe {
         sys::napi_get_all_property_names(
             env.raw(),

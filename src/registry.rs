@@ -127,7 +127,10 @@ impl ShellEnvRegistry {
                 None => None,
             };
             let (token, listener) = watch_signal(env, signal).map_err(threw("signal"))?.ok_or_else(|| {
-                Failure::from(ShellEnvError::InvalidOption { option: "signal", reason: "must be an AbortSignal".into() })
+                Failure::from(ShellEnvError::InvalidOption {
+                    option: "signal",
+                    reason: "must be an AbortSignal".into(),
+                })
             })?;
             let collection = if token.is_aborted() {
                 Err(Failure::from(ShellEnvError::Aborted))
@@ -368,7 +371,8 @@ fn inherited_path(
                 let reason = format!("must be a string (got {})", js::describe(env, path));
                 return Err(ShellEnvError::InvalidOption { option: "inheritedPath", reason }.into());
             }
-            let invalid = |ill: IllFormedText| ShellEnvError::InvalidOption { option: "inheritedPath", reason: ill.to_string() };
+            let invalid =
+                |ill: IllFormedText| ShellEnvError::InvalidOption { option: "inheritedPath", reason: ill.to_string() };
             let path = js::string(env, path).map_err(threw("inheritedPath"))?.map_err(invalid)?;
             check_inherited_path(&path)?;
             return Ok(Some(path));
@@ -456,10 +460,15 @@ fn read_declaration(env: &Env, contributor: Raw) -> std::result::Result<Declarat
     let name_threw = |thrown| Failure::caused_by(invalid_name("a name property that threw when read"), thrown);
     let name = js::get_defined(env, contributor, "name").map_err(name_threw)?;
     let name = match name.filter(|name| js::type_of(env, *name) == ValueType::String) {
-        Some(name) => js::string(env, name).map_err(name_threw)?.map_err(|_| invalid_name("a string with a lone surrogate"))?,
-        None => return Err(invalid_name(&name.map_or_else(|| "undefined".into(), |name| js::describe(env, name))).into()),
+        Some(name) => {
+            js::string(env, name).map_err(name_threw)?.map_err(|_| invalid_name("a string with a lone surrogate"))?
+        }
+        None => {
+            return Err(invalid_name(&name.map_or_else(|| "undefined".into(), |name| js::describe(env, name))).into())
+        }
     };
-    let invalid = |reason: String| Failure::from(ShellEnvError::InvalidContributor { contributor: name.clone(), reason });
+    let invalid =
+        |reason: String| Failure::from(ShellEnvError::InvalidContributor { contributor: name.clone(), reason });
     let threw = |field: String| {
         let contributor = name.clone();
         move |thrown| {

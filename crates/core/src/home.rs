@@ -48,9 +48,9 @@ pub fn check_configured(option: &'static str, configured: &str) -> Result<(), Sh
 /// a NUL byte (possible only in an environment object, never in a real
 /// environment) counts as unset.
 pub fn resolve_dsh_home(configured: Option<&str>, context: &HomeContext) -> String {
-    let chosen = configured.filter(|value| !value.is_empty()).or_else(|| {
-        context.env_home.as_deref().filter(|value| !value.trim().is_empty() && !value.contains('\0'))
-    });
+    let chosen = configured
+        .filter(|value| !value.is_empty())
+        .or_else(|| context.env_home.as_deref().filter(|value| !value.trim().is_empty() && !value.contains('\0')));
     // A relative user home (`HOME=rel`) resolves against `cwd` like everything else.
     let user_home = || context.user_home.as_ref().map_or_else(|| context.cwd.clone(), |home| context.cwd.join(home));
     let path = match chosen {

@@ -31,7 +31,9 @@ pub fn node_view<'a>(entries: impl IntoIterator<Item = &'a [u8]>) -> Vec<(String
 /// 2³² − 1), which `process.env`'s named-property interceptor never sees.
 fn is_array_index(name: &str) -> bool {
     let canonical = name == "0" || (!name.starts_with('0') && !name.is_empty());
-    canonical && name.bytes().all(|byte| byte.is_ascii_digit()) && name.parse::<u64>().is_ok_and(|index| index < u64::from(u32::MAX))
+    canonical
+        && name.bytes().all(|byte| byte.is_ascii_digit())
+        && name.parse::<u64>().is_ok_and(|index| index < u64::from(u32::MAX))
 }
 
 /// This process's environment as `process.env` shows it (see [`node_view`]).

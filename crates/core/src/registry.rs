@@ -449,7 +449,11 @@ mod tests {
     #[test]
     fn rejects_invalid_and_reserved_keys() {
         for key in ["dsh_a", "DSH_", "DSH_a", "HOME", "DSH_A=B", "DSH_A\0", "DSH_Ä"] {
-            assert_eq!(code(registry().register(declaration("a", &[key], &[]))), "ERR_SHELL_ENV_INVALID_KEY", "{key:?}");
+            assert_eq!(
+                code(registry().register(declaration("a", &[key], &[]))),
+                "ERR_SHELL_ENV_INVALID_KEY",
+                "{key:?}"
+            );
         }
         for key in keys::RESERVED_KEYS {
             assert_eq!(code(registry().register(declaration("a", &[key], &[]))), "ERR_SHELL_ENV_RESERVED_KEY");

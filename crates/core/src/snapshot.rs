@@ -108,7 +108,8 @@ impl<R> Collection<R> {
 }
 
 fn checked_value(contributor: &str, key: &str, value: ResolvedValue) -> Result<String, ShellEnvError> {
-    let invalid = |reason| Err(ShellEnvError::InvalidValue { contributor: contributor.into(), key: key.into(), reason });
+    let invalid =
+        |reason| Err(ShellEnvError::InvalidValue { contributor: contributor.into(), key: key.into(), reason });
     match value {
         ResolvedValue::String(value) if value.contains('\0') => invalid("contains a NUL byte"),
         ResolvedValue::IllFormed(_) => invalid("is not well-formed Unicode (it holds a lone surrogate)"),
@@ -123,7 +124,10 @@ fn checked_value(contributor: &str, key: &str, value: ResolvedValue) -> Result<S
 /// appended to a managed PATH, so it must be able to reach `execve`.
 pub fn check_inherited_path(path: &str) -> Result<(), ShellEnvError> {
     if path.contains('\0') {
-        return Err(ShellEnvError::InvalidOption { option: "inheritedPath", reason: "must not contain NUL bytes".into() });
+        return Err(ShellEnvError::InvalidOption {
+            option: "inheritedPath",
+            reason: "must not contain NUL bytes".into(),
+        });
     }
     Ok(())
 }

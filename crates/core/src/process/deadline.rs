@@ -33,9 +33,8 @@ static NEXT: AtomicU64 = AtomicU64::new(0);
 /// `None` when no timer thread can be started: the caller must not rely on it.
 pub(super) fn add(at: Instant, shared: &Arc<Shared>) -> Option<Key> {
     static RUNNING: OnceLock<bool> = OnceLock::new();
-    let running = RUNNING.get_or_init(|| {
-        thread::Builder::new().name("dsh-deadlines".into()).stack_size(64 * 1024).spawn(run).is_ok()
-    });
+    let running = RUNNING
+        .get_or_init(|| thread::Builder::new().name("dsh-deadlines".into()).stack_size(64 * 1024).spawn(run).is_ok());
     if !running {
         return None;
     }

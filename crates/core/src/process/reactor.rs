@@ -337,7 +337,8 @@ impl Inner {
     pub(super) fn release(&self, shared: &Shared) {
         let mut state = lock(&self.state);
         // The pid alone may be a later child's, once this one was reaped.
-        let found = state.entries.get(&shared.pid).is_some_and(|entry| std::ptr::eq(Arc::as_ptr(&entry.shared), shared));
+        let found =
+            state.entries.get(&shared.pid).is_some_and(|entry| std::ptr::eq(Arc::as_ptr(&entry.shared), shared));
         let entry = if found { self.take(&mut state, shared.pid) } else { None };
         drop(state);
         if let Some(entry) = entry {

@@ -619,7 +619,8 @@ async fn live_output_never_splits_a_character() {
     let mut spec = sh("yes 'é😀ü' | head -n 40000; echo done >&2");
     spec.stdout = limits(1000, 0);
     let sink = Arc::clone(&chunks);
-    spec.on_output = Some(Arc::new(move |kind, text: &str, _receipt| sink.lock().unwrap().push((kind, text.to_owned()))));
+    spec.on_output =
+        Some(Arc::new(move |kind, text: &str, _receipt| sink.lock().unwrap().push((kind, text.to_owned()))));
     let result = run(spec).await;
     let chunks = chunks.lock().unwrap();
     let stdout: String = chunks.iter().filter(|(k, _)| *k == StreamKind::Stdout).map(|(_, t)| t.as_str()).collect();
