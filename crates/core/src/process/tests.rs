@@ -797,8 +797,11 @@ mod reactor_driven {
         runtime.block_on(async { tokio::time::timeout(SLACK * 2, process.wait()).await }).expect("no result")
     }
 
+    /// A result and the thread that published it, once there is one.
+    type Published = Mutex<Option<(Arc<RunResult>, ThreadId)>>;
+
     /// Records the result and the thread that published it.
-    fn watch(process: &Process) -> Arc<Mutex<Option<(Arc<RunResult>, ThreadId)>>> {
+    fn watch(process: &Process) -> Arc<Published> {
         let slot = Arc::new(Mutex::new(None));
         let published = Arc::clone(&slot);
         process.on_finish(move |result| *lock(&published) = Some((result, thread::current().id())));
@@ -806,7 +809,7 @@ mod reactor_driven {
     }
 
     /// Turns `reactor` whenever its descriptor is readable until `slot` holds a result.
-    fn turn_until(reactor: &Reactor, slot: &Mutex<Option<(Arc<RunResult>, ThreadId)>>) -> (Arc<RunResult>, ThreadId) {
+    fn turn_until(reactor: &Reactor, slot: &Published) -> (Arc<RunResult>, ThreadId) {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             if let Some(published) = lock(slot).clone() {
