@@ -1347,7 +1347,7 @@ describe('buildEnvironment(spec, parentEnv)', () => {
   }, T)
 
   // On a main thread the package reads its own process.env from the OS
-  // environment (README: Performance); these runs take that path.
+  // environment (README: Process behaviour); these runs take that path.
   it('the main thread’s own process.env, read from the OS environment, gives what reading it as an object gives', () => {
     const child = runNode([path.join(FIXTURES, 'host-env.cjs'), ROOT, 'genuine'])
     expect(child.stderr).toBe('')
