@@ -1,8 +1,6 @@
 //! Bridges a JS `AbortSignal` to Rust: a flag any thread can await, and the
 //! listener removed again once the operation is over.
 
-use std::ptr;
-
 use napi::bindgen_prelude::*;
 use napi::{sys, ValueType};
 use tokio::sync::watch;
@@ -68,7 +66,7 @@ pub fn watch_signal(env: &Env, signal: Option<Raw>) -> Result<Option<(AbortToken
     let options = js::object_of_strings(env, [])?;
     js::set(env, options, "once", unsafe { bool::to_napi_value(env.raw(), true)? })?;
     js::call_method(env, signal, "addEventListener", &[env.create_string("abort")?.raw(), on_abort, options])?;
-    listener.attached = Some((reference(env, signal)?, reference(env, on_abort)?));
+    listener.attached = Some((js::reference(env, signal)?, js::reference(env, on_abort)?));
     Ok(Some((AbortToken(receiver), listener)))
 }
 
@@ -76,7 +74,7 @@ impl AbortListener {
     /// Removes the listener (JS thread).
     pub fn detach(mut self, env: &Env) {
         let Some((signal, on_abort)) = self.attached.take() else { return };
-        let (signal_value, listener_value) = (dereference(env, signal), dereference(env, on_abort));
+        let (signal_value, listener_value) = (js::dereference(env, signal), js::dereference(env, on_abort));
         if let Ok(abort) = env.create_string("abort") {
             // A signal whose removeEventListener throws has nothing left to detach.
             let _ = js::call_method(env, signal_value, "removeEventListener", &[abort.raw(), listener_value]);
@@ -86,16 +84,4 @@ impl AbortListener {
             sys::napi_delete_reference(env.raw(), on_abort);
         }
     }
-}
-
-fn reference(env: &Env, value: Raw) -> Result<sys::napi_ref> {
-    let mut reference = ptr::null_mut();
-    js::check(env, unsafe { sys::napi_create_reference(env.raw(), value, 1, &mut reference) })?;
-    Ok(reference)
-}
-
-fn dereference(env: &Env, reference: sys::napi_ref) -> Raw {
-    let mut value = ptr::null_mut();
-    unsafe { sys::napi_get_reference_value(env.raw(), reference, &mut value) };
-    value
 }

@@ -151,14 +151,10 @@ mod main_thread {
             }
             match *known.borrow() {
                 Known::ProcessEnv { env: owner, object: reference } if owner == env.raw() => {
-                    let mut held = ptr::null_mut();
+                    let held = js::dereference(env, reference);
                     let mut same = false;
-                    unsafe {
-                        sys::napi_get_reference_value(env.raw(), reference, &mut held) == sys::Status::napi_ok
-                            && !held.is_null()
-                            && sys::napi_strict_equals(env.raw(), held, object, &mut same) == sys::Status::napi_ok
-                            && same
-                    }
+                    let status = unsafe { sys::napi_strict_equals(env.raw(), held, object, &mut same) };
+                    !held.is_null() && status == sys::Status::napi_ok && same
                 }
                 _ => false,
             }
@@ -178,11 +174,7 @@ mod main_thread {
         if is_proxy(env, candidate) != Some(false) || !backed_by_environ(env, candidate, lock) {
             return None;
         }
-        let mut reference = ptr::null_mut();
-        let status = unsafe { sys::napi_create_reference(env.raw(), candidate, 1, &mut reference) };
-        if status != sys::Status::napi_ok {
-            return None;
-        }
+        let reference = js::reference(env, candidate).ok()?;
         if unsafe { sys::napi_add_env_cleanup_hook(env.raw(), Some(forget), ptr::null_mut()) } != sys::Status::napi_ok {
             unsafe { sys::napi_delete_reference(env.raw(), reference) };
             return None;
@@ -216,19 +208,11 @@ mod main_thread {
             return false;
         }
         lock.hold(|| std::env::set_var(&name, value));
-        let own = has_own(env, candidate, &name);
+        let own = js::has_own(env, candidate, &name);
         let shown = js::get_string(env, candidate, &name);
         lock.hold(|| std::env::remove_var(&name));
         let gone = js::get_string(env, candidate, &name);
-        own && matches!(shown, Ok(Some(shown)) if shown == value) && matches!(gone, Ok(None))
-    }
-
-    /// `Object.hasOwn(object, name)`; `false` when asking throws.
-    fn has_own(env: &Env, object: Raw, name: &str) -> bool {
-        let Ok(key) = env.create_string(name) else { return false };
-        let mut own = false;
-        let status = unsafe { sys::napi_has_own_property(env.raw(), object, key.raw(), &mut own) };
-        js::check(env, status).is_ok() && own
+        matches!(own, Ok(true)) && matches!(shown, Ok(Some(shown)) if shown == value) && matches!(gone, Ok(None))
     }
 
     /// The environment is going away: its reference goes with it.

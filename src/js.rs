@@ -277,6 +277,28 @@ pub fn call_method(env: &Env, receiver: Raw, name: &str, args: &[Raw]) -> Result
     Ok(result)
 }
 
+/// A strong reference to `value`, which keeps it alive until deleted.
+pub fn reference(env: &Env, value: Raw) -> Result<sys::napi_ref> {
+    let mut reference = ptr::null_mut();
+    check(env, unsafe { sys::napi_create_reference(env.raw(), value, 1, &mut reference) })?;
+    Ok(reference)
+}
+
+/// The value a strong [`reference`] holds.
+pub fn dereference(env: &Env, reference: sys::napi_ref) -> Raw {
+    let mut value = ptr::null_mut();
+    unsafe { sys::napi_get_reference_value(env.raw(), reference, &mut value) };
+    value
+}
+
+/// `Object.hasOwn(object, name)`, running Proxy traps.
+pub fn has_own(env: &Env, object: Raw, name: &str) -> Result<bool> {
+    let key = env.create_string(name)?;
+    let mut own = false;
+    check(env, unsafe { sys::napi_has_own_property(env.raw(), object, napi::JsValue::raw(&key), &mut own) })?;
+    Ok(own)
+}
+
 /// `Object.freeze(value)`.
 pub fn freeze(env: &Env, value: Raw) -> Result<()> {
     check(env, unsafe { sys::napi_object_freeze(env.raw(), value) })

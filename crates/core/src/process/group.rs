@@ -245,7 +245,7 @@ fn group_has_live_members(pgid: u32) -> bool {
             && stat_state(pid).is_some_and(|state| state != 'Z' && state != 'X')
     };
     let max = *PID_MAX.get_or_init(|| read_number("/proc/sys/kernel/pid_max"));
-    if let (Some(last), Some(max)) = (read_number("/proc/sys/kernel/ns_last_pid"), max) {
+    if let (Some(last), Some(max)) = (last_pid(), max) {
         let handed_out = if last >= pgid { last - pgid } else { max - pgid + last };
         if handed_out <= MAX_CANDIDATES {
             return (1..=handed_out).map(|offset| (pgid + offset - 1) % max + 1).any(is_member);
@@ -261,7 +261,13 @@ fn group_has_live_members(pgid: u32) -> bool {
 /// never handed out again, so a wrap of the pid space cannot fake that.
 #[cfg(target_os = "linux")]
 fn no_process_started_since(pgid: u32) -> bool {
-    read_number("/proc/sys/kernel/ns_last_pid") == Some(pgid)
+    last_pid() == Some(pgid)
+}
+
+/// The pid namespace's most recently handed-out pid.
+#[cfg(target_os = "linux")]
+fn last_pid() -> Option<u32> {
+    read_number("/proc/sys/kernel/ns_last_pid")
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -797,22 +797,15 @@ mod reactor_driven {
         runtime.block_on(async { tokio::time::timeout(SLACK * 2, process.wait()).await }).expect("no result")
     }
 
-    /// A result and the thread that published it, once there is one.
-    type Published = Mutex<Option<(Arc<RunResult>, ThreadId)>>;
-
-    /// Records the result and the thread that published it.
-    fn watch(process: &Process) -> Arc<Published> {
+    /// Turns `reactor` whenever its descriptor is readable until `process`
+    /// has its result; returns it and the thread that published it.
+    fn turn_until_published(reactor: &Reactor, process: &Process) -> (Arc<RunResult>, ThreadId) {
         let slot = Arc::new(Mutex::new(None));
         let published = Arc::clone(&slot);
         process.on_finish(move |result| *lock(&published) = Some((result, thread::current().id())));
-        slot
-    }
-
-    /// Turns `reactor` whenever its descriptor is readable until `slot` holds a result.
-    fn turn_until(reactor: &Reactor, slot: &Published) -> (Arc<RunResult>, ThreadId) {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            if let Some(published) = lock(slot).clone() {
+            if let Some(published) = lock(&slot).clone() {
                 return published;
             }
             assert!(Instant::now() < deadline, "no result");
@@ -827,8 +820,7 @@ mod reactor_driven {
     fn runs_a_command_to_its_result_on_the_turning_thread() {
         let (_runtime, reactor) = runtime_and_reactor();
         let process = reactor.spawn(sh("printf out; printf err >&2; exit 3")).unwrap();
-        let slot = watch(&process);
-        let (result, publisher) = turn_until(&reactor, &slot);
+        let (result, publisher) = turn_until_published(&reactor, &process);
         assert_eq!(publisher, thread::current().id(), "published by a runtime thread");
         assert_eq!((result.exit_code, result.signal), (Some(3), None));
         assert_eq!((result.stdout.text.as_str(), result.stderr.text.as_str()), ("out", "err"));
@@ -843,8 +835,7 @@ mod reactor_driven {
         let _spill_dir = SPILL_DIR.blocking_read();
         // Far more than a pipe holds: unread, the child would block forever.
         let process = reactor.spawn(sh("head -c 1000000 /dev/zero | tr '\\0' a; printf z")).unwrap();
-        let slot = watch(&process);
-        let (result, _) = turn_until(&reactor, &slot);
+        let (result, _) = turn_until_published(&reactor, &process);
         assert_eq!(result.exit_code, Some(0));
         assert!(result.stdout.truncated);
         assert_eq!(result.stdout.text.len(), 64_000);
@@ -903,8 +894,7 @@ mod reactor_driven {
         let (runtime, reactor) = runtime_and_reactor();
         // The background job keeps stdout open after the leader exits.
         let process = reactor.spawn(sh("sleep 30 & echo hi")).unwrap();
-        let slot = watch(&process);
-        let (result, publisher) = turn_until(&reactor, &slot);
+        let (result, publisher) = turn_until_published(&reactor, &process);
         assert_ne!(publisher, thread::current().id(), "published on the fast path");
         assert_eq!((result.exit_code, result.stdout.text.as_str()), (Some(0), "hi\n"));
         runtime.block_on(assert_group_gone(process.pid()));
@@ -914,8 +904,7 @@ mod reactor_driven {
     fn a_long_run_is_finished_by_the_runtime() {
         let (_runtime, reactor) = runtime_and_reactor();
         let process = reactor.spawn(sh("sleep 1.2; printf late")).unwrap();
-        let slot = watch(&process);
-        let (result, publisher) = turn_until(&reactor, &slot);
+        let (result, publisher) = turn_until_published(&reactor, &process);
         assert_ne!(publisher, thread::current().id(), "the group check ran on the turning thread");
         assert_eq!((result.exit_code, result.stdout.text.as_str()), (Some(0), "late"));
     }
@@ -934,8 +923,7 @@ mod reactor_driven {
         let (runtime, reactor) = runtime_and_reactor();
         let spawner = reactor.spawner();
         let process = runtime.block_on(spawner.spawn_async(sh("printf spawned"))).unwrap();
-        let slot = watch(&process);
-        let (result, publisher) = turn_until(&reactor, &slot);
+        let (result, publisher) = turn_until_published(&reactor, &process);
         assert_eq!(publisher, thread::current().id(), "not driven by the reactor");
         assert_eq!(result.stdout.text, "spawned");
 
