@@ -95,6 +95,13 @@ export declare function defaultExclude(): Array<string>
 export declare const DSH_ENV_PREFIX: string
 
 /**
+ * Ends every running command's process group (SIGKILL) and removes the spill
+ * directory, as the host's exit does. The package calls it right before the
+ * host dies of a signal, which runs no exit hook (`host-signals.js`).
+ */
+export declare function endAllCommands(): void
+
+/**
  * Whether the default `scrub.exclude` globs match `name`, ignoring case: the
  * names whose values the command line masks.
  */

@@ -840,6 +840,7 @@ module.exports.ShellEnvRegistry = nativeBinding.ShellEnvRegistry
 module.exports.buildEnvironment = nativeBinding.buildEnvironment
 module.exports.defaultExclude = nativeBinding.defaultExclude
 module.exports.DSH_ENV_PREFIX = nativeBinding.DSH_ENV_PREFIX
+module.exports.endAllCommands = nativeBinding.endAllCommands
 module.exports.excludedByDefault = nativeBinding.excludedByDefault
 module.exports.execute = nativeBinding.execute
 module.exports.reconcileDshHome = nativeBinding.reconcileDshHome

@@ -4,6 +4,7 @@
 // such as Jest give each test file its own copy, which native code cannot see.
 
 const binding = require('./binding.js')
+const hostSignals = require('./host-signals.js')
 
 const RESERVED_KEYS = Object.freeze(binding.reservedKeys())
 
@@ -87,7 +88,7 @@ class ShellExecution {
     this.#native = native
     this.#result = native.wait()
     /** Settles (never rejects) once the whole process group is gone. */
-    this.done = this.#result.then(() => undefined)
+    this.done = this.#result.then(hostSignals.commandEnded)
   }
 
   static #nativeOf(execution, member) {
@@ -134,7 +135,16 @@ class ShellExecution {
 
 /** Starts a command; resolves once the child runs. */
 async function execute(spec) {
-  return new ShellExecution(kConstruct, await binding.execute(spec, process.env))
+  // Counted from before the spawn, so a signal can never find a command unseen.
+  hostSignals.commandStarting()
+  let native
+  try {
+    native = await binding.execute(spec, process.env)
+  } catch (error) {
+    hostSignals.commandEnded()
+    throw error
+  }
+  return new ShellExecution(kConstruct, native)
 }
 
 function buildEnvironment(spec, parentEnv = process.env) {

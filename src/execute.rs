@@ -110,6 +110,15 @@ pub fn build_environment_js(env: &Env, spec: Unknown, parent_env: Option<Unknown
     environment_to_js(env, &environment)
 }
 
+/// Ends every running command's process group (SIGKILL) and removes the spill
+/// directory, as the host's exit does. The package calls it right before the
+/// host dies of a signal, which runs no exit hook (`host-signals.js`).
+#[napi(js_name = "endAllCommands")]
+pub fn end_all_commands() {
+    #[cfg(unix)]
+    process::end_all();
+}
+
 struct Prepared {
     request: ExecRequest,
     parent: Vec<(String, String)>,

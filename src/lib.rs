@@ -12,7 +12,7 @@ mod js;
 mod registry;
 mod resolver;
 
-pub use execute::{build_environment_js, execute, NativeExecution};
+pub use execute::{build_environment_js, end_all_commands, execute, NativeExecution};
 pub use home::{reconcile_dsh_home, resolve_dsh_home};
 pub use registry::ShellEnvRegistry;
 

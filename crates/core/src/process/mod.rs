@@ -46,7 +46,7 @@ pub use reactor::Reactor;
 pub use spawn::{spawn, spawn_async, Spawner};
 pub use spill::remove_spill_dir;
 #[cfg(unix)]
-pub use teardown::terminate_all;
+pub use teardown::end_all;
 
 /// The default time between SIGTERM and SIGKILL.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(3);

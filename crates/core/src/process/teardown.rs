@@ -1,11 +1,12 @@
-//! What happens to children when the host process exits: every group whose
+//! What happens to children when the host process goes: every group whose
 //! leader is still unreaped gets SIGKILL and the spill directory goes, from an
-//! `atexit` hook installed with the first spawn. (A Node worker's teardown is
-//! the binding's job: it ends its own executions from an environment cleanup
-//! hook.) A host killed by a signal runs no hook; its children live on.
+//! `atexit` hook installed with the first spawn, or from [`end_all`] for a
+//! host about to die of a signal (which runs no exit hook). A Node worker's
+//! teardown is the binding's job: it ends its own executions from an
+//! environment cleanup hook.
 
 use std::collections::BTreeSet;
-use std::sync::{Mutex, Once, PoisonError};
+use std::sync::{Mutex, Once, PoisonError, TryLockError};
 
 /// Group ids whose leaders are unreaped: signalling them is always safe.
 static LIVE: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
@@ -25,17 +26,28 @@ pub(super) fn forget(pgid: u32) {
     LIVE.lock().unwrap_or_else(PoisonError::into_inner).remove(&pgid);
 }
 
-/// SIGKILLs every group whose leader is still unreaped.
-pub fn terminate_all() {
-    // Other threads keep running during `exit()`: never block here.
-    let Ok(live) = LIVE.try_lock() else { return };
-    for &pgid in live.iter() {
-        // SAFETY: the leader is unreaped (the lock orders this before `forget`).
+/// Does what the host's exit does, for a host about to die of a signal:
+/// SIGKILLs every group whose leader is still unreaped, then removes the spill
+/// directory. Groups started afterwards are tracked as usual.
+pub fn end_all() {
+    kill_all(&LIVE.lock().unwrap_or_else(PoisonError::into_inner));
+    super::remove_spill_dir();
+}
+
+fn kill_all(live: &BTreeSet<u32>) {
+    for &pgid in live {
+        // SAFETY: the leader is unreaped (the caller holds the lock, which
+        // orders this before `forget`).
         unsafe { libc::killpg(pgid as libc::pid_t, libc::SIGKILL) };
     }
 }
 
 extern "C" fn on_exit() {
-    terminate_all();
+    // Other threads keep running during `exit()`: never block here.
+    match LIVE.try_lock() {
+        Ok(live) => kill_all(&live),
+        Err(TryLockError::Poisoned(poisoned)) => kill_all(&poisoned.into_inner()),
+        Err(TryLockError::WouldBlock) => {}
+    }
     super::remove_spill_dir();
 }

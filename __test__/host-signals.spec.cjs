@@ -1,0 +1,107 @@
+'use strict'
+
+// A host stopped by SIGINT, SIGTERM or SIGHUP while commands run: the
+// commands' groups end with it (they are not in the host's process group, so
+// a terminal's Ctrl-C never reaches them). Each case runs a real host process
+// (fixtures/host-signal.cjs) and signals it from here. Runs unchanged under
+// `vitest run` and `jest`.
+
+const { spawn } = require('node:child_process')
+const fs = require('node:fs')
+const path = require('node:path')
+
+const { ROOT, FIXTURES } = require('./helpers.cjs')
+const { groupGone, deadline } = require('./process-helpers.cjs')
+
+const T = 30_000
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP']
+
+/** Starts the fixture host; resolves with its first JSON line and a promise of its exit. */
+async function startHost(mode) {
+  const host = spawn(process.execPath, [path.join(FIXTURES, 'host-signal.cjs'), mode, ROOT], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  host.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk))
+  host.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk))
+  const exited = new Promise((resolve) => host.on('exit', (code, signal) => resolve({ code, signal })))
+  const report = await deadline(
+    (async () => {
+      while (!stdout.includes('\n')) {
+        if (host.exitCode !== null || host.signalCode !== null) throw new Error(`the host ended early: ${stderr}`)
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      return JSON.parse(stdout.split('\n')[0])
+    })(),
+    15_000,
+    'the host to report',
+  )
+  return { host, report, exited, output: () => ({ stdout, stderr }) }
+}
+
+/** Removes a spill directory a failed case may have left. */
+function removeSpillDir(spillPath) {
+  if (typeof spillPath === 'string') fs.rmSync(path.dirname(spillPath), { recursive: true, force: true })
+}
+
+describe('a host stopped by a signal ends its commands (README: Process behaviour)', () => {
+  it.each(SIGNALS)('%s: the groups end, the spill files go, and the host dies of the signal', async (signal) => {
+    const { host, report, exited } = await startHost('plain')
+    try {
+      expect(report.listeners).toEqual({ SIGINT: 1, SIGTERM: 1, SIGHUP: 1 })
+      expect(fs.existsSync(report.spillPath)).toBe(true)
+      host.kill(signal)
+      // Exactly what the host would have done without the package.
+      expect(await deadline(exited, 10_000, 'the host to exit')).toEqual({ code: null, signal })
+      expect(report.pids).toHaveLength(1)
+      await groupGone(report.pids[0])
+      expect(fs.existsSync(path.dirname(report.spillPath))).toBe(false)
+    } finally {
+      host.kill('SIGKILL')
+      removeSpillDir(report.spillPath)
+    }
+  }, T)
+
+  it("works with the package loaded twice in one process: each copy's commands end", async () => {
+    const { host, report, exited } = await startHost('two-copies')
+    try {
+      expect(report.listeners).toEqual({ SIGINT: 2, SIGTERM: 2, SIGHUP: 2 })
+      expect(report.pids).toHaveLength(2)
+      host.kill('SIGTERM')
+      expect(await deadline(exited, 10_000, 'the host to exit')).toEqual({ code: null, signal: 'SIGTERM' })
+      for (const pid of report.pids) await groupGone(pid)
+    } finally {
+      host.kill('SIGKILL')
+      removeSpillDir(report.spillPath)
+    }
+  }, T)
+
+  it("leaves a signal to the host's own listener, and the host's exit still ends the group", async () => {
+    const { host, report, exited, output } = await startHost('handled')
+    try {
+      expect(report.listeners).toEqual({ SIGINT: 2, SIGTERM: 2, SIGHUP: 2 })
+      host.kill('SIGINT')
+      expect(await deadline(exited, 10_000, 'the host to exit')).toEqual({ code: 0, signal: null })
+      // The command still ran when the host's listener looked.
+      expect(output().stdout).toContain('{"handled":"SIGINT","status":"running"}')
+      await groupGone(report.pids[0])
+    } finally {
+      host.kill('SIGKILL')
+      removeSpillDir(report.spillPath)
+    }
+  }, T)
+
+  it('stops listening once no command runs', async () => {
+    const { host, report, exited } = await startHost('idle')
+    try {
+      expect(report.listeners).toEqual({ SIGINT: 0, SIGTERM: 0, SIGHUP: 0 })
+      host.kill('SIGTERM')
+      expect(await deadline(exited, 10_000, 'the host to exit')).toEqual({ code: null, signal: 'SIGTERM' })
+    } finally {
+      host.kill('SIGKILL')
+      // No command ran, so nothing removed it (README: Process behaviour).
+      removeSpillDir(report.spillPath)
+    }
+  }, T)
+})

@@ -1,0 +1,69 @@
+'use strict'
+// Commands run in process groups of their own, so a terminal's Ctrl-C never
+// reaches them, and a host that dies of a signal runs no exit hook: without
+// this, stopping the host with SIGINT, SIGTERM or SIGHUP would leave its
+// commands running. While commands run, the main thread listens for those
+// signals. When one arrives and nothing else listens for it, every command's
+// group is ended (SIGKILL, as at exit) and the spill files removed, and the
+// host then dies of the same signal, as it would have. Any other listener
+// decides for itself what the signal means (a graceful shutdown ends in
+// process.exit(), whose hook ends the groups). Workers cannot listen for
+// signals; their commands are covered while the main thread runs one.
+
+const { isMainThread } = require('node:worker_threads')
+
+const binding = require('./binding.js')
+
+const SIGNALS = isMainThread && process.platform !== 'win32' ? ['SIGINT', 'SIGTERM', 'SIGHUP'] : []
+
+// Every copy of this package in the process (a test runner's per-file module
+// registry, two versions in one dependency tree) adds a listener of its own.
+// They know each other by this mark, which holds that copy's way to end its
+// commands, so only a listener from elsewhere counts as someone else's choice.
+const MARK = Symbol.for('@deepseek-ai/dsh-shell-env.endAllCommands')
+
+let running = 0
+let listening = false
+let idleCheck = null
+
+function onSignal(signal) {
+  const listeners = process.listeners(signal)
+  if (listeners.some((listener) => !listener[MARK])) return
+  for (const endAll of new Set(listeners.map((listener) => listener[MARK]))) endAll()
+  for (const name of SIGNALS) {
+    for (const listener of process.listeners(name)) if (listener[MARK]) process.removeListener(name, listener)
+  }
+  listening = false
+  // With no listener left, Node restores the default action.
+  process.kill(process.pid, signal)
+}
+onSignal[MARK] = binding.endAllCommands
+
+function stopListening() {
+  for (const signal of SIGNALS) process.removeListener(signal, onSignal)
+  listening = false
+}
+
+/** A command is starting; listen from now on. */
+function commandStarting() {
+  running += 1
+  if (!listening && SIGNALS.length > 0) {
+    for (const signal of SIGNALS) process.on(signal, onSignal)
+    listening = true
+  }
+}
+
+/** A command is over (or never started); stop listening once none runs. */
+function commandEnded() {
+  running -= 1
+  if (running === 0 && listening && idleCheck === null) {
+    // One turn of the event loop later: a loop of commands keeps listening
+    // instead of adding and removing listeners for every command.
+    idleCheck = setImmediate(() => {
+      idleCheck = null
+      if (running === 0) stopListening()
+    }).unref()
+  }
+}
+
+module.exports = { commandStarting, commandEnded }
