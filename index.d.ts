@@ -218,7 +218,11 @@ export declare class ShellExecution {
   result(): Promise<ShellRunResult>
 }
 
-/** Starts a command; resolves once the child runs, rejects with a coded error and nothing started. */
+/**
+ * Starts a command; resolves once the child runs, rejects with a coded error and nothing started.
+ * The command's process group ends with the host: at its exit, and when it is stopped by SIGINT,
+ * SIGTERM or SIGHUP that nothing else listens for (the package listens while commands run).
+ */
 export declare function execute(spec: ShellExecSpec): Promise<ShellExecution>
 
 /** Where a variable of the child environment came from. */
