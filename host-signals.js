@@ -22,9 +22,12 @@ const SIGNALS = isMainThread && process.platform !== 'win32' ? ['SIGINT', 'SIGTE
 // commands, so only a listener from elsewhere counts as someone else's choice.
 const MARK = Symbol.for('@deepseek-ai/dsh-shell-env.endAllCommands')
 
+/** How long listeners stay after the last command ends. */
+const IDLE_MS = 250
+
 let running = 0
 let listening = false
-let idleCheck = null
+let idleTimer = null
 
 function onSignal(signal) {
   const listeners = process.listeners(signal)
@@ -56,14 +59,16 @@ function commandStarting() {
 /** A command is over (or never started); stop listening once none runs. */
 function commandEnded() {
   running -= 1
-  if (running === 0 && listening && idleCheck === null) {
-    // One turn of the event loop later: a loop of commands keeps listening
-    // instead of adding and removing listeners for every command.
-    idleCheck = setImmediate(() => {
-      idleCheck = null
-      if (running === 0) stopListening()
-    }).unref()
+  if (running === 0 && listening) {
+    // One timer, re-armed: a loop of commands neither adds and removes
+    // listeners nor schedules anything new for each command.
+    if (idleTimer === null) idleTimer = setTimeout(stopIfIdle, IDLE_MS).unref()
+    else idleTimer.refresh()
   }
+}
+
+function stopIfIdle() {
+  if (running === 0 && listening) stopListening()
 }
 
 module.exports = { commandStarting, commandEnded }
