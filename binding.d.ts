@@ -113,6 +113,13 @@ export declare function excludedByDefault(name: string): boolean
  */
 export declare function execute(spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>): Promise<NativeExecution>
 
+/**
+ * Node's own `process`, whose signal listeners hear signals: under Jest a
+ * test file's `process` is a copy of its own, and listeners added to it never
+ * run. The package listens on this one while commands run (`host-signals.js`).
+ */
+export declare function hostProcess(): object
+
 /** A plugin-declared variable, as `list()` returns it. */
 export interface ListEntry {
   /** The declaring contributor. */

@@ -843,6 +843,7 @@ module.exports.DSH_ENV_PREFIX = nativeBinding.DSH_ENV_PREFIX
 module.exports.endAllCommands = nativeBinding.endAllCommands
 module.exports.excludedByDefault = nativeBinding.excludedByDefault
 module.exports.execute = nativeBinding.execute
+module.exports.hostProcess = nativeBinding.hostProcess
 module.exports.reconcileDshHome = nativeBinding.reconcileDshHome
 module.exports.reservedKeys = nativeBinding.reservedKeys
 module.exports.resolveDshHome = nativeBinding.resolveDshHome

@@ -6,15 +6,20 @@
 // signals. When one arrives and nothing else listens for it, every command's
 // group is ended (SIGKILL, as at exit) and the spill files removed, and the
 // host then dies of the same signal, as it would have. Any other listener
-// decides for itself what the signal means (a graceful shutdown ends in
-// process.exit(), whose hook ends the groups). Workers cannot listen for
-// signals; their commands are covered while the main thread runs one.
+// (signal-exit's aside, see below) decides for itself what the signal means:
+// a graceful shutdown ends in process.exit(), whose hook ends the groups.
+// Workers cannot listen for signals; their commands are covered while the
+// main thread runs one.
 
 const { isMainThread } = require('node:worker_threads')
 
 const binding = require('./binding.js')
 
 const SIGNALS = isMainThread && process.platform !== 'win32' ? ['SIGINT', 'SIGTERM', 'SIGHUP'] : []
+
+// Node's own `process`: under Jest a test file's `process` is a copy whose
+// listeners never hear a signal.
+const host = SIGNALS.length > 0 ? binding.hostProcess() : process
 
 // Every copy of this package in the process (a test runner's per-file module
 // registry, two versions in one dependency tree) adds a listener of its own.
@@ -30,20 +35,38 @@ let listening = false
 let idleTimer = null
 
 function onSignal(signal) {
-  const listeners = process.listeners(signal)
-  if (listeners.some((listener) => !listener[MARK])) return
-  for (const endAll of new Set(listeners.map((listener) => listener[MARK]))) endAll()
+  // Listeners are read before anyone else's runs: this one is added first in
+  // line, because a `process.once` listener is gone by the time it is called.
+  const listeners = host.listeners(signal)
+  const foreign = listeners.filter((listener) => !listener[MARK]).length
+  if (foreign > signalExitListeners()) return
+  for (const endAll of new Set(listeners.filter((listener) => listener[MARK]).map((listener) => listener[MARK]))) {
+    endAll()
+  }
   for (const name of SIGNALS) {
-    for (const listener of process.listeners(name)) if (listener[MARK]) process.removeListener(name, listener)
+    for (const listener of host.listeners(name)) if (listener[MARK]) host.removeListener(name, listener)
   }
   listening = false
-  // With no listener left, Node restores the default action.
-  process.kill(process.pid, signal)
+  // With no listener left, Node restores the default action. Where
+  // signal-exit still listens, it hears this, runs its exit handlers and
+  // raises the signal again itself.
+  host.kill(host.pid, signal)
 }
 onSignal[MARK] = binding.endAllCommands
 
+/**
+ * The listeners signal-exit (execa's, and many tools') has on each signal: one
+ * per loaded copy. It steps aside for any other listener, as this does, so
+ * each would leave the signal to the other; its listeners count as
+ * cooperating instead, and it runs its handlers once these have gone.
+ */
+function signalExitListeners() {
+  const count = (emitter) => (typeof emitter?.count === 'number' ? emitter.count : 0)
+  return count(globalThis[Symbol.for('signal-exit emitter')]) + count(host.__signal_exit_emitter__)
+}
+
 function stopListening() {
-  for (const signal of SIGNALS) process.removeListener(signal, onSignal)
+  for (const signal of SIGNALS) host.removeListener(signal, onSignal)
   listening = false
 }
 
@@ -51,7 +74,7 @@ function stopListening() {
 function commandStarting() {
   running += 1
   if (!listening && SIGNALS.length > 0) {
-    for (const signal of SIGNALS) process.on(signal, onSignal)
+    for (const signal of SIGNALS) host.prependListener(signal, onSignal)
     listening = true
   }
 }

@@ -8,10 +8,11 @@
 
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
 
 const { ROOT, FIXTURES } = require('./helpers.cjs')
-const { groupGone, deadline } = require('./process-helpers.cjs')
+const { groupGone, deadline, waitFor } = require('./process-helpers.cjs')
 
 const T = 30_000
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP']
@@ -77,18 +78,55 @@ describe('a host stopped by a signal ends its commands (README: Process behaviou
     }
   }, T)
 
-  it("leaves a signal to the host's own listener, and the host's exit still ends the group", async () => {
-    const { host, report, exited, output } = await startHost('handled')
+  it.each([
+    ['process.on', 'handled', 'SIGINT'],
+    ['process.once', 'once', 'SIGTERM'],
+  ])("leaves a signal to the host's own %s listener, and the host's exit still ends the group", async (_title, mode, signal) => {
+    const { host, report, exited, output } = await startHost(mode)
     try {
       expect(report.listeners).toEqual({ SIGINT: 2, SIGTERM: 2, SIGHUP: 2 })
-      host.kill('SIGINT')
+      host.kill(signal)
       expect(await deadline(exited, 10_000, 'the host to exit')).toEqual({ code: 0, signal: null })
       // The command still ran when the host's listener looked.
-      expect(output().stdout).toContain('{"handled":"SIGINT","status":"running"}')
+      expect(output().stdout).toContain(`{"handled":"${signal}","status":"running"}`)
       await groupGone(report.pids[0])
     } finally {
       host.kill('SIGKILL')
       removeSpillDir(report.spillPath)
+    }
+  }, T)
+
+  it('works next to signal-exit: the group ends, its exit handlers run, and the host dies of the signal', async () => {
+    const { host, report, exited, output } = await startHost('signal-exit')
+    try {
+      host.kill('SIGINT')
+      expect(await deadline(exited, 10_000, 'the host to exit')).toEqual({ code: null, signal: 'SIGINT' })
+      expect(output().stdout).toContain('{"exitHandler":"SIGINT"}')
+      await groupGone(report.pids[0])
+    } finally {
+      host.kill('SIGKILL')
+      removeSpillDir(report.spillPath)
+    }
+  }, T)
+
+  it("works inside a Jest test file, whose `process` is a copy that hears no signals", async () => {
+    const pidFile = path.join(os.tmpdir(), `dsh-host-signals-jest-${process.pid}.pid`)
+    fs.rmSync(pidFile, { force: true })
+    const jest = spawn(
+      process.execPath,
+      [path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'), '--config', path.join(FIXTURES, 'jest-host', 'jest.config.cjs'), '--runInBand'],
+      { env: { ...process.env, DSH_TEST_ROOT: ROOT, DSH_TEST_PID_FILE: pidFile }, stdio: 'ignore' },
+    )
+    const exited = new Promise((resolve) => jest.on('exit', (code, signal) => resolve({ code, signal })))
+    let pid = null
+    try {
+      pid = await waitFor(() => fs.existsSync(pidFile) && Number(fs.readFileSync(pidFile, 'utf8')), 'the Jest test to start its command', 20_000)
+      jest.kill('SIGTERM')
+      expect(await deadline(exited, 10_000, 'Jest to exit')).toEqual({ code: null, signal: 'SIGTERM' })
+      await groupGone(pid)
+    } finally {
+      jest.kill('SIGKILL')
+      fs.rmSync(pidFile, { force: true })
     }
   }, T)
 

@@ -186,7 +186,7 @@ mod main_thread {
     /// before 20.16 has no `process.getBuiltinModule`). A Proxy over the real
     /// `process.env` passes the check below while its traps change what it shows.
     fn is_proxy(env: &Env, value: Raw) -> Option<bool> {
-        let process = js::get(env, env.get_global().ok()?.raw(), "process").ok()?;
+        let process = js::process(env).ok()?;
         let name = env.create_string("node:util").ok()?;
         let util = js::call_method(env, process, "getBuiltinModule", &[name.raw()]).ok()?;
         let answer = js::call_method(env, js::get(env, util, "types").ok()?, "isProxy", &[value]).ok()?;

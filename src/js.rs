@@ -313,9 +313,16 @@ impl ToNapiValue for JsRaw {
     }
 }
 
+/// `process` of the context the addon was loaded in: Node's own, also where
+/// a test runner gives each test file a `process` of its own (Jest loads
+/// addons with Node's `require`).
+pub fn process(env: &Env) -> Result<Raw> {
+    get(env, env.get_global()?.raw(), "process")
+}
+
 /// `process.env` of the calling thread (a worker's own copy inside a worker).
 pub fn process_env(env: &Env) -> Result<Raw> {
-    get(env, get(env, env.get_global()?.raw(), "process")?, "env")
+    get(env, process(env)?, "env")
 }
 
 /// A string property of an environment-like object, read leniently: `None`

@@ -40,3 +40,11 @@ pub fn default_exclude() -> Vec<&'static str> {
 pub fn excluded_by_default(name: String) -> bool {
     dsh_shell_env_core::environment::excluded_by_default(&name)
 }
+
+/// Node's own `process`, whose signal listeners hear signals: under Jest a
+/// test file's `process` is a copy of its own, and listeners added to it never
+/// run. The package listens on this one while commands run (`host-signals.js`).
+#[napi(js_name = "hostProcess", ts_return_type = "object")]
+pub fn host_process(env: &napi::Env) -> napi::Result<js::JsRaw> {
+    js::process(env).map(js::JsRaw)
+}
