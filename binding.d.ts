@@ -114,11 +114,12 @@ export declare function excludedByDefault(name: string): boolean
 export declare function execute(spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>): Promise<NativeExecution>
 
 /**
- * Node's own `process`, whose signal listeners hear signals: under Jest a
- * test file's `process` is a copy of its own, and listeners added to it never
- * run. The package listens on this one while commands run (`host-signals.js`).
+ * The global object of the context the addon was loaded in: Node's own,
+ * whose `process` hears signals, also where a test runner gives each test
+ * file a global and a `process` of its own (Jest). The package listens there
+ * while commands run (`host-signals.js`).
  */
-export declare function hostProcess(): object
+export declare function hostGlobal(): typeof globalThis
 
 /** A plugin-declared variable, as `list()` returns it. */
 export interface ListEntry {

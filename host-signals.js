@@ -11,15 +11,19 @@
 // Workers cannot listen for signals; their commands are covered while the
 // main thread runs one.
 
+// Node's own timers: a test runner's fake timers (Jest's legacy ones have no
+// `refresh()`) must neither break `done` nor keep listeners from going.
+const { setTimeout } = require('node:timers')
 const { isMainThread } = require('node:worker_threads')
 
 const binding = require('./binding.js')
 
 const SIGNALS = isMainThread && process.platform !== 'win32' ? ['SIGINT', 'SIGTERM', 'SIGHUP'] : []
 
-// Node's own `process`: under Jest a test file's `process` is a copy whose
-// listeners never hear a signal.
-const host = SIGNALS.length > 0 ? binding.hostProcess() : process
+// Node's own global and `process`: under Jest a test file's `process` is a
+// copy whose listeners never hear a signal.
+const hostGlobal = SIGNALS.length > 0 ? binding.hostGlobal() : globalThis
+const host = hostGlobal.process
 
 // Every copy of this package in the process (a test runner's per-file module
 // registry, two versions in one dependency tree) adds a listener of its own.
@@ -55,14 +59,17 @@ function onSignal(signal) {
 onSignal[MARK] = binding.endAllCommands
 
 /**
- * The listeners signal-exit (execa's, and many tools') has on each signal: one
- * per loaded copy. It steps aside for any other listener, as this does, so
- * each would leave the signal to the other; its listeners count as
- * cooperating instead, and it runs its handlers once these have gone.
+ * The listeners signal-exit (execa's, and many tools') has on each signal of
+ * Node's own `process`: one per loaded copy, counted where each version
+ * keeps its count (v4 on the global of its realm, v3 on `process`); copies in
+ * a test file's sandbox listen on its `process` copy and do not count. It
+ * steps aside for any other listener, as this does, so each would leave the
+ * signal to the other; its listeners count as cooperating instead, and it
+ * runs its handlers once these have gone.
  */
 function signalExitListeners() {
   const count = (emitter) => (typeof emitter?.count === 'number' ? emitter.count : 0)
-  return count(globalThis[Symbol.for('signal-exit emitter')]) + count(host.__signal_exit_emitter__)
+  return count(hostGlobal[Symbol.for('signal-exit emitter')]) + count(host.__signal_exit_emitter__)
 }
 
 function stopListening() {

@@ -16,6 +16,13 @@ const { groupGone, deadline, waitFor } = require('./process-helpers.cjs')
 
 const T = 30_000
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP']
+/** A Jest run of one fixture file from fixtures/jest-host (append its name). */
+const JEST_HOST = [
+  path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'),
+  '--config',
+  path.join(FIXTURES, 'jest-host', 'jest.config.cjs'),
+  '--runInBand',
+]
 
 /** Starts the fixture host; resolves with its first JSON line and a promise of its exit. */
 async function startHost(mode) {
@@ -112,11 +119,10 @@ describe('a host stopped by a signal ends its commands (README: Process behaviou
   it("works inside a Jest test file, whose `process` is a copy that hears no signals", async () => {
     const pidFile = path.join(os.tmpdir(), `dsh-host-signals-jest-${process.pid}.pid`)
     fs.rmSync(pidFile, { force: true })
-    const jest = spawn(
-      process.execPath,
-      [path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'), '--config', path.join(FIXTURES, 'jest-host', 'jest.config.cjs'), '--runInBand'],
-      { env: { ...process.env, DSH_TEST_ROOT: ROOT, DSH_TEST_PID_FILE: pidFile }, stdio: 'ignore' },
-    )
+    const jest = spawn(process.execPath, [...JEST_HOST, 'signal.fixture'], {
+      env: { ...process.env, DSH_TEST_ROOT: ROOT, DSH_TEST_PID_FILE: pidFile },
+      stdio: 'ignore',
+    })
     const exited = new Promise((resolve) => jest.on('exit', (code, signal) => resolve({ code, signal })))
     let pid = null
     try {
@@ -127,6 +133,22 @@ describe('a host stopped by a signal ends its commands (README: Process behaviou
     } finally {
       jest.kill('SIGKILL')
       fs.rmSync(pidFile, { force: true })
+    }
+  }, T)
+
+  it("keeps `done` working under a Jest test file's fake timers, legacy ones included", async () => {
+    const jest = spawn(process.execPath, [...JEST_HOST, 'fake-timers.fixture'], {
+      env: { ...process.env, DSH_TEST_ROOT: ROOT },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    let report = ''
+    jest.stderr.setEncoding('utf8').on('data', (chunk) => (report += chunk))
+    const exited = new Promise((resolve) => jest.on('exit', (code, signal) => resolve({ code, signal })))
+    try {
+      expect({ ...(await deadline(exited, 25_000, 'Jest to finish')), report }).toMatchObject({ code: 0, signal: null })
+      expect(report).toContain('2 passed')
+    } finally {
+      jest.kill('SIGKILL')
     }
   }, T)
 

@@ -41,10 +41,11 @@ pub fn excluded_by_default(name: String) -> bool {
     dsh_shell_env_core::environment::excluded_by_default(&name)
 }
 
-/// Node's own `process`, whose signal listeners hear signals: under Jest a
-/// test file's `process` is a copy of its own, and listeners added to it never
-/// run. The package listens on this one while commands run (`host-signals.js`).
-#[napi(js_name = "hostProcess", ts_return_type = "object")]
-pub fn host_process(env: &napi::Env) -> napi::Result<js::JsRaw> {
-    js::process(env).map(js::JsRaw)
+/// The global object of the context the addon was loaded in: Node's own,
+/// whose `process` hears signals, also where a test runner gives each test
+/// file a global and a `process` of its own (Jest). The package listens there
+/// while commands run (`host-signals.js`).
+#[napi(js_name = "hostGlobal", ts_return_type = "typeof globalThis")]
+pub fn host_global(env: &napi::Env) -> napi::Result<js::JsRaw> {
+    Ok(js::JsRaw(napi::JsValue::raw(&env.get_global()?)))
 }

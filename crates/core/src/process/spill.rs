@@ -27,17 +27,17 @@ impl SpillFile {
     /// Creates a new, empty spill file for one stream of process `pid`.
     pub(super) fn create(pid: u32, kind: StreamKind) -> io::Result<(Self, File)> {
         let name = format!("{}-{pid}.{}", NEXT_FILE.fetch_add(1, Ordering::Relaxed), kind.as_str());
-        let mut retried = false;
+        let mut attempts = 0;
         loop {
             let dir = private_dir()?;
             let path = dir.join(&name);
             match create_private_file(&path) {
                 Ok(file) => return Ok((Self { path }, file)),
-                // The directory was removed under us (remove_spill_dir, a temp
-                // cleaner): make a new one, once.
-                Err(error) if error.kind() == io::ErrorKind::NotFound && !retried => {
+                // The directory was removed under us (its last file dropped on
+                // another thread, remove_spill_dir, a temp cleaner): make a new one.
+                Err(error) if error.kind() == io::ErrorKind::NotFound && attempts < 3 => {
                     forget_dir(&dir);
-                    retried = true;
+                    attempts += 1;
                 }
                 Err(error) => return Err(error),
             }
@@ -54,6 +54,15 @@ impl Drop for SpillFile {
     fn drop(&mut self) {
         // Already gone when remove_spill_dir ran first.
         let _ = fs::remove_file(&self.path);
+        // The last file takes the directory with it, so a host that dies
+        // without running its exit hook (a signal) leaves nothing behind once
+        // its spill files are gone. A later spill makes a new directory.
+        if let Some(parent) = self.path.parent() {
+            let mut dir = lock(&DIR);
+            if dir.as_deref() == Some(parent) && fs::remove_dir(parent).is_ok() {
+                *dir = None;
+            }
+        }
     }
 }
 

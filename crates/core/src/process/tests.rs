@@ -777,6 +777,29 @@ async fn remove_spill_dir_removes_files_and_spilling_resumes() {
     assert_eq!(fs::read_to_string(again.stdout.spill_path.as_ref().unwrap()).unwrap(), "0123456789");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn the_last_spill_file_takes_the_directory_with_it() {
+    let _spill_dir = SPILL_DIR.write().await;
+    let spilled = || async {
+        let mut spec = sh("printf 0123456789");
+        spec.stdout = limits(5, 1 << 20);
+        run(spec).await
+    };
+    let (first, second) = (spilled().await, spilled().await);
+    let (first_file, second_file) =
+        (first.stdout.spill_path.clone().unwrap(), second.stdout.spill_path.clone().unwrap());
+    let dir = first_file.parent().unwrap().to_owned();
+    assert_eq!(second_file.parent(), Some(dir.as_path()));
+
+    drop(first);
+    assert!(!first_file.exists() && second_file.exists(), "the other file keeps the directory");
+    drop(second);
+    assert!(!second_file.exists() && !dir.exists(), "{} outlived its last file", dir.display());
+
+    let again = spilled().await;
+    assert_eq!(fs::read_to_string(again.stdout.spill_path.as_ref().unwrap()).unwrap(), "0123456789");
+}
+
 /// The same processes driven by a [`Reactor`] that the test thread turns, as
 /// an event loop would.
 #[cfg(target_os = "linux")]
