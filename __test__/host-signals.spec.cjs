@@ -16,16 +16,35 @@ const { groupGone, deadline, waitFor } = require('./process-helpers.cjs')
 
 const T = 30_000
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP']
-/** A Jest run of one fixture file from fixtures/jest-host (append its name). */
-const JEST_HOST = [
-  path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'),
-  '--config',
-  path.join(FIXTURES, 'jest-host', 'jest.config.cjs'),
-  '--runInBand',
-]
+/**
+ * A Jest run of one fixture file from fixtures/jest-host, whose environment
+ * names the package root and adds `env`; `exited` resolves with its exit code
+ * and signal, `report()` is what Jest printed to stderr so far.
+ */
+function runJest(fixture, env = {}) {
+  const jest = spawn(
+    process.execPath,
+    [
+      path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'),
+      '--config',
+      path.join(FIXTURES, 'jest-host', 'jest.config.cjs'),
+      '--runInBand',
+      fixture,
+    ],
+    { env: { ...process.env, DSH_TEST_ROOT: ROOT, ...env }, stdio: ['ignore', 'ignore', 'pipe'] },
+  )
+  let stderr = ''
+  jest.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk))
+  const exited = new Promise((resolve) => jest.on('exit', (code, signal) => resolve({ code, signal })))
+  return { jest, exited, report: () => stderr }
+}
 
-/** Starts the fixture host; resolves with its first JSON line and a promise of its exit. */
-async function startHost(mode) {
+/**
+ * Runs `body` with a fixture host started in `mode`: its first JSON line
+ * (`report`), `exit()` (resolves with its exit code and signal) and `output()`.
+ * The host is killed and any spill directory removed afterwards.
+ */
+async function withHost(mode, body) {
   const host = spawn(process.execPath, [path.join(FIXTURES, 'host-signal.cjs'), mode, ROOT], {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -34,96 +53,73 @@ async function startHost(mode) {
   host.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk))
   host.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk))
   const exited = new Promise((resolve) => host.on('exit', (code, signal) => resolve({ code, signal })))
-  const report = await deadline(
-    (async () => {
-      while (!stdout.includes('\n')) {
-        if (host.exitCode !== null || host.signalCode !== null) throw new Error(`the host ended early: ${stderr}`)
-        await new Promise((resolve) => setTimeout(resolve, 10))
-      }
-      return JSON.parse(stdout.split('\n')[0])
-    })(),
-    15_000,
-    'the host to report',
-  )
-  return { host, report, exited, output: () => ({ stdout, stderr }) }
-}
-
-/** Removes a spill directory a failed case may have left. */
-function removeSpillDir(spillPath) {
-  if (typeof spillPath === 'string') fs.rmSync(path.dirname(spillPath), { recursive: true, force: true })
+  let report = {}
+  try {
+    await waitFor(() => {
+      if (host.exitCode !== null || host.signalCode !== null) throw new Error(`the host ended early: ${stderr}`)
+      return stdout.includes('\n')
+    }, 'the host to report')
+    report = JSON.parse(stdout.split('\n')[0])
+    const exit = () => deadline(exited, 10_000, 'the host to exit')
+    await body({ host, report, exit, output: () => ({ stdout, stderr }) })
+  } finally {
+    host.kill('SIGKILL')
+    // A failed case may have left it.
+    if (typeof report.spillPath === 'string') fs.rmSync(path.dirname(report.spillPath), { recursive: true, force: true })
+  }
 }
 
 describe('a host stopped by a signal ends its commands (README: Process behaviour)', () => {
   it.each(SIGNALS)('%s: the groups end, the spill files go, and the host dies of the signal', async (signal) => {
-    const { host, report, exited } = await startHost('plain')
-    try {
+    await withHost('plain', async ({ host, report, exit }) => {
       expect(report.listeners).toEqual({ SIGINT: 1, SIGTERM: 1, SIGHUP: 1 })
       expect(fs.existsSync(report.spillPath)).toBe(true)
       host.kill(signal)
       // Exactly what the host would have done without the package.
-      expect(await deadline(exited, 10_000, 'the host to exit')).toEqual({ code: null, signal })
+      expect(await exit()).toEqual({ code: null, signal })
       expect(report.pids).toHaveLength(1)
       await groupGone(report.pids[0])
       expect(fs.existsSync(path.dirname(report.spillPath))).toBe(false)
-    } finally {
-      host.kill('SIGKILL')
-      removeSpillDir(report.spillPath)
-    }
+    })
   }, T)
 
   it("works with the package loaded twice in one process: each copy's commands end", async () => {
-    const { host, report, exited } = await startHost('two-copies')
-    try {
+    await withHost('two-copies', async ({ host, report, exit }) => {
       expect(report.listeners).toEqual({ SIGINT: 2, SIGTERM: 2, SIGHUP: 2 })
       expect(report.pids).toHaveLength(2)
       host.kill('SIGTERM')
-      expect(await deadline(exited, 10_000, 'the host to exit')).toEqual({ code: null, signal: 'SIGTERM' })
+      expect(await exit()).toEqual({ code: null, signal: 'SIGTERM' })
       for (const pid of report.pids) await groupGone(pid)
-    } finally {
-      host.kill('SIGKILL')
-      removeSpillDir(report.spillPath)
-    }
+    })
   }, T)
 
   it.each([
     ['process.on', 'handled', 'SIGINT'],
     ['process.once', 'once', 'SIGTERM'],
   ])("leaves a signal to the host's own %s listener, and the host's exit still ends the group", async (_title, mode, signal) => {
-    const { host, report, exited, output } = await startHost(mode)
-    try {
+    await withHost(mode, async ({ host, report, exit, output }) => {
       expect(report.listeners).toEqual({ SIGINT: 2, SIGTERM: 2, SIGHUP: 2 })
       host.kill(signal)
-      expect(await deadline(exited, 10_000, 'the host to exit')).toEqual({ code: 0, signal: null })
+      expect(await exit()).toEqual({ code: 0, signal: null })
       // The command still ran when the host's listener looked.
       expect(output().stdout).toContain(`{"handled":"${signal}","status":"running"}`)
       await groupGone(report.pids[0])
-    } finally {
-      host.kill('SIGKILL')
-      removeSpillDir(report.spillPath)
-    }
+    })
   }, T)
 
   it('works next to signal-exit: the group ends, its exit handlers run, and the host dies of the signal', async () => {
-    const { host, report, exited, output } = await startHost('signal-exit')
-    try {
+    await withHost('signal-exit', async ({ host, report, exit, output }) => {
       host.kill('SIGINT')
-      expect(await deadline(exited, 10_000, 'the host to exit')).toEqual({ code: null, signal: 'SIGINT' })
+      expect(await exit()).toEqual({ code: null, signal: 'SIGINT' })
       expect(output().stdout).toContain('{"exitHandler":"SIGINT"}')
       await groupGone(report.pids[0])
-    } finally {
-      host.kill('SIGKILL')
-      removeSpillDir(report.spillPath)
-    }
+    })
   }, T)
 
   it("works inside a Jest test file, whose `process` is a copy that hears no signals", async () => {
     const pidFile = path.join(os.tmpdir(), `dsh-host-signals-jest-${process.pid}.pid`)
     fs.rmSync(pidFile, { force: true })
-    const jest = spawn(process.execPath, [...JEST_HOST, 'signal.fixture'], {
-      env: { ...process.env, DSH_TEST_ROOT: ROOT, DSH_TEST_PID_FILE: pidFile },
-      stdio: 'ignore',
-    })
-    const exited = new Promise((resolve) => jest.on('exit', (code, signal) => resolve({ code, signal })))
+    const { jest, exited } = runJest('signal.fixture', { DSH_TEST_PID_FILE: pidFile })
     let pid = null
     try {
       pid = await waitFor(() => fs.existsSync(pidFile) && Number(fs.readFileSync(pidFile, 'utf8')), 'the Jest test to start its command', 20_000)
@@ -137,31 +133,20 @@ describe('a host stopped by a signal ends its commands (README: Process behaviou
   }, T)
 
   it("keeps `done` working under a Jest test file's fake timers, legacy ones included", async () => {
-    const jest = spawn(process.execPath, [...JEST_HOST, 'fake-timers.fixture'], {
-      env: { ...process.env, DSH_TEST_ROOT: ROOT },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    })
-    let report = ''
-    jest.stderr.setEncoding('utf8').on('data', (chunk) => (report += chunk))
-    const exited = new Promise((resolve) => jest.on('exit', (code, signal) => resolve({ code, signal })))
+    const { jest, exited, report } = runJest('fake-timers.fixture')
     try {
-      expect({ ...(await deadline(exited, 25_000, 'Jest to finish')), report }).toMatchObject({ code: 0, signal: null })
-      expect(report).toContain('2 passed')
+      expect({ ...(await deadline(exited, 25_000, 'Jest to finish')), report: report() }).toMatchObject({ code: 0, signal: null })
+      expect(report()).toContain('2 passed')
     } finally {
       jest.kill('SIGKILL')
     }
   }, T)
 
   it('stops listening once no command runs', async () => {
-    const { host, report, exited } = await startHost('idle')
-    try {
+    await withHost('idle', async ({ host, report, exit }) => {
       expect(report.listeners).toEqual({ SIGINT: 0, SIGTERM: 0, SIGHUP: 0 })
       host.kill('SIGTERM')
-      expect(await deadline(exited, 10_000, 'the host to exit')).toEqual({ code: null, signal: 'SIGTERM' })
-    } finally {
-      host.kill('SIGKILL')
-      // No command ran, so nothing removed it (README: Process behaviour).
-      removeSpillDir(report.spillPath)
-    }
+      expect(await exit()).toEqual({ code: null, signal: 'SIGTERM' })
+    })
   }, T)
 })
