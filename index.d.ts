@@ -21,11 +21,11 @@ export declare const RESERVED_KEYS: readonly ReservedKey[]
 /**
  * The tool execution a shell call belongs to. Only `agent.session.header.id` is
  * read by the registry; resolvers receive the very object passed in, so any
- * other field a harness adds reaches them intact.
+ * other field a harness adds reaches them intact. The harness's own
+ * `ToolExecution` (`@deepseek-ai/dsh-tools`) is one; so is `{}` (no agent).
  */
 export interface ToolExecution {
-  agent?: { session: { header: { id: string } } } | null
-  [field: string]: unknown
+  readonly agent?: { readonly session: { readonly header: { readonly id: string } } } | null
 }
 
 /** The profile the harness was launched with. */
@@ -36,13 +36,8 @@ export interface ShellEnvProfile {
   dir: string
 }
 
-/** Options of `new ShellEnvRegistry()`. */
-export interface ShellEnvRegistryOptions {
-  /** Harness home; default `$DSH_HOME`, then `~/.dsh`. */
-  dshHome?: string
-  /** Adds `DSH_PROFILE` and `DSH_PROFILE_DIR` to every call. */
-  profile?: ShellEnvProfile
-}
+/** Options of `new ShellEnvRegistry()`: its config. */
+export type ShellEnvRegistryOptions = ShellEnvConfig
 
 /** What a resolver may return: only declared keys, each a string. */
 export type ResolvedValues<K extends DshEnvironmentKey> = Partial<Record<K, string>>
@@ -98,12 +93,35 @@ export interface ShellEnvCatalog {
   commandDirectories: { contributor: string; directories: string[] }[]
 }
 
-/** The registry of managed `DSH_*` variables. */
+/**
+ * The registry of managed `DSH_*` variables, and the Cordis service
+ * `ctx.shellEnv`.
+ *
+ * - `new ShellEnvRegistry(ctx, config?)`, `ctx.plugin(ShellEnvRegistry, config)`
+ *   or `ctx.plugin(shellEnvModule, config)` provides `ctx.shellEnv` for the
+ *   lifetime of `ctx`'s fiber; through any plugin's `ctx.shellEnv`, a
+ *   registration or command belongs to that plugin.
+ * - `new ShellEnvRegistry(config?)` is a registry of its own, without Cordis.
+ *
+ * Throws `ERR_SHELL_ENV_INVALID_OPTION` (unknown or wrongly typed field,
+ * named) or `ERR_SHELL_ENV_INVALID_PROFILE`, with nothing provided.
+ */
 export declare class ShellEnvRegistry {
-  constructor(options?: ShellEnvRegistryOptions)
+  /** Loaded as a class plugin, the registry needs no other service. */
+  static readonly inject: string[]
+  /** The config schema Cordis reads for a class plugin. */
+  static readonly Config: ShellEnvConfigSchema
+  constructor(config?: ShellEnvConfig)
+  // Last, so that Cordis' plugin types read the config from this form.
+  constructor(ctx: ShellEnvContext, config?: ShellEnvConfig)
+  /** The providing context; through `ctx.shellEnv`, the caller's. `undefined` without Cordis. */
+  readonly ctx: ShellEnvContext | undefined
   /** Absolute Harness home, resolved once at construction. */
   readonly dshHome: string
-  /** Registers a contributor; returns an idempotent disposer. */
+  /**
+   * Registers a contributor; returns an idempotent disposer. Under Cordis the
+   * registration also ends when the calling plugin is disposed.
+   */
   register<K extends DshEnvironmentKey, E extends ToolExecution = ToolExecution>(contributor: ShellEnvContributor<K, E>): () => void
   /** The managed environment for one execution; resolvers must be synchronous. */
   collect(execution: ToolExecution, options?: CollectOptions): DshSnapshot
@@ -113,6 +131,12 @@ export declare class ShellEnvRegistry {
   list(): ShellEnvListEntry[]
   /** Every variable a call can receive, built-ins included, and command directories. */
   catalog(): ShellEnvCatalog
+  /**
+   * Collects for `execution` (else `spec.execution`, else `{}`: no agent) right
+   * before the spawn, then runs `spec`. Under Cordis the command belongs to
+   * the calling plugin: disposing that plugin kills it if it still runs.
+   */
+  execute(spec: ShellEnvExecSpec, execution?: ToolExecution): Promise<ShellExecution>
 }
 
 /** `configured` (non-empty), else a non-blank `env.DSH_HOME`, else `~/.dsh`; absolute and normalised. */
@@ -277,16 +301,21 @@ export interface ShellEnvError extends Error {
   cause?: unknown
 }
 
-// ── The Cordis plugin and its service `ctx.shellEnv` (cordis.js) ─────────────
-// `cordis` is an optional peer dependency. The import below keeps the
-// augmentation merging into cordis' own `Context` whatever order a program
-// loads files in (cordis 4 re-exports it with `export *`); without cordis
-// installed it is ignored and `CordisContext` is `any`.
+// ── Cordis ────────────────────────────────────────────────────────────────────
+// Both Cordis packages are optional peer dependencies: `@deepseek-ai/cordis`
+// (the harness's own) and `cordis`. Each import is ignored where the package
+// is not installed (its type is then `any`), and each augmentation merges
+// `shellEnv` into that package's own `Context` where it is.
 // @ts-ignore -- optional peer dependency
-import type { Context as CordisContext } from 'cordis'
-import type Schema from 'schemastery'
+import type { Context as HarnessContext } from '@deepseek-ai/cordis'
+// @ts-ignore -- optional peer dependency
+import type { Context as UpstreamContext } from 'cordis'
+import type { StandardSchemaV1 } from '@standard-schema/spec'
 
-/** Config of the Cordis plugin. */
+/** A Cordis context of either package. */
+export type ShellEnvContext = HarnessContext | UpstreamContext
+
+/** Config of the registry and of the plugin. */
 export interface ShellEnvConfig {
   /** Absolute Harness home exposed as `DSH_HOME`; default `$DSH_HOME`, then `~/.dsh`. */
   dshHome?: string
@@ -298,37 +327,46 @@ export interface ShellEnvConfig {
 export declare const name: 'shell-env'
 /** The plugin needs no other service. */
 export declare const inject: string[]
-/** Schema of `ShellEnvConfig` (schemastery: callable for cordis 3, Standard Schema for cordis 4). */
-export declare const Config: Schema<ShellEnvConfig>
-/** Provides `ctx.shellEnv` for the lifetime of this plugin. */
-export declare function apply(ctx: CordisContext, config?: ShellEnvConfig): void
+/**
+ * The schema of `ShellEnvConfig`: a schemastery schema at run time (its
+ * descriptions are there for tools that read them), declared here by what
+ * Cordis uses of it, a Standard Schema (cordis 4) that is also callable
+ * (cordis 3).
+ */
+export interface ShellEnvConfigSchema extends StandardSchemaV1<ShellEnvConfig, ShellEnvConfig> {
+  (config?: ShellEnvConfig): ShellEnvConfig
+}
+/** The schema of the plugin's config. */
+export declare const Config: ShellEnvConfigSchema
+/** Plugin entry: provides `ctx.shellEnv` for the lifetime of `ctx`'s fiber. */
+export declare function apply(ctx: ShellEnvContext, config?: ShellEnvConfig): void
 
 /** What `ctx.shellEnv.execute()` accepts: the service supplies the managed environment itself. */
 export type ShellEnvExecSpec = Omit<ShellExecSpec, 'dshEnv' | 'registry'>
 
-/**
- * The `ctx.shellEnv` service: the registry's `dshHome`, `collect`,
- * `collectAsync`, `list` and `catalog`, plus the members below. Inside its
- * methods `this.ctx` is the caller's context, so a registration belongs to the
- * plugin that made it.
- */
-export interface ShellEnvService extends Pick<ShellEnvRegistry, 'dshHome' | 'collect' | 'collectAsync' | 'list' | 'catalog'> {}
-export declare class ShellEnvService {
-  constructor(ctx: CordisContext, config?: ShellEnvConfig)
-  /** The calling plugin's context (the providing plugin's when used directly). */
-  readonly ctx: CordisContext
-  /** Registers a contributor until the calling plugin is disposed; returns an idempotent disposer. */
-  register<K extends DshEnvironmentKey, E extends ToolExecution = ToolExecution>(contributor: ShellEnvContributor<K, E>): () => void
-  /**
-   * Collects for `execution` (else `spec.execution`, else `{}`: no agent) right
-   * before the spawn, then runs `spec`. The command belongs to the calling
-   * plugin: disposing that plugin kills it if it still runs.
-   */
-  execute(spec: ShellEnvExecSpec, execution?: ToolExecution): Promise<ShellExecution>
+// The names the TypeScript original (0.1.0-rc.8) exports, for code written against it.
+/** The plugin config (the original's name). */
+export type Config = ShellEnvConfig
+/** One declared variable of a contributor (the original's name). */
+export interface BashEnvVariable {
+  /** What the variable holds. */
+  description: string
+}
+/** A contributor (the original's name). */
+export type BashEnvContributor<K extends DshEnvironmentKey = DshEnvironmentKey, E extends ToolExecution = ToolExecution> = ShellEnvContributor<K, E>
+/** An entry of `list()` (the original's name). */
+export type BashEnvVariableInfo = ShellEnvListEntry
+
+// @ts-ignore -- optional peer dependency
+declare module '@deepseek-ai/cordis' {
+  interface Context {
+    shellEnv: ShellEnvRegistry
+  }
 }
 
+// @ts-ignore -- optional peer dependency
 declare module 'cordis' {
   interface Context {
-    shellEnv: ShellEnvService
+    shellEnv: ShellEnvRegistry
   }
 }

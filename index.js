@@ -5,68 +5,11 @@
 
 const binding = require('./binding.js')
 const hostSignals = require('./host-signals.js')
+const { ShellEnvRegistry, registryOf } = require('./registry.js')
+const cordis = require('./cordis.js')
+const { invalidThis } = require('./js-errors.js')
 
 const RESERVED_KEYS = Object.freeze(binding.reservedKeys())
-
-/**
- * A method or getter called on something that is not an instance of its
- * class, e.g. a destructured `const { collect } = registry`: a TypeError with
- * Node's own code for this case, instead of V8's bare "Illegal invocation".
- */
-function invalidThis(className, member) {
-  const error = new TypeError(`${className}.${member} must be called on a ${className}; it was called on another value (a destructured or rebound method?)`)
-  error.code = 'ERR_INVALID_THIS'
-  return error
-}
-
-/** The registry of managed `DSH_*` variables (see index.d.ts). */
-class ShellEnvRegistry extends binding.ShellEnvRegistry {
-  // Brand: `#registry in value` tells a real instance from a look-alike.
-  #registry = true
-
-  constructor(options) {
-    super(options, process.env)
-  }
-
-  static #is(value) {
-    return value !== null && typeof value === 'object' && #registry in value
-  }
-
-  static #check(value, member) {
-    if (!ShellEnvRegistry.#is(value)) throw invalidThis('ShellEnvRegistry', member)
-  }
-
-  get dshHome() {
-    ShellEnvRegistry.#check(this, 'dshHome')
-    return super.dshHome
-  }
-
-  register(contributor) {
-    ShellEnvRegistry.#check(this, 'register()')
-    return super.register(contributor)
-  }
-
-  collect(execution, options) {
-    ShellEnvRegistry.#check(this, 'collect()')
-    return super.collect(execution, options, process.env)
-  }
-
-  collectAsync(execution, options) {
-    // Rejects, like every other failure of collectAsync.
-    if (!ShellEnvRegistry.#is(this)) return Promise.reject(invalidThis('ShellEnvRegistry', 'collectAsync()'))
-    return super.collectAsync(execution, options, process.env)
-  }
-
-  list() {
-    ShellEnvRegistry.#check(this, 'list()')
-    return super.list()
-  }
-
-  catalog() {
-    ShellEnvRegistry.#check(this, 'catalog()')
-    return super.catalog()
-  }
-}
 
 /** Only `execute()` makes executions: `new ShellExecution()` throws. */
 const kConstruct = Symbol('ShellExecution.construct')
@@ -139,12 +82,30 @@ async function execute(spec) {
   hostSignals.commandStarting()
   let native
   try {
-    native = await binding.execute(spec, process.env)
+    native = await binding.execute(withNativeRegistry(spec), process.env)
   } catch (error) {
     hostSignals.commandEnded()
     throw error
   }
   return new ShellExecution(kConstruct, native)
+}
+
+/**
+ * `spec` with its `registry` replaced by the native registry it wraps, which
+ * is what the binding collects from. Anything else (no registry, a wrong
+ * value, a getter that throws) goes to the binding as it is, to be reported
+ * there with its code.
+ */
+function withNativeRegistry(spec) {
+  let registry
+  try {
+    registry = spec?.registry
+  } catch {
+    return spec
+  }
+  const native = registryOf(registry)
+  if (native === registry) return spec
+  return Object.create(spec, { registry: { value: native, enumerable: true } })
 }
 
 function buildEnvironment(spec, parentEnv = process.env) {
@@ -168,12 +129,13 @@ module.exports.execute = execute
 module.exports.reconcileDshHome = reconcileDshHome
 module.exports.resolveDshHome = resolveDshHome
 
-// The package's main export is also the Cordis plugin providing `ctx.shellEnv`
-// (cordis.js; `cordis` itself is an optional peer dependency, never loaded here).
-const cordisPlugin = require('./cordis.js')
-
-module.exports.name = cordisPlugin.name
-module.exports.inject = cordisPlugin.inject
-module.exports.Config = cordisPlugin.Config
-module.exports.apply = cordisPlugin.apply
-module.exports.ShellEnvService = cordisPlugin.ShellEnvService
+// The module is also the Cordis plugin providing `ctx.shellEnv`:
+// `ctx.plugin(require('@deepseek-ai/dsh-shell-env'), config)`, or the ESM
+// namespace. `cordis` itself is an optional peer dependency, never loaded here.
+module.exports.name = cordis.name
+module.exports.inject = cordis.inject
+module.exports.Config = cordis.Config
+/** Plugin entry: provides `ctx.shellEnv` for the lifetime of `ctx`'s fiber. */
+module.exports.apply = function apply(ctx, config) {
+  new ShellEnvRegistry(ctx, config)
+}

@@ -10,11 +10,10 @@ export const {
   execute,
   reconcileDshHome,
   resolveDshHome,
-  // The Cordis plugin (cordis.js).
+  // The Cordis plugin: `ctx.plugin(await import('@deepseek-ai/dsh-shell-env'), config)`.
   name,
   inject,
   Config,
   apply,
-  ShellEnvService,
 } = pkg
 export default pkg

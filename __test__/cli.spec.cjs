@@ -584,21 +584,31 @@ describe('--plugin', () => {
     expectFailure(cli(['env', '--plugin', throwing]), `plugin ${throwing}: E_SPEC_PLUGIN: not today`)
   })
 
+  /**
+   * A project of its own next to the plugin files, with `line` installed as
+   * `name`; the fixtures import `cordis`, so their copies import `name`.
+   */
+  function cordisProject(dirName, name, line) {
+    const project = path.join(tmp, dirName)
+    const target = path.join(project, 'node_modules', name)
+    fs.mkdirSync(path.dirname(target), { recursive: true })
+    fs.symlinkSync(path.join(ROOT, 'node_modules', line), target, 'dir')
+    for (const file of ['cordis-plugin.mjs', 'cordis-reserved.mjs']) {
+      const source = fs.readFileSync(fixture(file), 'utf8').replace(/'cordis(\/package\.json)?'/g, `'${name}$1'`)
+      fs.writeFileSync(path.join(project, file), source)
+    }
+    return project
+  }
+
   describe.each([
-    // The cordis the package resolves (its optional peer, here cordis@3.18.1).
-    ['the installed cordis', () => CLI_FIXTURES, require('cordis/package.json').version],
-    // A project of its own with cordis@4.0.0-rc.10 as `cordis`, next to the plugin file.
+    // The harness's own Cordis, looked for first.
     [
-      'cordis 4 next to the plugin file',
-      () => {
-        const project = path.join(tmp, 'cordis4-project')
-        fs.mkdirSync(path.join(project, 'node_modules'), { recursive: true })
-        fs.symlinkSync(path.join(ROOT, 'node_modules', 'cordis4'), path.join(project, 'node_modules', 'cordis'), 'dir')
-        for (const name of ['cordis-plugin.mjs', 'cordis-reserved.mjs']) fs.copyFileSync(fixture(name), path.join(project, name))
-        return project
-      },
-      require('cordis4/package.json').version,
+      '@deepseek-ai/cordis',
+      () => cordisProject('harness-cordis', '@deepseek-ai/cordis', '@deepseek-ai/cordis'),
+      require('@deepseek-ai/cordis/package.json').version,
     ],
+    ['cordis 4 RC', () => cordisProject('cordis4-project', 'cordis', 'cordis4'), require('cordis4/package.json').version],
+    ['cordis 3.18', () => cordisProject('cordis3-project', 'cordis', 'cordis3'), require('cordis3/package.json').version],
   ])('a Cordis plugin file with %s', (label, prepare, version) => {
     let dir
 

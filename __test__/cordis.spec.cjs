@@ -1,10 +1,11 @@
 'use strict'
 
-// Issue 4: the Cordis service `ctx.shellEnv` in real compositions, once per
-// supported Cordis line. Both are the real packages, installed side by side
-// through npm aliases (package.json devDependencies):
-// - cordis3 = cordis@3.18.1, loaded with require() (its CommonJS build);
-// - cordis4 = cordis@4.0.0-rc.10, ESM only, loaded with import().
+// The Cordis service `ctx.shellEnv` in real compositions, once per supported
+// Cordis line. All are the real packages, installed side by side (package.json
+// devDependencies):
+// - @deepseek-ai/cordis@4.0.4, the harness's own, ESM only, loaded with import();
+// - cordis4 = cordis@4.0.0-rc.10, ESM only, loaded with import();
+// - cordis3 = cordis@3.18.1, loaded with require() (its CommonJS build).
 // No Cordis internals are mocked; commands really run. Runs unchanged under
 // `vitest run` (globals: true) and `jest`.
 
@@ -14,15 +15,20 @@ const path = require('node:path')
 const { types } = require('node:util')
 
 const { expectCode, agentExecution } = require('./helpers.cjs')
+const { waitFor } = require('./process-helpers.cjs')
 
 const pkg = require('..')
 const cordisEntry = require('../cordis.js')
+const { ShellEnvRegistry } = pkg
 
 const HOME = path.resolve(os.tmpdir(), 'dsh-cordis-spec-home')
 const PROBE = 'dsh-cordis-probe'
 
 /** One row per supported Cordis line: label, loader, and how it reports plugin state. */
+const CORDIS_4 = { start: async () => {}, settle: async () => {}, stop: async () => {} }
 const VERSIONS = [
+  ['@deepseek-ai/cordis@4.0.4', { ...CORDIS_4, load: async () => import('@deepseek-ai/cordis') }],
+  ['cordis@4.0.0-rc.10', { ...CORDIS_4, load: async () => import('cordis4') }],
   [
     'cordis@3.18.1',
     {
@@ -35,15 +41,6 @@ const VERSIONS = [
       async stop(root) {
         await root.stop()
       },
-    },
-  ],
-  [
-    'cordis@4.0.0-rc.10',
-    {
-      load: async () => import('cordis4'),
-      async start() {},
-      settle: async () => {},
-      async stop() {},
     },
   ],
 ]
@@ -194,13 +191,82 @@ describe.each(VERSIONS)('Cordis service ctx.shellEnv under %s', (label, host) =>
   it('the package main export is the plugin: name, inject, Config, and ctx.shellEnv from apply', async () => {
     expect(pkg.name).toBe('shell-env')
     expect(pkg.inject).toEqual([])
-    for (const key of ['name', 'inject', 'Config', 'apply', 'ShellEnvService']) expect(pkg[key]).toBe(cordisEntry[key])
+    for (const key of ['name', 'inject', 'Config']) expect(pkg[key]).toBe(cordisEntry[key])
 
     const root = await newRoot()
     await plug(root, pkg, { dshHome: HOME })
-    expect(root.shellEnv).toBeInstanceOf(pkg.ShellEnvService)
+    expect(root.shellEnv).toBeInstanceOf(ShellEnvRegistry)
     expect(root.shellEnv.dshHome).toBe(HOME)
     expect(root.shellEnv.list()).toEqual([])
+  })
+
+  describe('construction forms: each provides ctx.shellEnv, the registry itself, for the fiber that made it', () => {
+    /** Checks that `root.shellEnv` is a registry for HOME, then that disposing `fork` removes it. */
+    async function expectProvidedUntilDisposed(root, fork) {
+      expect(root.shellEnv).toBeInstanceOf(ShellEnvRegistry)
+      expect(root.shellEnv.dshHome).toBe(HOME)
+      await plug(root, registeringPlugin('form', [keyContributor('form', 'DSH_FORM')]))
+      expect(root.shellEnv.collect({})).toEqual({ DSH_FORM: 'v', DSH_HOME: HOME, DSH_SHELL: '1' })
+      await unplug(root, fork)
+      expect(root.get('shellEnv')).toBeUndefined()
+    }
+
+    it('new ShellEnvRegistry(ctx, config) inside a plugin', async () => {
+      const root = await newRoot()
+      const made = {}
+      const fork = await plug(root, { name: 'composition', apply: (ctx) => void (made.registry = new ShellEnvRegistry(ctx, { dshHome: HOME })) })
+      expect(root.shellEnv).toBeInstanceOf(ShellEnvRegistry)
+      expect(made.registry).toBeInstanceOf(ShellEnvRegistry)
+      await expectProvidedUntilDisposed(root, fork)
+    })
+
+    it('ctx.plugin(ShellEnvRegistry, config): the class is a plugin', async () => {
+      const root = await newRoot()
+      expect(ShellEnvRegistry.inject).toEqual([])
+      expect(ShellEnvRegistry.Config).toBe(pkg.Config)
+      await expectProvidedUntilDisposed(root, await plug(root, ShellEnvRegistry, { dshHome: HOME }))
+    })
+
+    it('ctx.plugin(module, config): the CommonJS module is a plugin', async () => {
+      const root = await newRoot()
+      await expectProvidedUntilDisposed(root, await plug(root, pkg, { dshHome: HOME }))
+    })
+
+    it('new ShellEnvRegistry(root, config) on the root context lasts as long as the root', async () => {
+      const root = await newRoot()
+      const registry = new ShellEnvRegistry(root, { dshHome: HOME })
+      await host.settle(root)
+      expect(root.shellEnv).toBeInstanceOf(ShellEnvRegistry)
+      expect(root.shellEnv.dshHome).toBe(HOME)
+      // The raw instance's ctx is the root; through ctx.shellEnv it is the caller's.
+      expect(registry.ctx).toBe(root)
+      const seen = {}
+      await plug(root, { name: 'looker', inject: ['shellEnv'], apply: (ctx) => void (seen.ctx = ctx.shellEnv.ctx) })
+      expect(seen.ctx).not.toBe(root)
+    })
+
+    it('a registration made through ctx.shellEnv is an effect of the caller: a reload re-registers without a conflict', async () => {
+      const root = await newRoot()
+      await plug(root, ShellEnvRegistry, { dshHome: HOME })
+      const plugin = registeringPlugin('reloaded', [keyContributor('reloaded', 'DSH_RELOADED')])
+      for (let round = 0; round < 3; round += 1) {
+        const fork = await plug(root, plugin)
+        expect(fork.fork.state ?? fork.fork.runtime?.status).toBeDefined()
+        expect(root.shellEnv.list().map((entry) => entry.contributor)).toEqual(['reloaded'])
+        await unplug(root, fork)
+        expect(root.shellEnv.list()).toEqual([])
+      }
+    })
+
+    it('a second registry in the same context is refused by Cordis, and the first stays', async () => {
+      const root = await newRoot()
+      await plug(root, ShellEnvRegistry, { dshHome: HOME })
+      const first = root.shellEnv
+      const { fork } = await plug(root, { name: 'second', apply: (ctx) => void new ShellEnvRegistry(ctx, { dshHome: '/elsewhere' }) })
+      await Promise.resolve(fork).catch(() => {})
+      expect(root.shellEnv.dshHome).toBe(HOME)
+      expect(root.shellEnv.list()).toEqual(first.list())
+    })
   })
 
   it('the ES module namespace (import * as shellEnv) is the plugin too', async () => {
@@ -298,6 +364,8 @@ describe.each(VERSIONS)('Cordis service ctx.shellEnv under %s', (label, host) =>
 
       await fork.update({ region: 'ap-south', bin })
       await host.settle(root)
+      // @deepseek-ai/cordis restarts the fiber after update() returns: wait for the new registration.
+      await waitFor(() => root.shellEnv.list().length > 0, 'the restarted contributor')
       const updated = await tool.run({ command: REPORT })
       expect(updated.report.DSH_DEPLOYMENT_REGION).toBe('ap-south')
       expect(updated.report.PROBE).toBe('update ap-south')
@@ -447,7 +515,8 @@ describe.each(VERSIONS)('Cordis service ctx.shellEnv under %s', (label, host) =>
             error = caught
           },
         )
-        expect(fork.state).not.toBe(cordis.FiberState.ACTIVE)
+        const { fork: healthy } = await plug(root, { name: 'healthy', apply() {} })
+        expect(fork.state).not.toBe(healthy.state)
         expect(root.logger.buffer.some((message) => message.type === 'error' && message.args.includes(error))).toBe(true)
       }
       await fork.dispose()
@@ -477,13 +546,21 @@ describe.each(VERSIONS)('Cordis service ctx.shellEnv under %s', (label, host) =>
       expect(root.shellEnv.collect({}).DSH_SHARED).toBe('first')
     })
 
-    it('Config is checked by Cordis: a profile without dir is rejected, a relative one fails apply', async () => {
+    it('a bad config fails the plugin with the coded error naming the field, and nothing is provided', async () => {
       const root = await newRoot()
-      const invalid = await pluginFailure(root, pkg, { profile: { name: 'work' } })
-      expect(invalid.message).toContain('dir')
-
+      const missingDir = await pluginFailure(root, pkg, { profile: { name: 'work' } })
+      if (label.startsWith('cordis@3')) {
+        // cordis 3 calls the schema itself, which refuses the wrong type first.
+        expect(missingDir.message).toContain('dir')
+      } else {
+        expectCode(missingDir, 'ERR_SHELL_ENV_INVALID_PROFILE', 'profile.dir')
+        expectCode(await pluginFailure(root, pkg, { dshHome: 42 }), 'ERR_SHELL_ENV_INVALID_OPTION', 'dshHome', 'number')
+      }
       const relative = await pluginFailure(root, pkg, { profile: { name: 'work', dir: 'relative/dir' } })
       expectCode(relative, 'ERR_SHELL_ENV_INVALID_PROFILE')
+      const unknown = await pluginFailure(root, pkg, { dshHome: HOME, dshhome: HOME })
+      expectCode(unknown, 'ERR_SHELL_ENV_INVALID_OPTION', 'dshhome', 'unknown field')
+      expect(root.get('shellEnv')).toBeUndefined()
     })
   })
 

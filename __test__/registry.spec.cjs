@@ -1,7 +1,8 @@
 'use strict'
 
-// Issue 2: the native ShellEnvRegistry. Real calls into the addon, no mocks.
-// Runs unchanged under `vitest run` (globals: true) and `jest`.
+// The registry of managed DSH_* variables on its own, without Cordis
+// (cordis.spec.cjs has it as the service). Real calls into the addon, no
+// mocks. Runs unchanged under `vitest run` (globals: true) and `jest`.
 // Assertions on shapes the issue leaves open are marked
 // `// shape chosen by the implementation`.
 
@@ -140,6 +141,37 @@ describe('new ShellEnvRegistry', () => {
     expect(new ShellEnvRegistry({}).dshHome).toBe(resolveDshHome())
     // shape chosen by the implementation: the options object itself is optional
     expect(new ShellEnvRegistry().dshHome).toBe(resolveDshHome())
+  })
+
+  it('without a Cordis context it is a registry of its own: no ctx, and registrations last until disposed', () => {
+    const reg = registry()
+    expect(reg.ctx).toBeUndefined()
+    const dispose = reg.register(contributor('standalone', ['DSH_STANDALONE']))
+    expect(reg.list().map((entry) => entry.key)).toEqual(['DSH_STANDALONE'])
+    dispose()
+    expect(reg.list()).toEqual([])
+  })
+
+  it.each([
+    ['a misspelt field', { dshhome: HOME }, 'dshhome'],
+    ['a field of the original that the seed removed', { sessionJsonl: true }, 'sessionJsonl'],
+    ['an undefined unknown field', { extra: undefined }, 'extra'],
+    ['a symbol-keyed field', { [Symbol('meta')]: 1 }, 'Symbol(meta)'],
+  ])('refuses a config with %s: ERR_SHELL_ENV_INVALID_OPTION naming it', (_title, config, field) => {
+    expectCode(thrown(() => new ShellEnvRegistry(config)), 'ERR_SHELL_ENV_INVALID_OPTION', field, 'unknown field', 'dshHome, profile')
+  })
+
+  it('refuses a profile with a field other than name and dir: ERR_SHELL_ENV_INVALID_PROFILE naming it', () => {
+    const profile = { name: 'work', dir: '/profiles/work', path: '/elsewhere' }
+    expectCode(thrown(() => registry({ profile })), 'ERR_SHELL_ENV_INVALID_PROFILE', 'profile.path')
+  })
+
+  it.each([
+    ['a config object', { dshHome: HOME }],
+    ['null', null],
+    ['a look-alike context', { effect() {}, provide() {}, set() {} }],
+  ])('with two arguments the first must be a Cordis context, not %s: ERR_SHELL_ENV_INVALID_OPTION', (_title, first) => {
+    expectCode(thrown(() => new ShellEnvRegistry(first, { dshHome: HOME })), 'ERR_SHELL_ENV_INVALID_OPTION', 'Cordis context', 'new ShellEnvRegistry(config)')
   })
 
   it.each([

@@ -3,7 +3,8 @@
 // is an optional peer dependency: it is looked up in node_modules folders from
 // the plugin file's directory upwards, then from this package's, and loaded
 // through the entry an `import` would pick (so an ES module plugin and the
-// context share one copy). Works with cordis 3.18 and 4.0 RC.
+// context share one copy). `@deepseek-ai/cordis` (the harness's own) is
+// preferred to `cordis` in each folder; works with both 4.0 lines and 3.18.
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -36,15 +37,22 @@ function exportTarget(value) {
   return undefined
 }
 
-/** `{ entry, version }` of the first `node_modules/cordis` above any of `dirs`, or undefined. */
+/** The Cordis packages, in the order they are looked for in each folder. */
+const CORDIS_PACKAGES = ['@deepseek-ai/cordis', 'cordis']
+
+/**
+ * `{ entry, name, version }` of the first Cordis package in the
+ * `node_modules` folders above any of `dirs`, or undefined.
+ */
 function findCordis(dirs) {
   for (const start of dirs) {
     for (let dir = start; ; dir = path.dirname(dir)) {
-      const manifestPath = path.join(dir, 'node_modules', 'cordis', 'package.json')
-      if (fs.existsSync(manifestPath)) {
+      for (const name of CORDIS_PACKAGES) {
+        const manifestPath = path.join(dir, 'node_modules', name, 'package.json')
+        if (!fs.existsSync(manifestPath)) continue
         const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8'))
         const target = exportTarget(manifest.exports) ?? manifest.module ?? manifest.main ?? 'index.js'
-        return { entry: path.resolve(path.dirname(manifestPath), target), version: manifest.version }
+        return { entry: path.resolve(path.dirname(manifestPath), target), name, version: manifest.version }
       }
       if (path.dirname(dir) === dir) break
     }
@@ -110,12 +118,12 @@ async function openCordis(loaded, config) {
   if (!found) {
     throw new PluginError(
       first.file,
-      new Error('is a Cordis plugin, but the cordis package is not installed (npm install cordis)'),
+      new Error('is a Cordis plugin, but no Cordis package is installed (npm install @deepseek-ai/cordis)'),
     )
   }
   const cordis = await import(pathToFileURL(found.entry).href)
   if (typeof cordis.Context !== 'function') {
-    throw new PluginError(first.file, new Error(`cordis ${found.version} at ${found.entry} exports no Context`))
+    throw new PluginError(first.file, new Error(`${found.name} ${found.version} at ${found.entry} exports no Context`))
   }
   // cordis 3 also prints plugin errors through its logger; the command reports them itself.
   if (cordis.Logger && Array.isArray(cordis.Logger.targets)) cordis.Logger.targets.splice(0, Infinity)

@@ -15,10 +15,10 @@ function executionFor(options) {
   return options.session === undefined ? {} : { agent: { session: { header: { id: options.session } } } }
 }
 
-/** The contributor a registry error message starts with (`contributor "name" …`). */
+/** The contributor a registry error message starts with (`bash env contributor "name" …`). */
 function contributorOf(error) {
   const message = error !== null && typeof error === 'object' ? String(error.message) : ''
-  const match = /^contributor ("(?:[^"\\]|\\.)*")/.exec(message)
+  const match = /^bash env contributor ("(?:[^"\\]|\\.)*")/.exec(message)
   if (!match) return undefined
   try {
     return JSON.parse(match[1])

@@ -4,8 +4,8 @@
 //
 // Plugins: shell-env (this package), a contributor that adds a key and a
 // command directory, and a stand-in for the bash tool that runs `env` through
-// ctx.shellEnv.execute as an agent. Cordis is the 4.x line the harness runs,
-// installed here as the dev alias `cordis4` (cordis@4.0.0-rc.10).
+// ctx.shellEnv.execute as an agent. Cordis is the harness's own,
+// @deepseek-ai/cordis.
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -35,7 +35,7 @@ function parseEnv(text) {
 }
 
 async function main() {
-  const { Context } = await import('cordis4')
+  const { Context } = await import('@deepseek-ai/cordis')
 
   // What an outer harness might have left behind: both must not reach the shell.
   process.env.DSH_SESSION_ID = 'stale-session-from-an-outer-harness'
@@ -49,7 +49,7 @@ async function main() {
     fs.writeFileSync(path.join(bin, 'hello-region'), '#!/bin/sh\necho "hello from $DSH_DEPLOYMENT_REGION"\n', { mode: 0o755 })
 
     const root = new Context()
-    await root.plugin(shellEnv, { dshHome: home, profile: { name: 'demo', dir: path.join(tmp, 'profile') } })
+    await root.plugin(shellEnv.ShellEnvRegistry, { dshHome: home, profile: { name: 'demo', dir: path.join(tmp, 'profile') } })
 
     await root.plugin({
       name: 'deployment-region',

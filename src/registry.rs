@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dsh_shell_env_core::home::{check_configured, resolve_dsh_home, HomeContext};
-use dsh_shell_env_core::registry::{Declaration, Profile, Registry};
+use dsh_shell_env_core::registry::{check_config_field, check_profile_field, Declaration, Profile, Registry};
 use dsh_shell_env_core::snapshot::{check_inherited_path, collect_timeout, Collection, ResolvedValue, Snapshot};
 use dsh_shell_env_core::text::{IllFormedText, ILL_FORMED};
 use dsh_shell_env_core::ShellEnvError;
@@ -38,6 +38,11 @@ impl ShellEnvRegistry {
     pub fn new(env: &Env, options: Option<Unknown>, parent_env: Option<Unknown>) -> Result<Self> {
         let built = (|| {
             let options = options_object(env, options)?;
+            if let Some(options) = options {
+                for field in field_names(env, options, threw("config"))? {
+                    check_config_field(&field)?;
+                }
+            }
             let configured = match options {
                 Some(options) => configured_home(env, options)?,
                 None => None,
@@ -435,6 +440,9 @@ fn read_profile(env: &Env, profile: Raw) -> std::result::Result<Profile, Failure
     if !js::is_options_object(env, profile).map_err(profile_threw("profile"))? {
         return Err(invalid(format!("profile must be an object {{ name, dir }} (got {})", js::describe(env, profile))));
     }
+    for field in field_names(env, profile, profile_threw("profile"))? {
+        check_profile_field(&field)?;
+    }
     let field = |name: &'static str, field: &'static str| -> std::result::Result<String, Failure> {
         match js::get_defined(env, profile, name).map_err(profile_threw(field))? {
             Some(value) if js::type_of(env, value) == ValueType::String => {
@@ -446,6 +454,17 @@ fn read_profile(env: &Env, profile: Raw) -> std::result::Result<Profile, Failure
     let name = field("name", "profile.name")?;
     let dir = field("dir", "profile.dir")?;
     Ok(Profile::new(name, dir)?)
+}
+
+/// The own enumerable field names of a config object, symbols shown as
+/// `Symbol(description)` so that the core refuses them by name.
+fn field_names(
+    env: &Env,
+    object: Raw,
+    threw: impl Fn(napi::Error) -> Failure,
+) -> std::result::Result<Vec<String>, Failure> {
+    let keys = js::own_keys(env, object, true).map_err(threw)?;
+    Ok(keys.into_iter().map(|(_, key)| key.display().to_string()).collect())
 }
 
 /// Reads `{ name, variables, commandDirectories?, resolve }` into a core

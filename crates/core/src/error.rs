@@ -7,28 +7,28 @@ use std::io;
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum ShellEnvError {
     /// The contributor name is missing, not a string or blank.
-    #[error("contributor name must be a non-blank string{}", found_suffix(.found))]
+    #[error("bash env contributor name must be non-empty: expected a non-blank string{}", found_suffix(.found))]
     InvalidName { found: Option<String> },
     /// The contributor object itself has the wrong shape.
-    #[error("contributor {contributor:?}: {reason}")]
+    #[error("bash env contributor {contributor:?}: {reason}")]
     InvalidContributor { contributor: String, reason: String },
     /// A contributor with this name is already registered.
-    #[error("contributor {contributor:?} is already registered")]
+    #[error("bash env contributor {contributor:?} is already registered")]
     DuplicateContributor { contributor: String },
     /// A declared key does not follow `DSH_[A-Z][A-Z0-9_]*`.
-    #[error("contributor {contributor:?} declares invalid key {key:?}: keys must match DSH_[A-Z][A-Z0-9_]*")]
+    #[error("bash env contributor {contributor:?} declared invalid key {key:?}: keys must match DSH_[A-Z][A-Z0-9_]*")]
     InvalidKey { contributor: String, key: String },
     /// A declared key is one of the registry's built-ins.
-    #[error("contributor {contributor:?} declares reserved key {key}, which only the registry sets")]
+    #[error("bash env contributor {contributor:?} cannot own reserved key {key:?}: only the registry sets it")]
     ReservedKey { contributor: String, key: String },
     /// A declared key has no (or a blank) description.
-    #[error("contributor {contributor:?} declares key {key} without a description")]
+    #[error("bash env contributor {contributor:?} must describe {key:?}: its description must be a non-blank string")]
     MissingDescription { contributor: String, key: String },
     /// Two contributors declare the same key.
-    #[error("key {key} is declared by both {owner:?} and {contributor:?}")]
+    #[error("bash env key {key:?} is already owned by contributor {owner:?}; contributor {contributor:?} cannot also own it")]
     DuplicateKey { key: String, owner: String, contributor: String },
     /// A command directory is relative or cannot appear in a search path.
-    #[error("contributor {contributor:?} declares command directory {directory:?}: {reason}")]
+    #[error("bash env contributor {contributor:?} declared command directory {directory:?}: {reason}")]
     InvalidDirectory { contributor: String, directory: String, reason: &'static str },
     /// The registry's profile is malformed.
     #[error("invalid profile: {reason}")]
@@ -40,26 +40,28 @@ pub enum ShellEnvError {
     #[error("execution must be an object{}", found_suffix(.found))]
     InvalidExecution { found: Option<String> },
     /// A resolver returned a key its contributor did not declare.
-    #[error("contributor {contributor:?} returned undeclared key {key:?}")]
+    #[error("bash env contributor {contributor:?} returned undeclared key {key:?}")]
     UndeclaredKey { contributor: String, key: String },
     /// A resolver returned a value that is not a string.
-    #[error("contributor {contributor:?} returned a non-string value for {key} ({found})")]
+    #[error("bash env contributor {contributor:?} returned a non-string value for {key:?} (got {found})")]
     NonStringValue { contributor: String, key: String, found: String },
     /// A resolver returned a string that cannot reach `execve` unchanged: it
     /// contains a NUL byte or is not well-formed Unicode (a lone surrogate).
-    #[error("contributor {contributor:?} returned a value for {key} that {reason}")]
+    #[error("bash env contributor {contributor:?} returned a value for {key:?} that {reason}")]
     InvalidValue { contributor: String, key: String, reason: &'static str },
     /// A resolver returned something other than a plain object.
-    #[error("contributor {contributor:?} resolver must return a plain object of strings (got {found})")]
+    #[error("bash env contributor {contributor:?} resolver must return a plain object of strings (got {found})")]
     InvalidResult { contributor: String, found: String },
     /// A resolver threw or its promise rejected; the binding attaches the original error as `cause`.
-    #[error("contributor {contributor:?} resolver failed: {message}")]
+    #[error("bash env contributor {contributor:?} resolver failed: {message}")]
     ResolverFailed { contributor: String, message: String },
     /// A synchronous collection got a thenable from a resolver.
-    #[error("contributor {contributor:?} resolver returned a promise; use collectAsync() for async resolvers")]
+    #[error(
+        "bash env contributor {contributor:?} resolver returned a promise; use collectAsync() for async resolvers"
+    )]
     AsyncResolver { contributor: String },
     /// An asynchronous resolver did not settle in time.
-    #[error("contributor {contributor:?} resolver did not settle within {timeout_ms} ms")]
+    #[error("bash env contributor {contributor:?} resolver did not settle within {timeout_ms} ms")]
     ResolverTimeout { contributor: String, timeout_ms: u64 },
     /// The caller's abort signal fired during an asynchronous collection.
     #[error("collection aborted")]
@@ -67,6 +69,9 @@ pub enum ShellEnvError {
     /// An option passed to a registry method is malformed.
     #[error("invalid option {option}: {reason}")]
     InvalidOption { option: &'static str, reason: String },
+    /// A config or options object has a field the registry does not know.
+    #[error("invalid option {option}: unknown field (the fields are {})", .known.join(", "))]
+    UnknownOption { option: String, known: &'static [&'static str] },
 }
 
 fn found_suffix(found: &Option<String>) -> String {
@@ -96,7 +101,7 @@ impl ShellEnvError {
             Self::AsyncResolver { .. } => "ERR_SHELL_ENV_ASYNC_RESOLVER",
             Self::ResolverTimeout { .. } => "ERR_SHELL_ENV_RESOLVER_TIMEOUT",
             Self::Aborted => "ERR_SHELL_ENV_ABORTED",
-            Self::InvalidOption { .. } => "ERR_SHELL_ENV_INVALID_OPTION",
+            Self::InvalidOption { .. } | Self::UnknownOption { .. } => "ERR_SHELL_ENV_INVALID_OPTION",
         }
     }
 }

@@ -18,6 +18,31 @@ pub const BUILTIN_OWNER: &str = "built-in";
 /// The separator of the platform's search path (`:` or `;`).
 pub const PATH_DELIMITER: char = if cfg!(windows) { ';' } else { ':' };
 
+/// The fields of the registry's config: `new ShellEnvRegistry(ctx, config)`,
+/// `ctx.plugin(ShellEnvRegistry, config)` and the plugin's `apply`.
+pub const CONFIG_FIELDS: &[&str] = &["dshHome", "profile"];
+
+/// The fields of `config.profile`.
+pub const PROFILE_FIELDS: &[&str] = &["name", "dir"];
+
+/// Refuses a config field the registry does not know. A misspelt field would
+/// otherwise fall back to a default silently (`dshhome` for `dshHome`).
+pub fn check_config_field(field: &str) -> Result<(), ShellEnvError> {
+    if CONFIG_FIELDS.contains(&field) {
+        return Ok(());
+    }
+    Err(ShellEnvError::UnknownOption { option: field.into(), known: CONFIG_FIELDS })
+}
+
+/// Refuses a field of `config.profile` other than `name` and `dir`.
+pub fn check_profile_field(field: &str) -> Result<(), ShellEnvError> {
+    if PROFILE_FIELDS.contains(&field) {
+        return Ok(());
+    }
+    let reason = format!("profile.{field} is not a profile field (the fields are {})", PROFILE_FIELDS.join(", "));
+    Err(ShellEnvError::InvalidProfile { reason })
+}
+
 /// The profile the harness was launched with: exposed as `DSH_PROFILE` and
 /// `DSH_PROFILE_DIR`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -390,6 +415,29 @@ mod tests {
 
     fn code(result: Result<Registration, ShellEnvError>) -> &'static str {
         result.unwrap_err().code()
+    }
+
+    #[test]
+    fn config_fields_are_dsh_home_and_profile_and_nothing_else() {
+        assert!(check_config_field("dshHome").is_ok());
+        assert!(check_config_field("profile").is_ok());
+        for field in ["dshhome", "DSH_HOME", "home", ""] {
+            let error = check_config_field(field).unwrap_err();
+            assert_eq!(error.code(), "ERR_SHELL_ENV_INVALID_OPTION");
+            assert_eq!(
+                error.to_string(),
+                format!("invalid option {field}: unknown field (the fields are dshHome, profile)")
+            );
+        }
+    }
+
+    #[test]
+    fn profile_fields_are_name_and_dir_and_nothing_else() {
+        assert!(check_profile_field("name").is_ok());
+        assert!(check_profile_field("dir").is_ok());
+        let error = check_profile_field("path").unwrap_err();
+        assert_eq!(error.code(), "ERR_SHELL_ENV_INVALID_PROFILE");
+        assert!(error.to_string().contains("profile.path is not a profile field"), "{error}");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-// Type test for index.d.ts: compiled with `tsc --noEmit --strict -p tsconfig.test.json`.
+// Type test for index.d.ts: compiled with `tsc -p __test__/types/tsconfig.json`.
 // Every `@ts-expect-error` line must fail to compile, every other line must compile.
 
 import {
@@ -10,7 +10,7 @@ import {
   type DshEnvironment,
   type DshEnvironmentKey,
   type ShellEnvContributor,
-} from '..'
+} from '../..'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 function assertType<T extends true>(_proof?: T): void {}

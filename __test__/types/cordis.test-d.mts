@@ -1,14 +1,15 @@
-// Type test of the Cordis plugin and `ctx.shellEnv` (index.d.ts): compiled with
-// the other type tests (tsconfig.test.json), where `cordis` resolves to
-// cordis@3.18.1, and again against cordis@4.0.0-rc.10 (tsconfig.cordis4.test.json).
+// Type test of the Cordis plugin and `ctx.shellEnv` (index.d.ts) on upstream
+// `cordis`: compiled with the API type test (tsconfig.json), where `cordis`
+// resolves to cordis@3.18.1, and again against cordis@4.0.0-rc.10
+// (tsconfig.cordis4.json). The harness's own Cordis has harness.test-d.mts.
 // Every `@ts-expect-error` line must fail to compile, every other line must compile.
 
 // The package comes first on purpose: its augmentation must merge into cordis'
 // own Context even when index.d.ts is read before cordis is.
-import * as shellEnv from '..'
+import * as shellEnv from '@deepseek-ai/dsh-shell-env'
 import {
   Config,
-  ShellEnvService,
+  ShellEnvRegistry,
   apply,
   inject,
   name,
@@ -16,7 +17,7 @@ import {
   type ShellEnvConfig,
   type ShellExecution,
   type ShellRunResult,
-} from '..'
+} from '@deepseek-ai/dsh-shell-env'
 import { Context } from 'cordis'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
@@ -26,7 +27,8 @@ function assertType<T extends true>(_proof?: T): void {}
 assertType<Equal<typeof name, 'shell-env'>>()
 const injected: string[] = inject
 const config: ShellEnvConfig = { dshHome: '/opt/dsh', profile: { name: 'work', dir: '/profiles/work' } }
-new ShellEnvService(new Context(), config)
+new ShellEnvRegistry(new Context(), config)
+new ShellEnvRegistry(config)
 // @ts-expect-error: a profile needs a dir
 const badConfig: ShellEnvConfig = { profile: { name: 'work' } }
 
@@ -36,7 +38,9 @@ apply(root)
 root.plugin(shellEnv, { dshHome: '/opt/dsh' })
 
 // ── ctx.shellEnv through the module augmentation ───────────────────────────────
-const service: ShellEnvService = root.shellEnv
+const service: ShellEnvRegistry = root.shellEnv
+assertType<Equal<Context['shellEnv'], ShellEnvRegistry>>()
+root.plugin(ShellEnvRegistry, { dshHome: '/opt/dsh' })
 const home: string = root.shellEnv.dshHome
 
 // A contributor plugin.
