@@ -139,6 +139,10 @@ export interface OutputChunk {
   stderr: string
   /** Something was dropped or replaced since the previous read. */
   lossy: boolean
+  /** The file holding the whole of stdout, once it started spilling. */
+  stdoutSpillPath?: string
+  /** The file holding the whole of stderr, once it started spilling. */
+  stderrSpillPath?: string
 }
 
 /**
@@ -146,6 +150,13 @@ export interface OutputChunk {
  * both are given and resolve differently.
  */
 export declare function reconcileDshHome(top?: string, skillsLocal?: string, env?: Record<string, string | undefined>): string
+
+/**
+ * Removes a spill file kept with `keepSpillFiles` (and its directory once
+ * empty). Only this process's own spill files are touched: any other path
+ * is left alone and reported as `false`.
+ */
+export declare function removeSpillFile(path: string): boolean
 
 /** The built-in keys only the registry sets (frozen by the JS entry point). */
 export declare function reservedKeys(): Array<string>

@@ -845,5 +845,6 @@ module.exports.excludedByDefault = nativeBinding.excludedByDefault
 module.exports.execute = nativeBinding.execute
 module.exports.hostGlobal = nativeBinding.hostGlobal
 module.exports.reconcileDshHome = nativeBinding.reconcileDshHome
+module.exports.removeSpillFile = nativeBinding.removeSpillFile
 module.exports.reservedKeys = nativeBinding.reservedKeys
 module.exports.resolveDshHome = nativeBinding.resolveDshHome

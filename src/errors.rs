@@ -32,7 +32,8 @@ impl Failure {
         let cause = match (self.cause, &self.error) {
             // The thrown value itself, whatever it was (an Error, a string, an object).
             (Some(cause), _) => unsafe { napi::Error::to_napi_value(env.raw(), *cause) }.ok(),
-            (None, ExecError::SpawnFailed { program, source }) => os_error(env, program, source).ok(),
+            (None, ExecError::SpawnFailed { program, source }) => spawn_error(env, program, source).ok(),
+            (None, ExecError::InvalidWorkdir { path, source }) => stat_error(env, path, source).ok(),
             (None, _) => None,
         };
         coded_error(env, self.error.code(), &self.error.to_string(), cause)
@@ -71,16 +72,43 @@ fn coded_error(env: &Env, code: &str, message: &str, cause: Option<Raw>) -> napi
 }
 
 /// An `Error` shaped like Node's own spawn errors: `code` (`ENOENT`), `errno`, `syscall`, `path`.
-fn os_error(env: &Env, program: &str, source: &std::io::Error) -> Result<Raw> {
+fn spawn_error(env: &Env, program: &str, source: &std::io::Error) -> Result<Raw> {
+    let name = errno_of(source).1;
+    os_error(env, &format!("spawn {program} {name}"), source, "spawn", program)
+}
+
+/// An `Error` shaped like Node's own `fs.stat` errors, for a workdir that
+/// cannot be used: `ENOENT: no such file or directory, stat '/x'`.
+fn stat_error(env: &Env, path: &str, source: &std::io::Error) -> Result<Raw> {
+    let name = errno_of(source).1;
+    os_error(env, &format!("{name}: {}, stat '{path}'", os_description(source)), source, "stat", path)
+}
+
+/// The errno and its symbolic name (`UNKNOWN` for one without).
+fn errno_of(source: &std::io::Error) -> (i32, &'static str) {
     let errno = source.raw_os_error().unwrap_or(0);
-    let name = errno_name(errno).unwrap_or("UNKNOWN");
-    let message = env.create_string(format!("spawn {program} {name}"))?.raw();
+    (errno, errno_name(errno).unwrap_or("UNKNOWN"))
+}
+
+/// The OS's description of an error, without Rust's ` (os error N)` suffix.
+fn os_description(source: &std::io::Error) -> String {
+    let text = source.to_string();
+    match text.rfind(" (os error") {
+        Some(at) => text[..at].to_lowercase(),
+        None => text,
+    }
+}
+
+/// An OS error as Node shapes it: `code`, a negative `errno`, `syscall`, `path`.
+fn os_error(env: &Env, message: &str, source: &std::io::Error, syscall: &str, path: &str) -> Result<Raw> {
+    let (errno, name) = errno_of(source);
+    let message = env.create_string(message)?.raw();
     let code = env.create_string(name)?.raw();
     let mut error = ptr::null_mut();
     check_status!(unsafe { sys::napi_create_error(env.raw(), code, message, &mut error) })?;
     set(env, error, "errno", env.create_int32(-errno)?.raw())?;
-    set(env, error, "syscall", env.create_string("spawn")?.raw())?;
-    set(env, error, "path", env.create_string(program)?.raw())?;
+    set(env, error, "syscall", env.create_string(syscall)?.raw())?;
+    set(env, error, "path", env.create_string(path)?.raw())?;
     Ok(error)
 }
 

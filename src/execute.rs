@@ -146,10 +146,7 @@ fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>) -> std::result::Re
     }
     let request = read_request(env, spec)?;
     let parent = parent_vars(env, parent_env)?;
-    let cwd = std::env::current_dir().map_err(|error| ExecError::InvalidWorkdir {
-        path: ".".into(),
-        reason: format!("the current directory cannot be read: {error}"),
-    })?;
+    let cwd = std::env::current_dir().map_err(|source| ExecError::InvalidWorkdir { path: ".".into(), source })?;
 
     let registry = js::get_defined(env, spec, "registry").map_err(js_failure)?;
     let dsh_env_given = js::get_defined(env, spec, "dshEnv").map_err(js_failure)?.is_some();
@@ -240,6 +237,8 @@ fn read_request(env: &Env, spec: Raw) -> std::result::Result<ExecRequest, Failur
         stdout_max_bytes: optional_number(env, spec, "stdoutMaxBytes")?,
         stderr_max_bytes: optional_number(env, spec, "stderrMaxBytes")?,
         spill_max_bytes: optional_number(env, spec, "spillMaxBytes")?,
+        spill_dir: optional_string(env, spec, "spillDir")?,
+        keep_spill_files: optional_bool(env, spec, "keepSpillFiles")?.unwrap_or(false),
         on_expiry: match optional_string(env, spec, "onExpiry")? {
             Some(on_expiry) => on_expiry.parse()?,
             None => Default::default(),
@@ -395,6 +394,18 @@ fn optional_string(env: &Env, object: Raw, field: &str) -> std::result::Result<O
         Some(value) if js::type_of(env, value) == ValueType::String => Ok(Some(text(env, value, || field.into())?)),
         Some(value) => {
             Err(ExecError::invalid_spec(field, format!("must be a string (got {})", js::describe(env, value))).into())
+        }
+    }
+}
+
+fn optional_bool(env: &Env, object: Raw, field: &str) -> std::result::Result<Option<bool>, Failure> {
+    match js::get_defined(env, object, field).map_err(js_failure)? {
+        None => Ok(None),
+        Some(value) if js::type_of(env, value) == ValueType::Boolean => {
+            Ok(Some(unsafe { bool::from_napi_value(env.raw(), value) }.map_err(js_failure)?))
+        }
+        Some(value) => {
+            Err(ExecError::invalid_spec(field, format!("must be a boolean (got {})", js::describe(env, value))).into())
         }
     }
 }
@@ -626,7 +637,14 @@ impl NativeExecution {
     #[napi]
     pub fn read_output(&self) -> OutputChunk {
         let delta = self.process.read_output();
-        OutputChunk { stdout: delta.stdout, stderr: delta.stderr, lossy: delta.lossy }
+        let shown = |path: Option<std::path::PathBuf>| path.map(|path| path.to_string_lossy().into_owned());
+        OutputChunk {
+            stdout: delta.stdout,
+            stderr: delta.stderr,
+            lossy: delta.lossy,
+            stdout_spill_path: shown(delta.stdout_spill),
+            stderr_spill_path: shown(delta.stderr_spill),
+        }
     }
 
     /// Waits for the end of the whole group; the first settlement also releases
@@ -678,6 +696,10 @@ pub struct OutputChunk {
     pub stderr: String,
     /// Something was dropped or replaced since the previous read.
     pub lossy: bool,
+    /// The file holding the whole of stdout, once it started spilling.
+    pub stdout_spill_path: Option<String>,
+    /// The file holding the whole of stderr, once it started spilling.
+    pub stderr_spill_path: Option<String>,
 }
 
 /// One stream of a finished command.

@@ -49,3 +49,11 @@ pub fn excluded_by_default(name: String) -> bool {
 pub fn host_global(env: &napi::Env) -> napi::Result<js::JsRaw> {
     Ok(js::JsRaw(napi::JsValue::raw(&env.get_global()?)))
 }
+
+/// Removes a spill file kept with `keepSpillFiles` (and its directory once
+/// empty). Only this process's own spill files are touched: any other path
+/// is left alone and reported as `false`.
+#[napi]
+pub fn remove_spill_file(path: String) -> bool {
+    dsh_shell_env_core::process::remove_spill_file(std::path::Path::new(&path))
+}

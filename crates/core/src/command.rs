@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::environment::{build_environment, EnvironmentSpec, Platform};
 use crate::error::ExecError;
 use crate::keys::PATH_KEY;
-use crate::process::{check_workdir, resolve_program, OutputLimits, ProcessSpec};
+use crate::process::{check_workdir, resolve_program, OutputLimits, ProcessSpec, SpillPlace};
 
 /// Default time before a foreground command is killed.
 pub const DEFAULT_TIMEOUT_MS: f64 = 120_000.0;
@@ -75,6 +75,10 @@ pub struct ExecRequest {
     pub stderr_max_bytes: Option<f64>,
     /// Largest spill file per stream (default 64 MiB).
     pub spill_max_bytes: Option<f64>,
+    /// The absolute directory spill files go in (default: the system temp directory).
+    pub spill_dir: Option<String>,
+    /// Keep spill files when the result is dropped; the caller removes them.
+    pub keep_spill_files: bool,
     /// The environment layers on top of the parent environment.
     pub environment: EnvironmentSpec,
 }
@@ -103,6 +107,7 @@ pub fn plan(
     };
     let stdout = limits("stdoutMaxBytes", request.stdout_max_bytes)?;
     let stderr = limits("stderrMaxBytes", request.stderr_max_bytes)?;
+    let spill = SpillPlace { base: spill_dir(request.spill_dir.as_deref())?, keep: request.keep_spill_files };
 
     let environment = build_environment(platform, parent, &request.environment)?;
     let workdir = workdir(request.workdir.as_deref(), cwd)?;
@@ -114,6 +119,7 @@ pub fn plan(
     spec.stdin = request.stdin.clone();
     spec.stdout = stdout;
     spec.stderr = stderr;
+    spec.spill = spill;
     spec.timeout = timeout;
     spec.grace = grace;
     Ok(spec)
@@ -191,6 +197,17 @@ fn workdir(workdir: Option<&str>, cwd: &Path) -> Result<PathBuf, ExecError> {
     };
     check_workdir(&path)?;
     Ok(path)
+}
+
+/// The `spillDir` option: an absolute path without NUL bytes. Whether it exists
+/// is found out at the first spill, which then fails like any spill (the
+/// stream has no spill file).
+fn spill_dir(dir: Option<&str>) -> Result<Option<PathBuf>, ExecError> {
+    let Some(dir) = dir else { return Ok(None) };
+    if dir.contains('\0') || !Path::new(dir).is_absolute() {
+        return Err(ExecError::invalid_spec("spillDir", format!("must be an absolute path without NUL bytes (got {dir:?})")));
+    }
+    Ok(Some(PathBuf::from(dir)))
 }
 
 fn duration(field: &str, value: Option<f64>, default: f64, zero_ok: bool) -> Result<Duration, ExecError> {
@@ -292,6 +309,8 @@ mod tests {
             (ExecRequest { timeout_ms: Some(-5.0), ..base.clone() }, "timeoutMs"),
             (ExecRequest { grace_ms: Some(f64::NAN), ..base.clone() }, "graceMs"),
             (ExecRequest { stdout_max_bytes: Some(1.5), ..base.clone() }, "stdoutMaxBytes"),
+            (ExecRequest { spill_dir: Some("relative/spill".into()), ..base.clone() }, "spillDir"),
+            (ExecRequest { spill_dir: Some("/tmp/a\0b".into()), ..base.clone() }, "spillDir"),
             (ExecRequest { stderr_max_bytes: Some(-1.0), ..base.clone() }, "stderrMaxBytes"),
             (ExecRequest { spill_max_bytes: Some(f64::NAN), ..base.clone() }, "spillMaxBytes"),
             (ExecRequest { workdir: Some(String::new()), ..base.clone() }, "workdir"),

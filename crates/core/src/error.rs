@@ -112,9 +112,14 @@ pub enum ExecError {
     /// A field of the spec is malformed; `field` names it (`env.FOO`, `timeoutMs`, …).
     #[error("invalid spec field {field}: {reason}")]
     InvalidSpec { field: String, reason: String },
-    /// The working directory does not exist or is not a directory.
-    #[error("workdir {path:?} {reason}")]
-    InvalidWorkdir { path: String, reason: String },
+    /// The working directory does not exist, is not a directory or cannot be
+    /// entered; the OS error (`ENOENT`, `ENOTDIR`, `EACCES`, …) is kept.
+    #[error("workdir {path:?} {} ({})", workdir_reason(.source), errno_name(.source.raw_os_error().unwrap_or(0)).unwrap_or("UNKNOWN"))]
+    InvalidWorkdir {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
     /// The program could not be found or started; the OS error is kept.
     #[error("cannot start {program:?}: {source}")]
     SpawnFailed {
@@ -125,6 +130,15 @@ pub enum ExecError {
     /// Collecting the managed environment failed before anything was spawned.
     #[error(transparent)]
     Collect(#[from] ShellEnvError),
+}
+
+/// What an OS error means for a working directory, in words.
+fn workdir_reason(error: &io::Error) -> String {
+    match error.raw_os_error() {
+        Some(libc::ENOENT) => "does not exist".into(),
+        Some(libc::ENOTDIR) => "is not a directory".into(),
+        _ => format!("cannot be used: {error}"),
+    }
 }
 
 impl ExecError {

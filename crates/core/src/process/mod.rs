@@ -44,7 +44,7 @@ pub use program::{check_workdir, resolve_program};
 #[cfg(target_os = "linux")]
 pub use reactor::Reactor;
 pub use spawn::{spawn, spawn_async, Spawner};
-pub use spill::remove_spill_dir;
+pub use spill::{remove_spill_dir, remove_spill_file, SpillPlace};
 #[cfg(unix)]
 pub use teardown::end_all;
 
@@ -118,6 +118,8 @@ pub struct ProcessSpec {
     pub stdout: OutputLimits,
     /// Limits for standard error.
     pub stderr: OutputLimits,
+    /// Where spill files go and whether they outlive the result.
+    pub spill: SpillPlace,
     /// Kill the group after this long; `None` runs without a timer (background jobs).
     pub timeout: Option<Duration>,
     /// Time between SIGTERM and SIGKILL to the group.
@@ -138,6 +140,7 @@ impl ProcessSpec {
             stdin: None,
             stdout: OutputLimits::default(),
             stderr: OutputLimits::default(),
+            spill: SpillPlace::default(),
             timeout: None,
             grace: DEFAULT_GRACE,
             on_output: None,
@@ -186,6 +189,10 @@ pub struct OutputDelta {
     /// Something was dropped (over `max_bytes` unread) or replaced (invalid
     /// UTF-8) since the previous read.
     pub lossy: bool,
+    /// The file holding the whole of standard output, once it started spilling.
+    pub stdout_spill: Option<PathBuf>,
+    /// The file holding the whole of standard error, once it started spilling.
+    pub stderr_spill: Option<PathBuf>,
 }
 
 /// The captured result of one stream.
@@ -196,7 +203,8 @@ pub struct StreamResult {
     /// The stream was longer than `text`.
     pub truncated: bool,
     /// The complete stream, when it overflowed and stayed under `spill_max_bytes`.
-    /// The file is deleted when the last handle to its result is dropped.
+    /// The file is deleted when the last handle to its result is dropped,
+    /// unless the spec's [`SpillPlace::keep`] asked to keep it.
     pub spill_path: Option<PathBuf>,
     /// Keeps the spill file alive for as long as this result.
     _spill: Option<spill::SpillFile>,
@@ -311,9 +319,9 @@ impl Process {
     /// Takes the text produced since the previous call. Unread text is capped at
     /// `max_bytes` per stream, keeping the newest.
     pub fn read_output(&self) -> OutputDelta {
-        let (stdout, out_lossy) = lock(&self.shared.stdout).take_unread();
-        let (stderr, err_lossy) = lock(&self.shared.stderr).take_unread();
-        OutputDelta { stdout, stderr, lossy: out_lossy || err_lossy }
+        let (stdout, out_lossy, stdout_spill) = lock(&self.shared.stdout).take_unread();
+        let (stderr, err_lossy, stderr_spill) = lock(&self.shared.stderr).take_unread();
+        OutputDelta { stdout, stderr, lossy: out_lossy || err_lossy, stdout_spill, stderr_spill }
     }
 
     /// Waits until the group is gone and the leader reaped.

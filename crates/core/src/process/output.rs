@@ -5,11 +5,12 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::spill::SpillFile;
+use super::spill::{SpillFile, SpillPlace};
 use super::{lock, OutputLimits, OutputSink, StreamKind, StreamResult, LIVE_OUTPUT_BUDGET};
 
 /// Bytes per read from a pipe (the default Linux pipe holds 64 KiB).
@@ -27,7 +28,11 @@ pub(super) struct Capture {
     /// Text not yet read; compacted to `max_bytes` when it doubles.
     unread: String,
     unread_lossy: bool,
+    place: SpillPlace,
     spill: Spill,
+    /// The spill file's path from its start until it is dropped for good
+    /// (outgrown); the result keeps naming it after `finish`.
+    spill_path: Option<PathBuf>,
 }
 
 enum Spill {
@@ -43,7 +48,7 @@ enum Spill {
 }
 
 impl Capture {
-    pub(super) fn new(kind: StreamKind, pid: u32, limits: OutputLimits) -> Self {
+    pub(super) fn new(kind: StreamKind, pid: u32, limits: OutputLimits, place: SpillPlace) -> Self {
         Self {
             kind,
             pid,
@@ -52,7 +57,9 @@ impl Capture {
             total: 0,
             unread: String::new(),
             unread_lossy: false,
+            place,
             spill: Spill::NotNeeded,
+            spill_path: None,
         }
     }
 
@@ -82,7 +89,7 @@ impl Capture {
         let limit = self.limits.spill_max_bytes;
         match &mut self.spill {
             Spill::NotNeeded if self.total <= limit => {
-                let started = SpillFile::create(self.pid, self.kind).and_then(|(guard, mut file)| {
+                let started = SpillFile::create(self.pid, self.kind, &self.place).and_then(|(guard, mut file)| {
                     let (front, back) = self.tail.as_slices();
                     file.write_all(front)?;
                     file.write_all(back)?;
@@ -91,26 +98,31 @@ impl Capture {
                 });
                 // A file that cannot be written is no spill at all.
                 self.spill = started.unwrap_or(Spill::Dropped);
+                if let Spill::Writing { guard, .. } = &self.spill {
+                    self.spill_path = Some(guard.path().to_owned());
+                }
             }
             Spill::NotNeeded => self.spill = Spill::Dropped,
             Spill::Writing { file, written, .. } => {
                 *written += bytes.len() as u64;
                 if *written > limit || file.write_all(bytes).is_err() {
                     self.spill = Spill::Dropped;
+                    self.spill_path = None;
                 }
             }
             Spill::Dropped => {}
         }
     }
 
-    /// The unread text and whether any of it was dropped or replaced.
-    pub(super) fn take_unread(&mut self) -> (String, bool) {
+    /// The unread text, whether any of it was dropped or replaced, and the
+    /// spill file holding the whole stream, once there is one.
+    pub(super) fn take_unread(&mut self) -> (String, bool, Option<PathBuf>) {
         if self.unread.len() > self.limits.max_bytes {
             keep_text_tail(&mut self.unread, self.limits.max_bytes);
             self.unread_lossy = true;
         }
         let lossy = std::mem::take(&mut self.unread_lossy);
-        (std::mem::take(&mut self.unread), lossy)
+        (std::mem::take(&mut self.unread), lossy, self.spill_path.clone())
     }
 
     /// The final result of the stream. Unread text stays for `read_output`.

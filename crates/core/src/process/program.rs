@@ -47,15 +47,15 @@ pub fn resolve_program(program: &str, path_var: Option<&str>, cwd: &Path) -> Res
     Err(fail(if denied { libc::EACCES } else { libc::ENOENT }))
 }
 
-/// Fails with [`ExecError::InvalidWorkdir`] unless `path` is an existing directory.
+/// Fails with [`ExecError::InvalidWorkdir`] unless `path` is an existing
+/// directory; the error keeps the OS error (`ENOTDIR` for anything else).
 pub fn check_workdir(path: &Path) -> Result<(), ExecError> {
-    let reason = match fs::metadata(path) {
+    let source = match fs::metadata(path) {
         Ok(meta) if meta.is_dir() => return Ok(()),
-        Ok(_) => "is not a directory".to_owned(),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => "does not exist".to_owned(),
-        Err(error) => format!("cannot be accessed: {error}"),
+        Ok(_) => io::Error::from_raw_os_error(libc::ENOTDIR),
+        Err(error) => error,
     };
-    Err(ExecError::InvalidWorkdir { path: path.display().to_string(), reason })
+    Err(ExecError::InvalidWorkdir { path: path.display().to_string(), source })
 }
 
 /// `Ok` when `path` is a regular file this process may execute, else the errno

@@ -72,8 +72,8 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         started,
         timeout: spec.timeout,
         group: Group::new(pid, spec.grace),
-        stdout: Mutex::new(Capture::new(StreamKind::Stdout, pid, spec.stdout)),
-        stderr: Mutex::new(Capture::new(StreamKind::Stderr, pid, spec.stderr)),
+        stdout: Mutex::new(Capture::new(StreamKind::Stdout, pid, spec.stdout, spec.spill.clone())),
+        stderr: Mutex::new(Capture::new(StreamKind::Stderr, pid, spec.stderr, spec.spill.clone())),
         outcome: Mutex::new(Outcome::Pending(Vec::new())),
         #[cfg(target_os = "linux")]
         reactor: OnceLock::new(),

@@ -1,6 +1,13 @@
-//! Spill files, in one private directory per process under the system temp
-//! directory: the directory is 0700, each file 0600 and created exclusively, so
-//! other users can neither read the output nor plant a file or symlink in its place.
+//! Spill files, in one private directory per process and base directory (the
+//! system temp directory unless the caller names another): the directory is
+//! 0700, each file 0600 and created exclusively, so other users can neither
+//! read the output nor plant a file or symlink in its place.
+//!
+//! A file normally goes with the result that names it. A caller that hands the
+//! path on (a model reads it later) asks to keep it ([`SpillPlace::keep`]) and
+//! removes it itself with [`remove_spill_file`]; whatever is left goes with the
+//! host ([`remove_spill_dir`]). Directories of hosts that died without either
+//! (a SIGKILL) are swept when this process first makes its own in that base.
 
 use std::collections::hash_map::RandomState;
 use std::fs::{self, DirBuilder, File, OpenOptions};
@@ -12,27 +19,48 @@ use std::sync::Mutex;
 
 use super::{lock, StreamKind};
 
-/// The private directory, once made.
-static DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
+/// The prefix of every private spill directory: `dsh-shell-env-<pid>-<random>`.
+const DIR_PREFIX: &str = "dsh-shell-env-";
+
+/// The private directories made so far, each with the base it is in.
+static DIRS: Mutex<Vec<PrivateDir>> = Mutex::new(Vec::new());
 /// Keeps file names unique even when pids are reused.
 static NEXT_FILE: AtomicU64 = AtomicU64::new(0);
 
-/// A spill file; deleted when dropped.
+struct PrivateDir {
+    base: PathBuf,
+    path: PathBuf,
+}
+
+/// Where a process's spill files go and whether they outlive its result.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SpillPlace {
+    /// The absolute directory to make the private spill directory in; `None`:
+    /// the system temp directory.
+    pub base: Option<PathBuf>,
+    /// Keep each file when its result is dropped, for [`remove_spill_file`] or
+    /// the host's exit to remove.
+    pub keep: bool,
+}
+
+/// A spill file; deleted when dropped unless kept.
 #[derive(Debug)]
 pub(super) struct SpillFile {
     path: PathBuf,
+    keep: bool,
 }
 
 impl SpillFile {
     /// Creates a new, empty spill file for one stream of process `pid`.
-    pub(super) fn create(pid: u32, kind: StreamKind) -> io::Result<(Self, File)> {
+    pub(super) fn create(pid: u32, kind: StreamKind, place: &SpillPlace) -> io::Result<(Self, File)> {
         let name = format!("{}-{pid}.{}", NEXT_FILE.fetch_add(1, Ordering::Relaxed), kind.as_str());
+        let base = place.base.clone().unwrap_or_else(std::env::temp_dir);
         let mut attempts = 0;
         loop {
-            let dir = private_dir()?;
+            let dir = private_dir(&base)?;
             let path = dir.join(&name);
             match create_private_file(&path) {
-                Ok(file) => return Ok((Self { path }, file)),
+                Ok(file) => return Ok((Self { path, keep: place.keep }, file)),
                 // The directory was removed under us (its last file dropped on
                 // another thread, remove_spill_dir, a temp cleaner): make a new one.
                 Err(error) if error.kind() == io::ErrorKind::NotFound && attempts < 3 => {
@@ -52,43 +80,61 @@ impl SpillFile {
 
 impl Drop for SpillFile {
     fn drop(&mut self) {
-        // Already gone when remove_spill_dir ran first.
-        let _ = fs::remove_file(&self.path);
-        // The last file takes the directory with it, so a host that dies
-        // without running its exit hook (a signal) leaves nothing behind once
-        // its spill files are gone. A later spill makes a new directory.
-        if let Some(parent) = self.path.parent() {
-            let mut dir = lock(&DIR);
-            if dir.as_deref() == Some(parent) && fs::remove_dir(parent).is_ok() {
-                *dir = None;
-            }
+        if !self.keep {
+            remove_file_and_empty_dir(&self.path);
         }
     }
 }
 
-/// Deletes the private spill directory with every spill file in it, for process
-/// or environment teardown. Results that still name a spill file then name a
-/// missing file; a later spill makes a new directory.
+/// Removes a kept spill file this process made. Anything else (a path outside
+/// its private directories, one already gone) is left alone and reported as
+/// `false`.
+pub fn remove_spill_file(path: &Path) -> bool {
+    let ours = path.parent().is_some_and(|parent| lock(&DIRS).iter().any(|dir| dir.path == parent));
+    ours && remove_file_and_empty_dir(path)
+}
+
+/// Deletes every private spill directory with every spill file in it, for
+/// process or environment teardown. Results that still name a spill file then
+/// name a missing file; a later spill makes a new directory.
 pub fn remove_spill_dir() {
-    if let Some(dir) = lock(&DIR).take() {
-        let _ = fs::remove_dir_all(dir);
+    for dir in std::mem::take(&mut *lock(&DIRS)) {
+        let _ = fs::remove_dir_all(dir.path);
     }
 }
 
-/// The private directory, made on first use as `dsh-shell-env-<pid>-<random>`.
-fn private_dir() -> io::Result<PathBuf> {
-    let mut dir = lock(&DIR);
-    if let Some(path) = &*dir {
-        return Ok(path.clone());
+/// Removes `path`, then its directory once empty: the last file takes the
+/// directory with it, so a host that dies without its exit hook (a signal)
+/// leaves nothing behind once its spill files are gone.
+fn remove_file_and_empty_dir(path: &Path) -> bool {
+    // Already gone when remove_spill_dir ran first.
+    let removed = fs::remove_file(path).is_ok();
+    if let Some(parent) = path.parent() {
+        let mut dirs = lock(&DIRS);
+        if let Some(at) = dirs.iter().position(|dir| dir.path == parent) {
+            if fs::remove_dir(parent).is_ok() {
+                dirs.remove(at);
+            }
+        }
     }
-    let base = std::env::temp_dir();
+    removed
+}
+
+/// This process's private directory in `base`, made on first use (sweeping
+/// the directories of dead hosts there first).
+fn private_dir(base: &Path) -> io::Result<PathBuf> {
+    let mut dirs = lock(&DIRS);
+    if let Some(dir) = dirs.iter().find(|dir| dir.base == base) {
+        return Ok(dir.path.clone());
+    }
+    sweep_dead_hosts(base);
     let random = RandomState::new();
     for attempt in 0..16 {
-        let name = format!("dsh-shell-env-{}-{:016x}", std::process::id(), random.hash_one(attempt));
+        let name = format!("{DIR_PREFIX}{}-{:016x}", std::process::id(), random.hash_one(attempt));
         let path = base.join(name);
         match create_private_dir(&path) {
             Ok(()) => {
-                *dir = Some(path.clone());
+                dirs.push(PrivateDir { base: base.to_path_buf(), path: path.clone() });
                 return Ok(path);
             }
             // Someone else's, or a leftover: never reuse it.
@@ -99,12 +145,56 @@ fn private_dir() -> io::Result<PathBuf> {
     Err(io::Error::new(io::ErrorKind::AlreadyExists, "no free spill directory name"))
 }
 
-/// Forgets `stale` as the private directory, unless another thread already replaced it.
+/// Forgets `stale` as a private directory.
 fn forget_dir(stale: &Path) {
-    let mut dir = lock(&DIR);
-    if dir.as_deref() == Some(stale) {
-        *dir = None;
+    lock(&DIRS).retain(|dir| dir.path != stale);
+}
+
+/// Removes the spill directories in `base` of hosts that no longer run: named
+/// `dsh-shell-env-<pid>-<random>`, owned by this user, and `pid` gone. A pid
+/// reused by a live process keeps its directory (it is left, never wrongly
+/// removed); so does a host in another pid namespace whose pid is alive here.
+#[cfg(unix)]
+fn sweep_dead_hosts(base: &Path) {
+    use std::os::unix::fs::MetadataExt;
+
+    let Ok(entries) = fs::read_dir(base) else { return };
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    for entry in entries.flatten() {
+        let Some(pid) = host_pid(&entry.file_name().to_string_lossy()) else { continue };
+        if pid == std::process::id() || host_alive(pid) {
+            continue;
+        }
+        let path = entry.path();
+        // Not followed: a symlink by that name is not a spill directory.
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_dir() && meta.uid() == uid => {
+                let _ = fs::remove_dir_all(&path);
+            }
+            _ => {}
+        }
     }
+}
+
+#[cfg(not(unix))]
+fn sweep_dead_hosts(_base: &Path) {}
+
+/// The host pid in a spill directory's name.
+fn host_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(DIR_PREFIX)?;
+    let (pid, random) = rest.split_once('-')?;
+    let plausible = random.len() == 16 && random.bytes().all(|b| b.is_ascii_hexdigit());
+    plausible.then(|| pid.parse().ok()).flatten().filter(|&pid| pid > 0)
+}
+
+/// Whether a process with `pid` exists (EPERM: it does, someone else's).
+#[cfg(unix)]
+fn host_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return true };
+    // SAFETY: signal 0 sends nothing; it only checks that `pid` exists.
+    let exists = unsafe { libc::kill(pid, 0) } == 0;
+    exists || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 fn create_private_dir(path: &Path) -> io::Result<()> {
@@ -121,4 +211,23 @@ fn create_private_file(path: &Path) -> io::Result<File> {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     options.open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_pids_come_from_spill_directory_names_only() {
+        assert_eq!(host_pid("dsh-shell-env-4242-00112233445566ff"), Some(4242));
+        for other in [
+            "dsh-shell-env-4242-xyz",
+            "dsh-shell-env-0-00112233445566ff",
+            "dsh-shell-env--00112233445566ff",
+            "dsh-shell-env-4242",
+            "dsh-subprocess-4242-00112233445566ff",
+        ] {
+            assert_eq!(host_pid(other), None, "{other}");
+        }
+    }
 }

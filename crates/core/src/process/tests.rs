@@ -277,10 +277,15 @@ fn checks_the_workdir() {
     let dir = TestDir::new();
     let file = dir.file("file", "", 0o644);
     check_workdir(&dir.0).unwrap();
-    for (path, reason) in [(dir.0.join("missing"), "does not exist"), (file, "is not a directory")] {
-        match check_workdir(&path).unwrap_err() {
-            ExecError::InvalidWorkdir { path: shown, reason: why } => {
-                assert_eq!((shown.as_str(), why.as_str()), (path.to_str().unwrap(), reason));
+    for (path, errno, message) in [
+        (dir.0.join("missing"), libc::ENOENT, "does not exist (ENOENT)"),
+        (file, libc::ENOTDIR, "is not a directory (ENOTDIR)"),
+    ] {
+        let error = check_workdir(&path).unwrap_err();
+        assert!(error.to_string().ends_with(message), "{error}");
+        match error {
+            ExecError::InvalidWorkdir { path: shown, source } => {
+                assert_eq!((shown.as_str(), source.raw_os_error()), (path.to_str().unwrap(), Some(errno)));
             }
             other => panic!("expected InvalidWorkdir, got {other:?}"),
         }

@@ -1,0 +1,312 @@
+// The native local executors' shared part: a `ctx.shell` provider (the
+// published `ShellExecutor` seam of @deepseek-ai/dsh-shell) whose commands
+// are spawned by this package's Rust spawner, with the one Rust environment
+// pipeline, instead of `child_process`. The config, `resolve()`, the results
+// and the process handles follow the published local executors
+// (@deepseek-ai/dsh-bash-local, @deepseek-ai/dsh-pwsh-local); bash-local.mjs
+// and pwsh-local.mjs supply the argv.
+
+import { createRequire } from 'node:module'
+import { isAbsolute } from 'node:path'
+
+import { SHELL_SETTINGS_NAMESPACE, ShellExecutor } from '@deepseek-ai/dsh-shell'
+import { installSettingsSection } from '@deepseek-ai/dsh-settings'
+import z from '@deepseek-ai/schemastery'
+
+import { ownerOf } from './ownership.mjs'
+
+const require = createRequire(import.meta.url)
+const { execute } = require('../index.js')
+const { codedError } = require('../js-errors.js')
+
+/** The largest delay one Node timer can hold (the grace is one timer in the reference). */
+export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1
+/** Default SIGTERM→SIGKILL grace. */
+export const DEFAULT_GRACE_MS = 3e3
+/** Default largest spill file per stream. */
+export const DEFAULT_MAX_SPILL_BYTES = 64 * 1024 * 1024
+
+// Cordis calls a service's methods with a proxy as `this` (its `ctx` is the
+// caller's), and private fields cannot be read through a proxy: the
+// executor's own state sits under module-private symbols instead.
+const kOwner = Symbol('NativeShellExecutor.owner')
+
+/** The config fields both executors share, with the reference's defaults. */
+export const COMMON_CONFIG = {
+  cwd: z.string(),
+  timeoutMs: z.number().default(12e4),
+  maxTimeoutMs: z.number().default(6e5),
+  maxOutputBytes: z.number().default(64e3),
+  maxSpillBytes: z.number().default(DEFAULT_MAX_SPILL_BYTES),
+  graceMs: z.number().default(DEFAULT_GRACE_MS),
+  spillDir: z.string(),
+}
+
+/**
+ * The inherited environment is scrubbed as the reference scrubs it (credential
+ * names, every `DSH_*` name) and also hardened: variables that make a shell
+ * or a program run code chosen by whoever set them (`BASH_ENV`, `LD_*`,
+ * `NODE_OPTIONS`, …) never reach a model's command.
+ */
+const SCRUB = Object.freeze({ hardening: true })
+
+function positiveFinite(label, name, value) {
+  if (!Number.isFinite(value) || value <= 0) {
+    throw codedError('ERR_SHELL_EXEC_INVALID_CONFIG', `${label}: ${name} must be a positive finite number`)
+  }
+}
+
+/**
+ * Refuses a resolved config the executor could not run with (as the
+ * reference does): the schema expresses neither "positive and finite" nor
+ * the timer bound the grace has to fit, nor an absolute spill directory.
+ */
+export function assertServiceableConfig(label, config) {
+  for (const name of ['timeoutMs', 'maxTimeoutMs', 'maxOutputBytes', 'maxSpillBytes', 'graceMs']) {
+    positiveFinite(label, name, config[name])
+  }
+  if (config.graceMs > MAX_TIMER_DELAY_MS) {
+    throw codedError('ERR_SHELL_EXEC_INVALID_CONFIG', `${label}: graceMs must be no greater than ${MAX_TIMER_DELAY_MS}`)
+  }
+  if (config.spillDir !== undefined && !isAbsolute(config.spillDir)) {
+    throw codedError('ERR_SHELL_EXEC_INVALID_CONFIG', `${label}: spillDir must be an absolute path`)
+  }
+}
+
+/** `requested` (when given, positive and finite) or `fallback`, capped at `max`. */
+function clampTimeout(label, requested, fallback, max) {
+  if (requested !== undefined && (!Number.isFinite(requested) || requested <= 0)) {
+    throw codedError('ERR_SHELL_EXEC_INVALID_REQUEST', `${label}: request.timeoutMs must be a positive finite number`)
+  }
+  return Math.min(requested ?? fallback, max)
+}
+
+/** A captured stream as the seam's `CollectedOutput`. */
+function collected(stream) {
+  return { text: stream.text, truncated: stream.truncated, ...(stream.spillPath ? { spillPath: stream.spillPath } : {}) }
+}
+
+/**
+ * A background process handle (the seam's `ShellProcess`), returned before
+ * the spawn completes: reads are empty and a kill is remembered until the
+ * child runs.
+ */
+export class LocalShellProcess {
+  status = 'running'
+  exitCode = null
+  signal = null
+  /** Settles once the whole process group is gone; never rejects. */
+  done
+  #execution
+  #killRequested = false
+  #spawnFailure
+
+  /** The native execution, once started; a kill requested before then is delivered now. */
+  attach(execution) {
+    this.#execution = execution
+    if (this.#killRequested) execution.kill()
+  }
+
+  /** The child never ran: it settles as killed, with the error on stderr. */
+  failed(note) {
+    this.status = 'killed'
+    this.#spawnFailure = note
+  }
+
+  /**
+   * Output since the previous read (consuming), stdout first, then stderr in
+   * a marked `[stderr]` section. `lossy` when unread output was dropped from
+   * memory; the spill paths appear as soon as a stream starts spilling.
+   */
+  readOutput() {
+    const read = this.#execution?.readOutput() ?? { stdout: '', stderr: '', lossy: false }
+    let errText = read.stderr
+    if (errText.length === 0 && this.#spawnFailure !== undefined) {
+      errText = this.#spawnFailure
+      this.#spawnFailure = undefined
+    }
+    const separator = read.stdout.length > 0 && !read.stdout.endsWith('\n') ? '\n' : ''
+    return {
+      delta: read.stdout + (errText.length > 0 ? `${separator}[stderr]\n${errText}` : ''),
+      lossy: read.lossy,
+      ...(read.stdoutSpillPath ? { stdoutSpillPath: read.stdoutSpillPath } : {}),
+      ...(read.stderrSpillPath ? { stderrSpillPath: read.stderrSpillPath } : {}),
+    }
+  }
+
+  /** SIGTERM to the group, SIGKILL after the grace; `true` once, while running. */
+  kill() {
+    if (this.status !== 'running') return false
+    this.status = 'killed'
+    if (this.#execution !== undefined) this.#execution.kill()
+    else this.#killRequested = true
+    return true
+  }
+}
+
+/** Runs the subclass hook; `done` never rejects, so a hook's failure is logged instead. */
+function settle(executor, proc, stderr, spawnFailed, spawnError) {
+  try {
+    executor.onProcessDone(proc, stderr, spawnFailed, spawnError)
+  } catch (error) {
+    executor.ctx.logger?.error?.(error)
+  }
+}
+
+/**
+ * The shared executor. A subclass sets `static label`, `static Config`,
+ * `static envOverrides` and `argv(spec)`.
+ */
+export class NativeShellExecutor extends ShellExecutor {
+  /** No other service: the Rust spawner replaces `ctx.subprocess`. */
+  static inject = []
+
+  /** The currently authoritative config: the settings section, or the composition entry. */
+  source
+
+  /** Validated config (defaults applied). */
+  get config() {
+    return this.source()
+  }
+
+  constructor(ctx, config) {
+    super(ctx)
+    const Class = this.constructor
+    let entry
+    try {
+      entry = Class.Config(config ?? {})
+    } catch (error) {
+      throw codedError('ERR_SHELL_EXEC_INVALID_CONFIG', `${Class.label}: ${error.message}`, error)
+    }
+    const validate = (value) => assertServiceableConfig(Class.label, value)
+    validate(entry)
+    this.source = () => entry
+    // Who owns this executor's processes: its composition, across executor reloads.
+    Object.defineProperty(this, kOwner, { value: ownerOf(ctx, Class.label) })
+    installSettingsSection(ctx, SHELL_SETTINGS_NAMESPACE, Class.Config, entry, {
+      validate,
+      setSource: (current) => {
+        this.source = current
+      },
+      onChange: () => this.configChanged(),
+    })
+  }
+
+  /** Called when the settings section changed the config; the base does nothing. */
+  configChanged() {}
+
+  /**
+   * Fills `workdir` from `config.cwd` (else `process.cwd()`) and `timeoutMs`
+   * from `config.timeoutMs`, capped at `config.maxTimeoutMs`; `stdoutMaxBytes`
+   * defaults to `config.maxOutputBytes`.
+   */
+  resolve(request) {
+    const { label } = this.constructor
+    const timeoutMs = clampTimeout(label, request.timeoutMs, this.config.timeoutMs, this.config.maxTimeoutMs)
+    const stdoutMaxBytes = request.stdoutMaxBytes ?? this.config.maxOutputBytes
+    if (!Number.isFinite(stdoutMaxBytes) || stdoutMaxBytes <= 0) {
+      throw codedError('ERR_SHELL_EXEC_INVALID_REQUEST', `${label}: request.stdoutMaxBytes must be a positive finite number`)
+    }
+    return {
+      command: request.command,
+      workdir: request.workdir ?? this.config.cwd ?? process.cwd(),
+      timeoutMs,
+      stdoutMaxBytes,
+      ...(request.signal ? { signal: request.signal } : {}),
+      ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
+      ...(request.env !== undefined ? { env: request.env } : {}),
+      ...(request.dshEnv !== undefined ? { dshEnv: request.dshEnv } : {}),
+      sandboxPolicy: request.sandboxPolicy,
+    }
+  }
+
+  /** One resolved spec and its argv as an `execute()` spec. */
+  spawnSpec(spec, argv, stdoutMaxBytes, timing) {
+    return {
+      command: argv,
+      workdir: spec.workdir,
+      graceMs: this.config.graceMs,
+      ...(spec.stdin !== undefined ? { stdin: spec.stdin } : {}),
+      stdoutMaxBytes,
+      stderrMaxBytes: this.config.maxOutputBytes,
+      spillMaxBytes: this.config.maxSpillBytes,
+      ...(this.config.spillDir !== undefined ? { spillDir: this.config.spillDir } : {}),
+      // The model is told these paths and reads them later: they live until
+      // the composition tears down, not until a result is garbage-collected.
+      keepSpillFiles: true,
+      scrub: SCRUB,
+      terminalEnv: this.constructor.envOverrides,
+      ...(spec.env !== undefined ? { env: spec.env } : {}),
+      ...(spec.dshEnv !== undefined ? { dshEnv: spec.dshEnv } : {}),
+      ...timing,
+    }
+  }
+
+  async run(spec) {
+    return this.runArgv(spec, this.argv(spec))
+  }
+
+  /**
+   * Runs an exact argv in the foreground: resolves for non-zero exits,
+   * timeouts and aborts; rejects only when nothing could run (a bad workdir,
+   * a missing program, a bad spec).
+   */
+  async runArgv(spec, argv) {
+    const owner = this[kOwner]
+    const timing = { timeoutMs: spec.timeoutMs, ...(spec.signal ? { signal: spec.signal } : {}) }
+    const execution = await owner.spawning(execute(this.spawnSpec(spec, argv, spec.stdoutMaxBytes, timing)))
+    const result = await owner.adopt(execution)
+    return {
+      exitCode: result.exitCode,
+      signal: result.signal,
+      timedOut: result.timedOut,
+      aborted: result.aborted,
+      timeoutMs: spec.timeoutMs,
+      stdout: collected(result.stdout),
+      stderr: collected(result.stderr),
+    }
+  }
+
+  start(spec) {
+    return this.startArgv(spec, this.argv(spec))
+  }
+
+  /**
+   * Starts an exact argv in the background, without a timeout, and returns
+   * its handle at once. A spawn failure settles the handle as `killed` with
+   * the error on stderr; `done` never rejects. The process belongs to the
+   * composition: it survives a reload of this executor.
+   */
+  startArgv(spec, argv) {
+    const owner = this[kOwner]
+    const proc = new LocalShellProcess()
+    const timing = { onExpiry: 'none', ...(spec.signal ? { signal: spec.signal } : {}) }
+    proc.done = owner
+      .spawning(execute(this.spawnSpec(spec, argv, this.config.maxOutputBytes, timing)))
+      .then(
+        async (execution) => {
+          proc.attach(execution)
+          const result = await owner.adopt(execution)
+          if (proc.status === 'running') {
+            proc.status = spec.signal?.aborted === true || result.signal !== null ? 'killed' : 'completed'
+          }
+          proc.exitCode = result.exitCode
+          proc.signal = result.signal
+          settle(this, proc, result.stderr.text, false)
+        },
+        (error) => {
+          const note = `spawn failed: ${String(error)}`
+          proc.failed(note)
+          settle(this, proc, note, true, error)
+        },
+      )
+    return proc
+  }
+
+  /**
+   * Settlement hook for subclasses that attach facts to a process: called
+   * after the exit facts (or the spawn failure) are stamped, before `done`
+   * resolves. The base does nothing.
+   */
+  onProcessDone(_proc, _stderr, _spawnFailed, _spawnError) {}
+}
