@@ -205,7 +205,10 @@ fn workdir(workdir: Option<&str>, cwd: &Path) -> Result<PathBuf, ExecError> {
 fn spill_dir(dir: Option<&str>) -> Result<Option<PathBuf>, ExecError> {
     let Some(dir) = dir else { return Ok(None) };
     if dir.contains('\0') || !Path::new(dir).is_absolute() {
-        return Err(ExecError::invalid_spec("spillDir", format!("must be an absolute path without NUL bytes (got {dir:?})")));
+        return Err(ExecError::invalid_spec(
+            "spillDir",
+            format!("must be an absolute path without NUL bytes (got {dir:?})"),
+        ));
     }
     Ok(Some(PathBuf::from(dir)))
 }

@@ -1,0 +1,82 @@
+// Compositions of the published harness (0.1.0-rc.8) for the executor specs:
+// the model's bash tool, the jobs service and its tools, this package as
+// `ctx.shellEnv`, and a `ctx.shell` executor under test. ES modules, as the
+// harness's packages are; loaded one at a time (Jest's module loader fails
+// concurrent imports of shared modules).
+
+import os from 'node:os'
+
+/** The harness packages, each imported once. */
+export async function loadHarness() {
+  const cordis = await import('@deepseek-ai/cordis')
+  const prompt = await import('@deepseek-ai/dsh-system-prompt')
+  const tools = await import('@deepseek-ai/dsh-tools')
+  const jobs = await import('@deepseek-ai/dsh-jobs-local')
+  const toolJobs = await import('@deepseek-ai/dsh-tool-jobs')
+  const toolBash = await import('@deepseek-ai/dsh-tool-bash')
+  const shellEnv = await import('@deepseek-ai/dsh-shell-env')
+  return {
+    Context: cordis.Context,
+    SystemPrompt: prompt.default,
+    ToolRuntime: tools.default,
+    LocalJobRegistry: jobs.default,
+    toolJobs,
+    toolBash,
+    shellEnv,
+  }
+}
+
+/**
+ * A composition plugin holding the bash tool over `executor` (a plugin and its
+ * config): what a harness composition looks like. `parts.shellEnvConfig`
+ * configures this package's registry.
+ */
+export function composition(parts, executor, executorConfig, shellEnvConfig = { dshHome: os.tmpdir() }) {
+  return {
+    name: 'composition',
+    async apply(ctx) {
+      await ctx.plugin(parts.SystemPrompt)
+      await ctx.plugin(parts.ToolRuntime)
+      await ctx.plugin(parts.LocalJobRegistry)
+      await ctx.plugin(executor, executorConfig)
+      await ctx.plugin(parts.shellEnv, shellEnvConfig)
+      await ctx.plugin(parts.toolBash)
+      await ctx.plugin(parts.toolJobs)
+    },
+  }
+}
+
+/** The context a composition plugin's services are reachable from, once it started. */
+export async function started(root, plugin) {
+  const fiber = root.plugin(plugin)
+  await fiber
+  // The composition's apply plugs its parts asynchronously.
+  for (let tries = 0; tries < 200 && fiber.ctx.get('tools')?.get('job_output') === undefined; tries += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  return fiber
+}
+
+/** A bash tool call as the agent loop makes it; `agent` is `{ session: { header } }` or undefined. */
+export function callTool(ctx, name, args, { agent, signal = new AbortController().signal } = {}) {
+  return ctx.get('tools').execute({
+    callId: `call-${Math.random().toString(36).slice(2)}`,
+    name,
+    arguments: args,
+    ...(agent === undefined ? {} : { agent }),
+    signal,
+  })
+}
+
+/** An agent the bash tool accepts: a session header with an id and a cwd. */
+export const agent = (id, cwd = os.tmpdir()) => ({ session: { header: { id, cwd } } })
+
+/** `KEY=value` lines as an object. */
+export function variables(text) {
+  const out = {}
+  for (const line of text.split('\n')) {
+    const at = line.indexOf('=')
+    if (at > 0) out[line.slice(0, at)] = line.slice(at + 1)
+  }
+  return out
+}
