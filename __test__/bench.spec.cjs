@@ -1,6 +1,6 @@
 'use strict'
 
-// Issue 5: `npm run bench` must keep working. This smoke test runs the bench
+// `npm run bench` keeps working. This smoke test runs the bench
 // script in quick mode (a tiny workload) in a fresh Node process, writing to a
 // temporary file instead of bench/results.json, and checks that it exits 0 and
 // writes well-formed JSON with every expected row. It asserts no timings: the
@@ -23,6 +23,9 @@ const ROWS = [
   'collect/50',
   'concurrent',
   'throughput',
+  'tool-bash/none',
+  'tool-bash/strings',
+  'tool-bash/objects',
   'spawn-true/grown',
   'spawn-bash/grown',
 ]
@@ -60,7 +63,7 @@ describe('npm run bench (quick mode)', () => {
       stderr: '',
     })
     expect(run.stdout).toContain('ours ÷ this')
-    expect(run.stdout).toContain('Targets (issue 5)')
+    expect(run.stdout).toContain('Targets')
   })
 
   it('writes valid JSON to the requested path, not to bench/results.json', () => {
@@ -103,6 +106,7 @@ describe('npm run bench (quick mode)', () => {
     for (const count of [1, 10, 50]) expect(ids(`collect/${count}`)).toEqual(['native', 'plain-js'])
     expect(ids('concurrent')).toEqual(['execute', 'child_process'])
     expect(ids('throughput')).toEqual(['execute', 'execute-nospill', 'child_process'])
+    for (const shape of ['none', 'strings', 'objects']) expect(ids(`tool-bash/${shape}`)).toEqual(['native', 'reference'])
     const throughput = results.rows.find((row) => row.id === 'throughput')
     for (const entry of throughput.contenders) {
       expect(isNumber(entry.rssGrowthMiB.max)).toBe(true)
@@ -112,8 +116,8 @@ describe('npm run bench (quick mode)', () => {
     for (const entry of concurrent.contenders) expect(isNumber(entry.perCall.p99)).toBe(true)
   })
 
-  it('reports every target of the issue', () => {
-    expect(results.targets.length).toBe(7)
+  it('reports every target', () => {
+    expect(results.targets.length).toBe(10)
     for (const target of results.targets) {
       expect(typeof target.name).toBe('string')
       expect(typeof target.limit).toBe('number')

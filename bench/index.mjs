@@ -14,6 +14,10 @@
 //  3. collect() with 1/10/50 contributors vs a plain-JS registry (plain-registry.mjs)
 //  4. 256 MiB of stdout               — execute() vs child_process, each in a fresh process (throughput-child.mjs)
 //  5. 64 concurrent /bin/true         — wall time per batch and p99 per-call latency
+//  6. one call of the published bash tool (`true`) through this package's
+//     native executor vs through @deepseek-ai/dsh-bash-local, at the default
+//     heap and holding ~1 GiB of large strings or of small objects, each in a
+//     fresh process (tool-bash-child.mjs)
 //  1 and 2 run again after this process holds ~1 GiB of live strings.
 
 import assert from 'node:assert/strict'
@@ -50,6 +54,7 @@ const SIZE = QUICK
       collect: { rounds: 2, perRound: 5, batch: { 1: 10, 10: 10, 50: 10 } },
       concurrent: { rounds: 2, perRound: 1, calls: 8 },
       throughput: { rounds: 1, bytes: 4 * MiB },
+      toolBash: { rounds: 2, perRound: 2 },
       heapMiB: 16,
     }
   : {
@@ -58,6 +63,7 @@ const SIZE = QUICK
       collect: { rounds: 20, perRound: 50, batch: { 1: 100, 10: 40, 50: 10 } }, // 1000 samples of `batch` calls
       concurrent: { rounds: 15, perRound: 2, calls: 64 }, // 30 batches of 64
       throughput: { rounds: 7, bytes: 256 * MiB }, // 7 fresh processes per contender
+      toolBash: { rounds: 20, perRound: 10 }, // 200 calls per contender and heap shape
       heapMiB: 1024,
     }
 
@@ -275,6 +281,26 @@ async function throughput({ rounds, bytes }) {
 }
 
 // ---------------------------------------------------------------------------
+// The published bash tool over both executors: one fresh process per heap shape.
+
+const TOOL_BASH_SHAPES = [
+  ['none', 'default heap'],
+  ['strings', 'holding ~1 GiB of large strings'],
+  ['objects', 'holding ~1 GiB of small objects'],
+]
+
+function toolBashRun(shape) {
+  const { rounds, perRound } = SIZE.toolBash
+  const child = spawnSync(
+    process.execPath,
+    ['--max-old-space-size=6144', path.join(HERE, 'tool-bash-child.mjs'), shape, String(SIZE.heapMiB), String(rounds), String(perRound)],
+    { cwd: ROOT, encoding: 'utf8', maxBuffer: 16 * MiB },
+  )
+  if (child.status !== 0) throw new Error(`tool-bash-child ${shape} failed: ${child.stderr}`)
+  return JSON.parse(child.stdout.trim().split('\n').pop())
+}
+
+// ---------------------------------------------------------------------------
 // Rows and targets.
 
 const rows = []
@@ -439,6 +465,23 @@ async function main() {
     })
   }
 
+  // 6. The published bash tool, both executors, three heap shapes.
+  for (const [shape, phase] of TOOL_BASH_SHAPES) {
+    log(`row: a dsh-tool-bash call of true, ${phase}`)
+    const run = toolBashRun(shape)
+    const contenders = [
+      { id: 'native', label: "dsh-tool-bash → @deepseek-ai/dsh-shell-env/bash-local (Rust spawner)" },
+      { id: 'reference', label: 'dsh-tool-bash → @deepseek-ai/dsh-bash-local (child_process)' },
+    ]
+    addRow({
+      id: `tool-bash/${shape}`,
+      title: `One bash tool call of \`true\` (ctx.tools.execute), ${phase} (rss ${run.heap.rssMiB.toFixed(0)} MiB)`,
+      heap: { phase: shape === 'none' ? 'default' : `${shape} ballast, fresh process`, ...run.heap },
+      contenders,
+      samples: new Map(Object.entries(run.samples)),
+    })
+  }
+
   // 1 and 2 again with ~1 GiB of live data in this process.
   {
     log(`growing this process by ${SIZE.heapMiB} MiB of live strings`)
@@ -480,13 +523,17 @@ async function main() {
     target('spawn /bin/true, default heap: ≤ 1.3× the Rust floor', 'spawn-true/default', 'rust-floor', 1.3),
     target('spawn /bin/true, ~1 GiB heap: ≤ 1.3× the Rust floor', 'spawn-true/grown', 'rust-floor', 1.3),
     target('collect(), 10 contributors: ≤ 1.0× plain JS', 'collect/10', 'plain-js', 1.0),
+    target('bash tool call, default heap: ≤ 0.5× dsh-bash-local', 'tool-bash/none', 'reference', 0.5),
+    target('bash tool call, ~1 GiB of strings: ≤ 0.1× dsh-bash-local', 'tool-bash/strings', 'reference', 0.1),
+    target('bash tool call, ~1 GiB of small objects: ≤ 0.3× dsh-bash-local', 'tool-bash/objects', 'reference', 0.3),
     target('throughput: ≥ 1.0× child_process (time ratio ≤ 1.0)', 'throughput', 'child_process', 1.0),
     {
       ...target('throughput: RSS growth < 32 MiB (max over runs, defaults)', 'throughput', 'execute', 32, throughputOurs?.rssGrowthMiB.max),
       met: throughputOurs ? throughputOurs.rssGrowthMiB.max < 32 : null,
     },
   ]
-  if (throughputCp) targets[5].childProcessRssGrowthMiB = throughputCp.rssGrowthMiB
+  const rssTarget = targets.find((t) => t.name.startsWith('throughput: RSS'))
+  if (throughputCp) rssTarget.childProcessRssGrowthMiB = throughputCp.rssGrowthMiB
 
   const cpu = os.cpus()
   const results = {
@@ -517,6 +564,8 @@ async function main() {
       throughput:
         'Each run is a fresh node process (bench/throughput-child.mjs) alternating contenders; time from the call to the result; RSS growth = VmHWM (peak, reset through /proc/self/clear_refs after a 1 MiB warmup) minus VmRSS before the run.',
       concurrent: 'One sample is one Promise.all batch; per-call latency is from the call to its result, pooled over all measured batches.',
+      toolBash:
+        'Each heap shape is a fresh node process (bench/tool-bash-child.mjs, --max-old-space-size=6144) holding two compositions of the published harness (system prompt, tool runtime, jobs, shell-env, tool-bash), one over each executor; the contenders are interleaved calls of ctx.tools.execute for `true` with an agent. strings: 512 KiB one-byte strings; objects: { id, next } objects in one array.',
     },
     sizes: SIZE,
     floor: floor.binary ? { binary: path.relative(ROOT, floor.binary) } : { skipped: floor.note },
@@ -559,7 +608,7 @@ function printTables(results) {
     console.log(`\n${row.title}`)
     console.log(table(HEADER, row.contenders.map(entryCells)))
   }
-  console.log('\nTargets (issue 5)')
+  console.log('\nTargets')
   console.log(
     table(
       ['target', 'measured', 'met'],

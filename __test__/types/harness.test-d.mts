@@ -68,3 +68,20 @@ const listed: BashEnvVariableInfo[] = registry.list()
 const config: Config = { dshHome: '/opt/dsh' }
 
 export { snapshot, dshEnv, later, started, dispose, listed, config }
+
+// ── the native executors are ctx.shell providers ──────────────────────────────
+import LocalBashExecutor from '@deepseek-ai/dsh-shell-env/bash-local'
+import PwshLocalExecutor from '@deepseek-ai/dsh-shell-env/pwsh-local'
+import type { ShellExecutor, ShellProcess, ShellRunResult } from '@deepseek-ai/dsh-shell'
+
+ctx.plugin(LocalBashExecutor, { cwd: '/work', graceMs: 1000, spillDir: '/var/spill' })
+ctx.plugin(PwshLocalExecutor, { pwshPath: '/usr/bin/pwsh' })
+declare const bashExecutor: LocalBashExecutor
+const asSeam: ShellExecutor = bashExecutor
+const spec = bashExecutor.resolve({ command: 'true', dshEnv: ctx.shellEnv.collect(exec) })
+const ran: Promise<ShellRunResult> = bashExecutor.run(spec)
+const proc: ShellProcess = bashExecutor.start(spec)
+// @ts-expect-error: the grace is a number
+ctx.plugin(LocalBashExecutor, { graceMs: '1s' })
+
+export { asSeam, ran, proc }
