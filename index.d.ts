@@ -187,6 +187,10 @@ export interface ShellExecSpec {
   stderrMaxBytes?: number
   /** Largest spill file per stream; default 64 MiB. */
   spillMaxBytes?: number
+  /** Absolute directory the private spill directory is made in; default the system temp directory. */
+  spillDir?: string
+  /** Keep spill files when the result is garbage-collected: removed by `removeSpillFile()` or at the host's exit. */
+  keepSpillFiles?: boolean
   /** Explicit variables; `undefined` removes an inherited one. Cannot displace managed keys. */
   env?: Record<string, string | undefined>
   /** The managed snapshot, merged last: managed `DSH_*` keys and `PATH` only. */
@@ -209,7 +213,7 @@ export interface ShellStreamResult {
   text: string
   /** The stream was longer than `text`. */
   truncated: boolean
-  /** The whole stream (mode 0600, private directory), when it overflowed and stayed under `spillMaxBytes`. Removed when the execution is garbage-collected or the process exits. */
+  /** The whole stream (mode 0600, private directory), when it overflowed and stayed under `spillMaxBytes`. Removed when the execution is garbage-collected (unless `keepSpillFiles`) or the process exits. */
   spillPath?: string
 }
 
@@ -236,8 +240,11 @@ export declare class ShellExecution {
   readonly done: Promise<void>
   /** SIGTERM to the group, SIGKILL after the grace; `true` once while running. */
   kill(): boolean
-  /** Output produced since the previous call (`lossy`: something was dropped or replaced). */
-  readOutput(): { stdout: string; stderr: string; lossy: boolean }
+  /**
+   * Output produced since the previous call (`lossy`: something was dropped or
+   * replaced), and each stream's spill file once it started spilling.
+   */
+  readOutput(): { stdout: string; stderr: string; lossy: boolean; stdoutSpillPath?: string; stderrSpillPath?: string }
   /** The result; the same promise on every call, never rejects. */
   result(): Promise<ShellRunResult>
 }
@@ -261,6 +268,13 @@ export interface BuiltEnvironment {
   sources: Record<string, EnvironmentSource>
   removed: { key: string; reason: RemovalReason }[]
 }
+
+/**
+ * Removes a spill file kept with `keepSpillFiles`, and its directory once
+ * empty. Only this process's own spill files are removed; `false` for any
+ * other path.
+ */
+export declare function removeSpillFile(path: string): boolean
 
 /** The same pipeline as `execute()`, without spawning. */
 export declare function buildEnvironment(
@@ -293,11 +307,17 @@ export type ShellEnvErrorCode =
   | 'ERR_SHELL_EXEC_INVALID_SPEC'
   | 'ERR_SHELL_EXEC_INVALID_WORKDIR'
   | 'ERR_SHELL_EXEC_SPAWN_FAILED'
+  | 'ERR_SHELL_EXEC_INVALID_CONFIG'
+  | 'ERR_SHELL_EXEC_INVALID_REQUEST'
 
 /** An error thrown or rejected by this package. */
 export interface ShellEnvError extends Error {
   code: ShellEnvErrorCode
-  /** The resolver's own error for `ERR_SHELL_ENV_RESOLVER_FAILED`; the OS error (`code: 'ENOENT'`, `errno`, `syscall`, `path`) for `ERR_SHELL_EXEC_SPAWN_FAILED`. */
+  /**
+   * The resolver's own error for `ERR_SHELL_ENV_RESOLVER_FAILED`; the OS error
+   * (`code: 'ENOENT'`, `errno`, `syscall`, `path`) for `ERR_SHELL_EXEC_SPAWN_FAILED`
+   * (`syscall: 'spawn'`) and `ERR_SHELL_EXEC_INVALID_WORKDIR` (`syscall: 'stat'`).
+   */
   cause?: unknown
 }
 

@@ -127,6 +127,7 @@ module.exports.ShellExecution = ShellExecution
 module.exports.buildEnvironment = buildEnvironment
 module.exports.execute = execute
 module.exports.reconcileDshHome = reconcileDshHome
+module.exports.removeSpillFile = binding.removeSpillFile
 module.exports.resolveDshHome = resolveDshHome
 
 // The module is also the Cordis plugin providing `ctx.shellEnv`:

@@ -9,6 +9,7 @@ export const {
   buildEnvironment,
   execute,
   reconcileDshHome,
+  removeSpillFile,
   resolveDshHome,
   // The Cordis plugin: `ctx.plugin(await import('@deepseek-ai/dsh-shell-env'), config)`.
   name,

@@ -783,6 +783,72 @@ async fn remove_spill_dir_removes_files_and_spilling_resumes() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn kept_spill_files_go_in_their_base_outlive_their_result_and_are_removed_on_request() {
+    let _spill_dir = SPILL_DIR.read().await;
+    let base = TestDir::new();
+    let mut spec = sh("printf 0123456789");
+    spec.stdout = limits(5, 1 << 20);
+    spec.spill = SpillPlace { base: Some(base.0.clone()), keep: true };
+    let result = run(spec).await;
+    let spill = result.stdout.spill_path.clone().unwrap();
+    assert_eq!(spill.parent().and_then(Path::parent), Some(base.0.as_path()));
+    drop(result);
+    assert_eq!(fs::read_to_string(&spill).unwrap(), "0123456789", "kept past its result");
+
+    let stranger = base.file("not-a-spill-file", "", 0o644);
+    assert!(!remove_spill_file(&stranger), "only this process's spill files");
+    assert!(stranger.exists());
+    assert!(remove_spill_file(&spill));
+    assert!(!spill.exists() && !spill.parent().unwrap().exists(), "the last file takes its directory");
+    assert!(!remove_spill_file(&spill));
+}
+
+#[test]
+fn a_new_spill_directory_sweeps_those_of_dead_hosts_in_its_base() {
+    let _spill_dir = SPILL_DIR.blocking_read();
+    let base = TestDir::new();
+    let mut exited = std::process::Command::new("/bin/true").spawn().unwrap();
+    let dead_pid = exited.id();
+    exited.wait().unwrap();
+    let dead = base.0.join(format!("dsh-shell-env-{dead_pid}-00112233445566ff"));
+    let live = base.0.join(format!("dsh-shell-env-{}-00112233445566ff", std::os::unix::process::parent_id()));
+    let other = base.0.join("dsh-shell-env-notes");
+    for dir in [&dead, &live, &other] {
+        fs::create_dir(dir).unwrap();
+    }
+    fs::write(dead.join("0-1.stdout"), "left behind").unwrap();
+
+    let place = SpillPlace { base: Some(base.0.clone()), keep: false };
+    let (file, _) = spill::SpillFile::create(1, StreamKind::Stdout, &place).unwrap();
+    assert!(!dead.exists(), "a dead host's directory goes");
+    assert!(live.exists() && other.exists(), "a live host's, and anything else, stays");
+    drop(file);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_output_names_a_spill_file_from_the_moment_it_starts() {
+    let _spill_dir = SPILL_DIR.read().await;
+    let mut spec = sh("seq 1 100; sleep 30");
+    spec.stdout = limits(10, 1 << 20);
+    let process = spawn(spec).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let spill = loop {
+        let delta = process.read_output();
+        if let Some(path) = delta.stdout_spill {
+            assert!(delta.stderr_spill.is_none());
+            break path;
+        }
+        assert!(Instant::now() < deadline, "no spill path while the process runs");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert!(spill.exists());
+    assert!(process.kill(KillReason::Requested));
+    let result = process.wait().await;
+    assert_eq!(result.stdout.spill_path.as_ref(), Some(&spill));
+    assert_eq!(process.read_output().stdout_spill, Some(spill), "still named after the exit");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn the_last_spill_file_takes_the_directory_with_it() {
     let _spill_dir = SPILL_DIR.write().await;
     let spilled = || async {
