@@ -88,7 +88,7 @@ export interface CommandDirectories {
   directories: Array<string>
 }
 
-/** The default `scrub.exclude` globs (`*KEY*`, …). */
+/** The names the default scrub drops as credentials (`*KEY*`, …), as globs. */
 export declare function defaultExclude(): Array<string>
 
 /** Every managed variable starts with this prefix. */
@@ -102,8 +102,8 @@ export declare const DSH_ENV_PREFIX: string
 export declare function endAllCommands(): void
 
 /**
- * Whether the default `scrub.exclude` globs match `name`, ignoring case: the
- * names whose values the command line masks.
+ * Whether the credential globs match `name`, ignoring case: the names whose
+ * values the command line masks.
  */
 export declare function excludedByDefault(name: string): boolean
 
@@ -166,6 +166,12 @@ export declare function reservedKeys(): Array<string>
  * else `~/.dsh`; absolute and normalised.
  */
 export declare function resolveDshHome(configured?: string, env?: Record<string, string | undefined>): string
+
+/**
+ * Whether `value` is shaped like a credential (a URL with a password, a
+ * well-known token): the values the default scrub drops whatever their name.
+ */
+export declare function secretValue(value: string): boolean
 
 /** How a command ended. */
 export interface ShellRunResult {

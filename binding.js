@@ -848,3 +848,4 @@ module.exports.reconcileDshHome = nativeBinding.reconcileDshHome
 module.exports.removeSpillFile = nativeBinding.removeSpillFile
 module.exports.reservedKeys = nativeBinding.reservedKeys
 module.exports.resolveDshHome = nativeBinding.resolveDshHome
+module.exports.secretValue = nativeBinding.secretValue

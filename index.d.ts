@@ -145,15 +145,17 @@ export declare function resolveDshHome(configured?: string, env?: Record<string,
 /** The resolved home; throws `ERR_SHELL_ENV_HOME_CONFLICT` when both are given and differ. */
 export declare function reconcileDshHome(top?: string, skillsLocal?: string): string
 
-/** Which inherited variables reach the child, before `exclude`, `hardening` and `includeOnly`. */
+/** How the inherited environment is filtered; only inherited variables are ever dropped by it. */
 export interface ShellScrub {
   /** `all` (default) keeps everything; `core` keeps PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_*, TMPDIR, TEMP, TMP, TZ (and Windows' basics); `none` keeps nothing. */
   inherit?: 'all' | 'core' | 'none'
-  /** Case-insensitive globs (`*`, `?`) of names to drop; default `['*KEY*', '*PASSWORD*', '*SECRET*', '*TOKEN*']`. */
+  /** `false` keeps credentials, which go by default: names such as `*KEY*`, `*TOKEN*`, `*_PWD`, `*WEBHOOK*`, `SSH_AUTH_SOCK`, and values shaped like one (a URL with a password, `ghp_…`, `AKIA…`, a JWT, …). */
+  defaultExclude?: boolean
+  /** Case-insensitive globs (`*`, `?`) of more names to drop, on top of the credentials. */
   exclude?: string[]
   /** When given, only inherited names matching one of these globs survive. */
   includeOnly?: string[]
-  /** Also drop what makes programs run code chosen by whoever set it (`BASH_ENV`, `LD_*`, `NODE_OPTIONS`, …). */
+  /** `false` keeps what makes programs run code chosen by whoever set it (`BASH_ENV`, `LD_*`, `NODE_OPTIONS`, `GIT_CONFIG_*`, …), which goes by default. */
   hardening?: boolean
 }
 
@@ -191,7 +193,7 @@ export interface ShellExecSpec {
   spillDir?: string
   /** Keep spill files when the result is garbage-collected: removed by `removeSpillFile()` or at the host's exit. */
   keepSpillFiles?: boolean
-  /** Explicit variables; `undefined` removes an inherited one. Cannot displace managed keys. */
+  /** Explicit variables; `undefined` removes an inherited one. A `DSH_*` name here reaches the child only as the managed snapshot's value. */
   env?: Record<string, string | undefined>
   /** The managed snapshot, merged last: managed `DSH_*` keys and `PATH` only. */
   dshEnv?: DshSnapshot
@@ -260,7 +262,16 @@ export declare function execute(spec: ShellExecSpec): Promise<ShellExecution>
 export type EnvironmentSource = 'inherited' | 'terminal' | 'explicit' | 'managed'
 
 /** Why an inherited variable was removed. */
-export type RemovalReason = 'managed-prefix' | 'inherit' | 'exclude' | 'hardening' | 'include-only' | 'explicit-unset'
+export type RemovalReason =
+  | 'managed-prefix'
+  | 'inherit'
+  | 'credential'
+  | 'secret-value'
+  | 'exclude'
+  | 'hardening'
+  | 'include-only'
+  | 'explicit-unset'
+  | 'unmanaged'
 
 /** The environment `execute()` would give the child. */
 export interface BuiltEnvironment {

@@ -275,7 +275,7 @@ describe('explain', () => {
       env: PARENT,
     })
     expect(Object.keys(report)).toEqual(['dshHome', 'session', 'scrub', 'variables', 'removed'])
-    expect(report.scrub).toEqual({ inherit: 'all', hardening: false })
+    expect(report.scrub).toEqual({ inherit: 'all', hardening: true })
     expect(report.session).toBe('s-explain')
     const keys = report.variables.map((entry) => entry.key)
     expect(keys).toEqual([...keys].sort())
@@ -297,24 +297,18 @@ describe('explain', () => {
     expect(variables.PATH.source).toBe('managed')
     expect(variables.PATH.owner).toBe('deployment-region')
     expect(variables.PATH.value.split(path.delimiter)[0]).toBe(REGION_BIN)
-    // Kept but secret-looking by value: masked, a URL only in its password.
-    expect(variables.CLI_SPEC_GH).toEqual({ key: 'CLI_SPEC_GH', value: '<masked>', source: 'inherited', owner: null, masked: true })
-    expect(variables.CLI_SPEC_DB_URL).toEqual({
-      key: 'CLI_SPEC_DB_URL',
-      value: 'postgres://ada:****@db.internal/app',
-      source: 'inherited',
-      owner: null,
-      masked: true,
-    })
-    expect(variables.PYTHONSTARTUP.source).toBe('inherited')
-    expect(variables.DSH_STALE_SENTINEL).toBeUndefined()
-    expect(variables.CLI_SPEC_API_TOKEN).toBeUndefined()
+    // Secret by value: not inherited at all, whatever the name.
+    for (const key of ['CLI_SPEC_GH', 'CLI_SPEC_DB_URL', 'PYTHONSTARTUP', 'DSH_STALE_SENTINEL', 'CLI_SPEC_API_TOKEN']) {
+      expect(variables[key]).toBeUndefined()
+    }
 
     const removed = byKey(report.removed)
     for (const entry of report.removed) expect(Object.keys(entry)).toEqual(['key', 'reason'])
     expect(removed.DSH_STALE_SENTINEL).toEqual({ key: 'DSH_STALE_SENTINEL', reason: 'managed-prefix' })
-    expect(removed.CLI_SPEC_API_TOKEN).toEqual({ key: 'CLI_SPEC_API_TOKEN', reason: 'exclude' })
-    expect(removed.PYTHONSTARTUP).toBeUndefined()
+    expect(removed.CLI_SPEC_API_TOKEN).toEqual({ key: 'CLI_SPEC_API_TOKEN', reason: 'credential' })
+    expect(removed.CLI_SPEC_GH).toEqual({ key: 'CLI_SPEC_GH', reason: 'secret-value' })
+    expect(removed.CLI_SPEC_DB_URL).toEqual({ key: 'CLI_SPEC_DB_URL', reason: 'secret-value' })
+    expect(removed.PYTHONSTARTUP).toEqual({ key: 'PYTHONSTARTUP', reason: 'hardening' })
     expect(JSON.stringify(report)).not.toContain('hunter2')
     expect(JSON.stringify(report)).not.toContain('region-credential-value')
     expect(JSON.stringify(report)).not.toContain('token-in-the-parent')
@@ -335,9 +329,13 @@ describe('explain', () => {
     expect(variables.DSH_REGION_TOKEN.masked).toBe(false)
     expect(variables.DSH_SESSION_ID).toBeUndefined()
 
-    const all = cliJson(['explain', '--home', HOME, '--hardening'], { env: PARENT })
-    expect(byKey(all.removed).PYTHONSTARTUP).toEqual({ key: 'PYTHONSTARTUP', reason: 'hardening' })
+    const all = cliJson(['explain', '--home', HOME, '--no-hardening'], { env: PARENT })
+    expect(all.scrub).toEqual({ inherit: 'all', hardening: false })
+    expect(byKey(all.variables).PYTHONSTARTUP.source).toBe('inherited')
     expect(byKey(all.variables).CLI_SPEC_PLAIN.source).toBe('inherited')
+    const both = cli(['explain', '--hardening', '--no-hardening'])
+    expect(both.status).toBe(2)
+    expect(both.stderr).toContain('--hardening and --no-hardening contradict each other')
   })
 
   it('--scrub none: only terminal and managed variables remain', () => {
@@ -351,11 +349,11 @@ describe('explain', () => {
     const result = cli(['explain', '--home', HOME, '--plugin', fixture('region.cjs')], { env: PARENT })
     expect(result.status).toBe(0)
     expectPlainTable(result.stdout)
-    expect(result.stdout).toMatch(/^Child environment: \d+ variables \(scrub all, hardening off\)$/m)
+    expect(result.stdout).toMatch(/^Child environment: \d+ variables \(scrub all, hardening on\)$/m)
     expect(result.stdout).toMatch(/^ {2}CLI_SPEC_PLAIN +hello +inherited$/m)
     expect(result.stdout).toMatch(/^ {2}DSH_REGION_TOKEN +<masked> +managed$/m)
     expect(result.stdout).toMatch(/^ {2}TERM +dumb +terminal$/m)
-    expect(result.stdout).toMatch(/^ {2}CLI_SPEC_API_TOKEN +exclude: name looks secret/m)
+    expect(result.stdout).toMatch(/^ {2}CLI_SPEC_API_TOKEN +credential: name looks secret/m)
     expect(result.stdout).toMatch(/^ {2}DSH_STALE_SENTINEL +managed-prefix: /m)
     expect(result.stdout).not.toContain('hunter2')
     expect(result.stdout).not.toContain('token-in-the-parent')
@@ -485,11 +483,11 @@ describe('run', () => {
     expect(result.signal).toBeNull()
   })
 
-  it('--scrub and --hardening reach the child', () => {
+  it('--scrub and --no-hardening reach the child; hardening is the default', () => {
     const script = 'printf "%s|%s|%s\\n" "${CLI_SPEC_PLAIN-unset}" "${PYTHONSTARTUP-unset}" "$TERM"'
     const env = { CLI_SPEC_PLAIN: 'hello', PYTHONSTARTUP: '/nonexistent/startup.py' }
-    expect(cli(['run', '--home', HOME, '--', 'sh', '-c', script], { env }).stdout).toBe('hello|/nonexistent/startup.py|dumb\n')
-    expect(cli(['run', '--home', HOME, '--hardening', '--', 'sh', '-c', script], { env }).stdout).toBe('hello|unset|dumb\n')
+    expect(cli(['run', '--home', HOME, '--', 'sh', '-c', script], { env }).stdout).toBe('hello|unset|dumb\n')
+    expect(cli(['run', '--home', HOME, '--no-hardening', '--', 'sh', '-c', script], { env }).stdout).toBe('hello|/nonexistent/startup.py|dumb\n')
     expect(cli(['run', '--home', HOME, '--scrub', 'core', '--', 'sh', '-c', script], { env }).stdout).toBe(
       'unset|unset|dumb\n',
     )

@@ -208,15 +208,32 @@ describe('the child environment', () => {
     expect(explicit.EXEC_SPEC_API_KEY).toBe('explicit')
   }, T)
 
-  it('scrub.exclude replaces the default globs (case-insensitive)', async () => {
-    await withEnv({ EXEC_SPEC_API_KEY: 'kept-now', EXEC_SPEC_DROP_A: 'a', exec_spec_drop_b: 'b' }, async () => {
+  it('scrub.exclude adds to the credential defaults (case-insensitive); defaultExclude: false keeps credentials', async () => {
+    await withEnv({ EXEC_SPEC_API_KEY: 'secret', EXEC_SPEC_DROP_A: 'a', exec_spec_drop_b: 'b' }, async () => {
       const env = await childEnv({ scrub: { exclude: ['exec_spec_DROP_*'] } })
-      expect(env.EXEC_SPEC_API_KEY).toBe('kept-now')
+      expect(env.EXEC_SPEC_API_KEY).toBeUndefined()
       expect(env.EXEC_SPEC_DROP_A).toBeUndefined()
       expect(env.exec_spec_drop_b).toBeUndefined()
       const none = await childEnv({ scrub: { exclude: [] } })
-      expect(none.EXEC_SPEC_API_KEY).toBe('kept-now')
+      expect(none.EXEC_SPEC_API_KEY).toBeUndefined()
+      const kept = await childEnv({ scrub: { defaultExclude: false, exclude: ['exec_spec_DROP_*'] } })
+      expect(kept.EXEC_SPEC_API_KEY).toBe('secret')
+      expect(kept.EXEC_SPEC_DROP_A).toBeUndefined()
     })
+  }, T)
+
+  it('credentials go by value too: a URL with a password, a token shape, whatever the name', async () => {
+    const env = await withEnv(
+      {
+        EXEC_SPEC_DATABASE_URL: 'postgres://app:pw@db.internal/app',
+        EXEC_SPEC_SETTING: 'ghp_0123456789abcdefghijABCDEFGHIJ',
+        EXEC_SPEC_PLAIN_URL: 'https://example.com/a',
+      },
+      () => childEnv(),
+    )
+    expect(env.EXEC_SPEC_DATABASE_URL).toBeUndefined()
+    expect(env.EXEC_SPEC_SETTING).toBeUndefined()
+    expect(env.EXEC_SPEC_PLAIN_URL).toBe('https://example.com/a')
   }, T)
 
   it("scrub.inherit 'core' keeps only the core variables", async () => {
@@ -274,10 +291,9 @@ describe('the child environment', () => {
       PS4: '+hostile ',
     })
 
-    it('without hardening, BASH_ENV runs and exported functions import (the test’s control)', async () => {
-      // shape chosen by the implementation: hardening is off unless asked for
+    it('with hardening turned off, BASH_ENV runs and exported functions import (the test’s control)', async () => {
       const { result } = await withEnv(hostile(), () =>
-        run({ command: 'exec_spec_fn; printf "%s\\n" "${EXEC_SPEC_FUNCTION_VALUE:-unset}"' }),
+        run({ command: 'exec_spec_fn; printf "%s\\n" "${EXEC_SPEC_FUNCTION_VALUE:-unset}"', scrub: { hardening: false } }),
       )
       expect(result.stdout.text).toBe('BASH_ENV-RAN\nFUNCTION-RAN\n() { echo value; }\n')
     }, T)
@@ -1229,7 +1245,7 @@ describe('buildEnvironment(spec, parentEnv)', () => {
     expect(reasons).toEqual({
       DSH_SESSION_ID: 'managed-prefix',
       dsh_lower: 'managed-prefix',
-      MY_API_TOKEN: 'exclude',
+      MY_API_TOKEN: 'credential',
       BASH_ENV: 'hardening',
       EXEC_FN: 'hardening',
       NOT_INCLUDED: 'include-only',
@@ -1273,8 +1289,10 @@ describe('buildEnvironment(spec, parentEnv)', () => {
       expect(built.removed).toContainEqual({ key, reason: 'hardening' })
     }
     expect(built.env).toEqual(expect.objectContaining(safe))
-    // shape chosen by the implementation: hardening is off by default
-    const soft = buildEnvironment({}, hostile)
+    // On by default; turning it off is explicit.
+    const byDefault = buildEnvironment({}, hostile)
+    for (const key of Object.keys(hostile)) expect(byDefault.env[key]).toBeUndefined()
+    const soft = buildEnvironment({ scrub: { hardening: false } }, hostile)
     for (const key of Object.keys(hostile)) expect(soft.sources[key]).toBe('inherited')
   })
 

@@ -22,7 +22,8 @@ const OPTIONS = {
     help: 'load a contributor, an array of contributors or a Cordis plugin (ES module or CommonJS); repeatable',
   },
   scrub: { type: 'string', value: 'all|core|none', help: 'which inherited variables are kept (default all)' },
-  hardening: { type: 'boolean', help: 'also drop variables that make programs run chosen code (LD_*, BASH_ENV, NODE_OPTIONS, …)' },
+  hardening: { type: 'boolean', help: 'drop variables that make programs run chosen code (LD_*, BASH_ENV, NODE_OPTIONS, …); the default' },
+  'no-hardening': { type: 'boolean', help: 'keep those variables' },
   timeout: { type: 'string', value: 'MS', help: 'stop the command after MS milliseconds (default 120000; 0: no limit)' },
   json: { type: 'boolean', help: 'print JSON (shape documented in the README) instead of a table' },
   'show-secrets': { type: 'boolean', help: 'show secret-looking values instead of <masked>' },
@@ -48,11 +49,12 @@ function normalise(values, command) {
     profile: undefined,
     plugins: values.plugin ?? [],
     scrub: values.scrub ?? 'all',
-    hardening: values.hardening === true,
+    hardening: values['no-hardening'] !== true,
     timeoutMs: undefined,
     json: values.json === true,
     showSecrets: values['show-secrets'] === true,
   }
+  if (values.hardening === true && values['no-hardening'] === true) fail('--hardening and --no-hardening contradict each other')
   if (values.profile !== undefined) {
     const at = values.profile.indexOf('=')
     const name = at > 0 ? values.profile.slice(0, at) : ''

@@ -42,14 +42,6 @@ export const COMMON_CONFIG = {
   spillDir: z.string(),
 }
 
-/**
- * The inherited environment is scrubbed as the reference scrubs it (credential
- * names, every `DSH_*` name) and also hardened: variables that make a shell
- * or a program run code chosen by whoever set them (`BASH_ENV`, `LD_*`,
- * `NODE_OPTIONS`, …) never reach a model's command.
- */
-const SCRUB = Object.freeze({ hardening: true })
-
 function positiveFinite(label, name, value) {
   if (!Number.isFinite(value) || value <= 0) {
     throw codedError('ERR_SHELL_EXEC_INVALID_CONFIG', `${label}: ${name} must be a positive finite number`)
@@ -234,7 +226,9 @@ export class NativeShellExecutor extends ShellExecutor {
       // The model is told these paths and reads them later: they live until
       // the composition tears down, not until a result is garbage-collected.
       keepSpillFiles: true,
-      scrub: SCRUB,
+      // The default scrub: credentials by name and by value, every inherited
+      // DSH_* name, and what makes a program run code chosen by whoever set
+      // it (BASH_ENV, LD_*, NODE_OPTIONS, GIT_CONFIG_*, …).
       terminalEnv: this.constructor.envOverrides,
       ...(spec.env !== undefined ? { env: spec.env } : {}),
       ...(spec.dshEnv !== undefined ? { dshEnv: spec.dshEnv } : {}),

@@ -282,11 +282,13 @@ fn read_environment(env: &Env, spec: Raw, request: &mut ExecRequest) -> std::res
         if let Some(include_only) = js::get_defined(env, scrub, "includeOnly").map_err(js_failure)? {
             layers.scrub.include_only = Some(string_array(env, include_only, "scrub.includeOnly")?);
         }
-        if let Some(hardening) = js::get_defined(env, scrub, "hardening").map_err(js_failure)? {
-            if js::type_of(env, hardening) != ValueType::Boolean {
-                return Err(ExecError::invalid_spec("scrub.hardening", "must be a boolean").into());
-            }
-            layers.scrub.hardening = unsafe { bool::from_napi_value(env.raw(), hardening) }.map_err(js_failure)?;
+        if let Some(hardening) = optional_bool(env, scrub, "hardening").map_err(|f| rename(f, "scrub.hardening"))? {
+            layers.scrub.hardening = hardening;
+        }
+        if let Some(default_exclude) =
+            optional_bool(env, scrub, "defaultExclude").map_err(|f| rename(f, "scrub.defaultExclude"))?
+        {
+            layers.scrub.default_exclude = default_exclude;
         }
     }
     if let Some(terminal) = js::get_defined(env, spec, "terminalEnv").map_err(js_failure)? {

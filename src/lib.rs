@@ -28,17 +28,24 @@ pub fn reserved_keys() -> Vec<&'static str> {
     dsh_shell_env_core::keys::RESERVED_KEYS.to_vec()
 }
 
-/// The default `scrub.exclude` globs (`*KEY*`, …).
+/// The names the default scrub drops as credentials (`*KEY*`, …), as globs.
 #[napi]
 pub fn default_exclude() -> Vec<&'static str> {
-    dsh_shell_env_core::environment::DEFAULT_EXCLUDE.to_vec()
+    dsh_shell_env_core::credentials::CREDENTIAL_NAMES.to_vec()
 }
 
-/// Whether the default `scrub.exclude` globs match `name`, ignoring case: the
-/// names whose values the command line masks.
+/// Whether the credential globs match `name`, ignoring case: the names whose
+/// values the command line masks.
 #[napi]
 pub fn excluded_by_default(name: String) -> bool {
     dsh_shell_env_core::environment::excluded_by_default(&name)
+}
+
+/// Whether `value` is shaped like a credential (a URL with a password, a
+/// well-known token): the values the default scrub drops whatever their name.
+#[napi]
+pub fn secret_value(value: String) -> bool {
+    dsh_shell_env_core::credentials::is_secret_value(&value)
 }
 
 /// The global object of the context the addon was loaded in: Node's own,

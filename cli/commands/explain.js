@@ -17,7 +17,7 @@ const definition = {
 without spawning: every variable the child would get with its source
 (inherited, terminal, explicit or managed), and every inherited variable the
 pipeline removed with the reason. Secret-looking values are masked.`,
-  options: ['session', 'profile', 'home', 'plugin', 'scrub', 'hardening', 'json', 'show-secrets'],
+  options: ['session', 'profile', 'home', 'plugin', 'scrub', 'hardening', 'no-hardening', 'json', 'show-secrets'],
 }
 
 const SOURCE_TONES = { managed: 'green', terminal: 'cyan', explicit: 'yellow' }

@@ -17,7 +17,7 @@ the managed variables are collected right before the spawn, the inherited
 environment is scrubbed, the child leads its own process group and its stdin
 is /dev/null. Output is streamed as it arrives. SIGINT, SIGTERM and SIGHUP
 received meanwhile are passed on to the command's process group.`,
-  options: ['session', 'profile', 'home', 'plugin', 'scrub', 'hardening', 'timeout'],
+  options: ['session', 'profile', 'home', 'plugin', 'scrub', 'hardening', 'no-hardening', 'timeout'],
   takesCommand: true,
 }
 

@@ -7,7 +7,8 @@
 //!   every entry can reach `execve`; `sources` names exactly the result;
 //! - no inherited name in the managed namespace survives, and each is reported;
 //! - the last managed entry for a key always wins; every name the spec writes
-//!   holds its last write;
+//!   holds its last write, except a managed-namespace name the snapshot does
+//!   not set, which is absent;
 //! - a removed name is reported once, in pipeline order, and is absent unless
 //!   a later layer sets it;
 //! - the result does not depend on the parent's order or on repeats.
@@ -18,7 +19,7 @@ use dsh_shell_env_core::environment::{
     build_environment, Environment, EnvironmentSpec, Inherit, Platform, RemovalReason, ScrubPolicy, Source,
 };
 use dsh_shell_env_core::keys::{has_managed_prefix, is_valid_key, PATH_KEY};
-use dsh_shell_env_fuzz::{can_reach_execve, rank, upper, Glob, ManagedKey, Name};
+use dsh_shell_env_fuzz::{can_reach_execve, rank, unmanaged, upper, Glob, ManagedKey, Name};
 use libfuzzer_sys::fuzz_target;
 
 #[derive(Debug, Arbitrary)]
@@ -26,8 +27,10 @@ struct Input {
     windows: bool,
     parent: Vec<(Name, String)>,
     inherit: u8,
-    /// `None`: the default credential globs.
-    exclude: Option<Vec<Glob>>,
+    /// Drop credentials by name and by value (the default).
+    default_exclude: bool,
+    /// The caller's globs, on top of the credentials.
+    exclude: Vec<Glob>,
     include_only: Option<Vec<Glob>>,
     hardening: bool,
     terminal: Option<Vec<(Name, String)>>,
@@ -43,7 +46,8 @@ fuzz_target!(|input: Input| {
     let spec = EnvironmentSpec {
         scrub: ScrubPolicy {
             inherit: [Inherit::All, Inherit::Core, Inherit::None][usize::from(input.inherit % 3)],
-            exclude: input.exclude.map_or_else(|| ScrubPolicy::default().exclude, globs),
+            default_exclude: input.default_exclude,
+            exclude: globs(input.exclude),
             include_only: input.include_only.map(globs),
             hardening: input.hardening,
         },
@@ -102,6 +106,9 @@ fuzz_target!(|input: Input| {
     let written = spec.terminal.iter().flatten().map(|(k, _)| k).chain(spec.explicit.iter().map(|(k, _)| k));
     for name in written.chain(spec.managed.iter().map(|(k, _)| k)) {
         match *writes(name).last().unwrap() {
+            (source, Some(_)) if source != Source::Managed && unmanaged(name, &spec.managed, |a, b| platform.same_name(a, b)) => {
+                assert_eq!(env.get(name), None, "{name:?} is not the snapshot's");
+            }
             (source, Some(value)) => {
                 assert_eq!(env.get(name), Some(value), "{name:?}");
                 assert_eq!(env.source(name), Some(source), "{name:?}");

@@ -8,7 +8,7 @@ use arbitrary::{Arbitrary, Result, Unstructured};
 // The rules as the property tests state them, shared by path.
 #[path = "../../crates/core/tests/oracles/mod.rs"]
 mod oracles;
-pub use oracles::{can_reach_execve, matches_key_pattern, rank, recase, upper};
+pub use oracles::{can_reach_execve, matches_key_pattern, rank, recase, unmanaged, upper};
 
 /// Names some step of the pipeline treats specially, in one spelling each;
 /// [`Name`] re-cases them and sometimes adds a suffix.

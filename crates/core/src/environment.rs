@@ -8,14 +8,18 @@
 //! 2. every inherited name in the managed namespace is dropped, so a stale
 //!    `DSH_SESSION_ID` from an outer harness never leaks into a child;
 //! 3. `inherit` (all, core or none);
-//! 4. `exclude` globs;
-//! 5. `hardening`, when asked for;
-//! 6. `includeOnly` globs, when given;
-//! 7. the terminal defaults;
-//! 8. the explicit `env` (a `None` value removes the name);
-//! 9. the managed snapshot, last, so nothing can displace it.
+//! 4. credentials, unless the caller turned the default off: names that
+//!    usually hold one, then values shaped like one ([`crate::credentials`]);
+//! 5. the caller's `exclude` globs;
+//! 6. `hardening` (on by default);
+//! 7. `includeOnly` globs, when given;
+//! 8. the terminal defaults;
+//! 9. the explicit `env` (a `None` value removes the name);
+//! 10. a terminal or explicit name in the managed namespace goes, unless the
+//!     snapshot sets that key: only the registry sets managed keys;
+//! 11. the managed snapshot, last, so nothing can displace it.
 //!
-//! Steps 2–6 only look at inherited variables: a filter never drops what the
+//! Steps 2–7 only look at inherited variables: a filter never drops what the
 //! caller asked for explicitly. How names compare is [`Platform`] data, so the
 //! Windows rules run (and are tested) on every host.
 
@@ -24,12 +28,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::convert::identity;
 use std::str::FromStr;
 
+use crate::credentials::{self, CREDENTIAL_NAMES};
 use crate::error::ExecError;
 use crate::keys;
-
-/// The `exclude` globs a spec gets when it names none: the names that usually
-/// carry credentials.
-pub const DEFAULT_EXCLUDE: [&str; 4] = ["*KEY*", "*PASSWORD*", "*SECRET*", "*TOKEN*"];
 
 /// The variables that keep a non-interactive child from emitting colours,
 /// terminal control sequences or waiting in a pager.
@@ -37,9 +38,10 @@ pub const DEFAULT_TERMINAL_ENV: [(&str, &str); 4] =
     [("NO_COLOR", "1"), ("TERM", "dumb"), ("PAGER", "cat"), ("GIT_PAGER", "cat")];
 
 /// The names `hardening` drops, as case-insensitive globs: each makes a shell,
-/// the dynamic loader, libc or an interpreter load or run code chosen by
-/// whoever set it. Modelled on sudo's `env_reset` delete table.
-pub const HARDENING_PATTERNS: [&str; 36] = [
+/// the dynamic loader, libc, an interpreter or git load or run code chosen by
+/// whoever set it. It covers sudo's `env_delete` table (a deny-list; sudo's
+/// `env_reset` is an allow-list, which `inherit: 'core'` is closer to).
+pub const HARDENING_PATTERNS: &[&str] = &[
     // Shells: start-up files, exported functions, parsing and prompt hooks.
     "BASH_ENV",
     "ENV",
@@ -51,35 +53,83 @@ pub const HARDENING_PATTERNS: [&str; 36] = [
     "CDPATH",
     "GLOBIGNORE",
     "PROMPT_COMMAND",
-    // Dynamic loaders (glibc, musl, macOS).
+    "ZDOTDIR",
+    "FPATH",
+    "NULLCMD",
+    "READNULLCMD",
+    "TMPPREFIX",
+    "INPUTRC",
+    // Dynamic loaders (glibc, musl, macOS, IRIX's rld in sudo's table).
     "LD_*",
     "DYLD_*",
-    // Interpreters: preloaded modules, search paths, start-up hooks.
+    "_RLD*",
+    // Perl.
     "PERL5OPT",
     "PERL5LIB",
     "PERLLIB",
     "PERL5DB",
+    "PERLIO_DEBUG",
+    // Python.
     "PYTHONSTARTUP",
     "PYTHONPATH",
     "PYTHONHOME",
     "PYTHONINSPECT",
+    "PYTHONUSERBASE",
+    "PYTHONBREAKPOINT",
+    "PYTHONWARNINGS",
+    "PYTHONEXECUTABLE",
+    // Ruby.
     "RUBYOPT",
     "RUBYLIB",
+    // Node.
     "NODE_OPTIONS",
     "NODE_PATH",
+    "NODE_REPL_EXTERNAL_MODULE",
+    // Java.
     "JAVA_TOOL_OPTIONS",
     "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    // .NET: start-up hooks, extra dependencies, profilers.
+    "DOTNET_STARTUP_HOOKS",
+    "DOTNET_ADDITIONAL_DEPS",
+    "DOTNET_SHARED_STORE",
+    "CORECLR_PROFILER*",
+    "COR_PROFILER*",
+    "CORECLR_ENABLE_PROFILING",
+    "COR_ENABLE_PROFILING",
+    // git: configuration from the environment, and the programs it runs.
+    "GIT_CONFIG",
+    "GIT_CONFIG_*",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_EXEC_PATH",
+    "GIT_TEMPLATE_DIR",
+    "GIT_PROXY_COMMAND",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    // Pagers' input preprocessors run a command for every file.
+    "LESSOPEN",
+    "LESSCLOSE",
     // libc: character-set converters, locale data, resolver and allocator tuning.
     "GCONV_PATH",
     "LOCPATH",
     "NLSPATH",
+    "PATH_LOCALE",
     "HOSTALIASES",
+    "LOCALDOMAIN",
+    "RES_OPTIONS",
     "RESOLV_HOST_CONF",
     "MALLOC_*",
     "GLIBC_TUNABLES",
     // Terminal descriptions, parsed by curses with a history of overflows.
     "TERMINFO",
     "TERMINFO_DIRS",
+    "TERMPATH",
     "TERMCAP",
 ];
 
@@ -170,7 +220,11 @@ impl FromStr for Inherit {
 pub struct ScrubPolicy {
     /// Which parent variables to start from.
     pub inherit: Inherit,
-    /// Case-insensitive globs (`*`, `?`) of inherited names to drop.
+    /// Drop credentials: names matching [`CREDENTIAL_NAMES`] and values
+    /// [`credentials::is_secret_value`] finds. Turning it off is explicit.
+    pub default_exclude: bool,
+    /// Case-insensitive globs (`*`, `?`) of inherited names to drop, on top of
+    /// the credentials.
     pub exclude: Vec<String>,
     /// When given, only inherited names matching one of these
     /// case-insensitive globs are kept.
@@ -181,15 +235,10 @@ pub struct ScrubPolicy {
 }
 
 impl Default for ScrubPolicy {
-    /// Inherit everything except [`DEFAULT_EXCLUDE`], without hardening: the
-    /// behaviour of the TypeScript executor this package replaces.
+    /// Inherit everything except credentials and what hardening drops: the
+    /// model's commands are not trusted with either.
     fn default() -> Self {
-        Self {
-            inherit: Inherit::All,
-            exclude: DEFAULT_EXCLUDE.map(String::from).to_vec(),
-            include_only: None,
-            hardening: false,
-        }
+        Self { inherit: Inherit::All, default_exclude: true, exclude: Vec::new(), include_only: None, hardening: true }
     }
 }
 
@@ -219,14 +268,18 @@ impl Source {
     }
 }
 
-/// Which step removed a variable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which step removed a variable, in pipeline order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum RemovalReason {
     /// An inherited name in the managed `DSH_` namespace (any case).
     ManagedPrefix,
     /// Not kept by `inherit: core` or `inherit: none`.
     Inherit,
-    /// Matched an `exclude` glob.
+    /// A name that usually holds a credential ([`CREDENTIAL_NAMES`]).
+    Credential,
+    /// A value shaped like a credential ([`credentials::is_secret_value`]).
+    SecretValue,
+    /// Matched one of the caller's `exclude` globs.
     Exclude,
     /// Matched a hardening pattern or carried a function value.
     Hardening,
@@ -234,19 +287,39 @@ pub enum RemovalReason {
     IncludeOnly,
     /// Removed by an explicit `env` entry without a value.
     ExplicitUnset,
+    /// A terminal or explicit entry in the managed namespace that the
+    /// snapshot does not set: only the registry sets managed keys.
+    Unmanaged,
 }
 
 impl RemovalReason {
+    /// Every reason, in pipeline order.
+    pub const ALL: [Self; 9] = [
+        Self::ManagedPrefix,
+        Self::Inherit,
+        Self::Credential,
+        Self::SecretValue,
+        Self::Exclude,
+        Self::Hardening,
+        Self::IncludeOnly,
+        Self::ExplicitUnset,
+        Self::Unmanaged,
+    ];
+
     /// The name a JS caller sees: `"managed-prefix"`, `"inherit"`,
-    /// `"exclude"`, `"hardening"`, `"include-only"` or `"explicit-unset"`.
+    /// `"credential"`, `"secret-value"`, `"exclude"`, `"hardening"`,
+    /// `"include-only"`, `"explicit-unset"` or `"unmanaged"`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::ManagedPrefix => "managed-prefix",
             Self::Inherit => "inherit",
+            Self::Credential => "credential",
+            Self::SecretValue => "secret-value",
             Self::Exclude => "exclude",
             Self::Hardening => "hardening",
             Self::IncludeOnly => "include-only",
             Self::ExplicitUnset => "explicit-unset",
+            Self::Unmanaged => "unmanaged",
         }
     }
 }
@@ -407,10 +480,15 @@ pub fn build_environment(
         Inherit::Core => !platform.is_core(&var.name),
         Inherit::None => true,
     });
+    if scrub.default_exclude {
+        let credentials = Globs::new(CREDENTIAL_NAMES);
+        env.drop_inherited(RemovalReason::Credential, |var| credentials.matches(&var.name));
+        env.drop_inherited(RemovalReason::SecretValue, |var| credentials::is_secret_value(&var.value));
+    }
     let exclude = Globs::new(&scrub.exclude);
     env.drop_inherited(RemovalReason::Exclude, |var| exclude.matches(&var.name));
     if scrub.hardening {
-        let hardening = Globs::new(&HARDENING_PATTERNS);
+        let hardening = Globs::new(HARDENING_PATTERNS);
         env.drop_inherited(RemovalReason::Hardening, |var| {
             hardening.matches(&var.name) || var.value.starts_with(HARDENING_VALUE_PREFIX)
         });
@@ -429,16 +507,20 @@ pub fn build_environment(
             None => env.unset(name),
         }
     }
+    let managed: BTreeSet<String> = spec.managed.iter().map(|(key, _)| platform.fold(key).into_owned()).collect();
+    env.drop_added(RemovalReason::Unmanaged, |var| {
+        keys::has_managed_prefix(&upper(&var.name)) && !managed.contains(var.key())
+    });
     for (key, value) in &spec.managed {
         env.set(key, value, Source::Managed);
     }
     Ok(env.finish())
 }
 
-/// Whether the default `exclude` globs ([`DEFAULT_EXCLUDE`]) match `name`,
-/// ignoring case: the names the scrub treats as credentials by default.
+/// Whether [`CREDENTIAL_NAMES`] match `name`, ignoring case: the names the
+/// default scrub treats as credentials.
 pub fn excluded_by_default(name: &str) -> bool {
-    Globs::new(&DEFAULT_EXCLUDE).matches(name)
+    Globs::new(CREDENTIAL_NAMES).matches(name)
 }
 
 /// Rejects a spec that names something a child environment cannot hold,
@@ -567,9 +649,18 @@ impl<'a> Builder<'a> {
 
     /// Removes the inherited variables `drop` selects, reporting them with `reason`.
     fn drop_inherited(&mut self, reason: RemovalReason, drop: impl Fn(&Var) -> bool) {
+        self.drop_where(reason, |var| var.source == Source::Inherited && drop(var));
+    }
+
+    /// Removes the terminal and explicit variables `drop` selects, reporting them with `reason`.
+    fn drop_added(&mut self, reason: RemovalReason, drop: impl Fn(&Var) -> bool) {
+        self.drop_where(reason, |var| matches!(var.source, Source::Terminal | Source::Explicit) && drop(var));
+    }
+
+    fn drop_where(&mut self, reason: RemovalReason, drop: impl Fn(&Var) -> bool) {
         let mut dropped = Vec::new();
         self.vars.retain_mut(|var| {
-            let keep = var.source != Source::Inherited || !drop(var);
+            let keep = !drop(var);
             if !keep {
                 dropped.push((var.key().to_owned(), std::mem::take(&mut var.name)));
             }
@@ -773,9 +864,10 @@ mod tests {
     fn defaults() {
         let scrub = ScrubPolicy::default();
         assert_eq!(scrub.inherit, Inherit::All);
-        assert_eq!(scrub.exclude, ["*KEY*", "*PASSWORD*", "*SECRET*", "*TOKEN*"]);
+        assert!(scrub.default_exclude, "credentials go by default");
+        assert!(scrub.exclude.is_empty(), "the caller's globs add to the credentials");
         assert_eq!(scrub.include_only, None);
-        assert!(!scrub.hardening);
+        assert!(scrub.hardening, "hardening is on by default");
         let spec = EnvironmentSpec::default();
         assert_eq!(spec.scrub, scrub);
         assert_eq!(spec.terminal, Some(pairs(&DEFAULT_TERMINAL_ENV)));
@@ -1043,20 +1135,52 @@ mod tests {
         );
         assert_eq!(names(&env), ["PATH"]);
         for key in ["aws_access_key_id", "GITHUB_TOKEN", "db_Password", "MY_SECRET"] {
-            assert_eq!(reason(&env, key), Some(RemovalReason::Exclude), "{key}");
+            assert_eq!(reason(&env, key), Some(RemovalReason::Credential), "{key}");
         }
     }
 
     #[test]
-    fn custom_exclude_replaces_the_default() {
+    fn credentials_go_by_name_and_by_value_whatever_the_caller_excludes() {
+        let parent = [
+            ("SSH_AUTH_SOCK", "/tmp/ssh-x/agent.1"),
+            ("GH_PAT", "x"),
+            ("MYSQL_PWD", "x"),
+            ("DB_PASS", "x"),
+            ("NPM_CONFIG__AUTH", "x"),
+            ("CI_JOB_JWT", "x"),
+            ("SLACK_WEBHOOK_URL", "x"),
+            ("BW_SESSION", "x"),
+            ("SENTRY_DSN", "x"),
+            ("DATABASE_URL", "postgres://app:pw@db/app"),
+            ("MONGODB_URI", "mongodb://u:p@m/db"),
+            ("SOME_SETTING", "ghp_0123456789abcdefghijABCDEFGHIJ"),
+            ("AWS_REGION", "eu-west-1"),
+            ("PWD", "/work"),
+            ("OLDPWD", "/"),
+            ("GIT_AUTHOR_NAME", "Ada"),
+            ("PATH", "/bin"),
+        ];
+        let spec = EnvironmentSpec { scrub: ScrubPolicy { exclude: vec!["AWS_*".into()], ..ScrubPolicy::default() }, ..bare() };
+        let env = build(&parent, &spec);
+        assert_eq!(names(&env), ["GIT_AUTHOR_NAME", "OLDPWD", "PATH", "PWD"]);
+        for key in ["SSH_AUTH_SOCK", "GH_PAT", "MYSQL_PWD", "DB_PASS", "NPM_CONFIG__AUTH", "CI_JOB_JWT", "SLACK_WEBHOOK_URL", "BW_SESSION", "SENTRY_DSN"] {
+            assert_eq!(reason(&env, key), Some(RemovalReason::Credential), "{key}");
+        }
+        for key in ["DATABASE_URL", "MONGODB_URI", "SOME_SETTING"] {
+            assert_eq!(reason(&env, key), Some(RemovalReason::SecretValue), "{key}");
+        }
+        assert_eq!(reason(&env, "AWS_REGION"), Some(RemovalReason::Exclude), "exclude adds to the defaults");
+    }
+
+    #[test]
+    fn turning_the_credential_default_off_is_explicit_and_keeps_them() {
         let spec = EnvironmentSpec {
-            scrub: ScrubPolicy { exclude: vec!["FO?".into(), "*_url".into()], ..ScrubPolicy::default() },
+            scrub: ScrubPolicy { default_exclude: false, exclude: vec!["FO?".into()], ..ScrubPolicy::default() },
             ..bare()
         };
-        let env = build(&[("FOO", "1"), ("FOOD", "1"), ("DATABASE_URL", "x"), ("API_KEY", "kept")], &spec);
-        assert_eq!(names(&env), ["API_KEY", "FOOD"]);
+        let env = build(&[("FOO", "1"), ("FOOD", "1"), ("DATABASE_URL", "postgres://a:b@c/d"), ("API_KEY", "kept")], &spec);
+        assert_eq!(names(&env), ["API_KEY", "DATABASE_URL", "FOOD"]);
         assert_eq!(reason(&env, "FOO"), Some(RemovalReason::Exclude));
-        assert_eq!(reason(&env, "DATABASE_URL"), Some(RemovalReason::Exclude));
     }
 
     #[test]
@@ -1069,7 +1193,7 @@ mod tests {
             EnvironmentSpec { explicit: explicit(&[("GITHUB_TOKEN", Some("new")), ("GITHUB_TOKEN", None)]), ..bare() };
         let env = build(&[("GITHUB_TOKEN", "old")], &spec);
         assert!(env.vars.is_empty());
-        assert_eq!(env.removed, [Removal { key: "GITHUB_TOKEN".into(), reason: RemovalReason::Exclude }]);
+        assert_eq!(env.removed, [Removal { key: "GITHUB_TOKEN".into(), reason: RemovalReason::Credential }]);
     }
 
     // hardening.
@@ -1079,9 +1203,12 @@ mod tests {
     }
 
     #[test]
-    fn hardening_is_off_by_default() {
-        let env = build(&[("LD_PRELOAD", "/evil.so"), ("F", "() { :; }")], &bare());
-        assert_eq!(names(&env), ["F", "LD_PRELOAD"]);
+    fn hardening_is_on_by_default_and_can_be_turned_off() {
+        let parent = [("LD_PRELOAD", "/evil.so"), ("F", "() { :; }")];
+        let env = build(&parent, &bare());
+        assert!(env.vars.is_empty());
+        let off = EnvironmentSpec { scrub: ScrubPolicy { hardening: false, ..ScrubPolicy::default() }, ..bare() };
+        assert_eq!(names(&build(&parent, &off)), ["F", "LD_PRELOAD"]);
     }
 
     #[test]
@@ -1247,9 +1374,26 @@ mod tests {
             ..bare()
         };
         let env = build(&[], &spec);
-        assert_eq!(env.vars, pairs(&[("DSH_EXTRA", "mine"), ("DSH_HOME", "/home/u/.dsh"), ("DSH_SESSION_ID", "real")]));
+        assert_eq!(env.vars, pairs(&[("DSH_HOME", "/home/u/.dsh"), ("DSH_SESSION_ID", "real")]));
         assert_eq!(env.source("DSH_SESSION_ID"), Some(Source::Managed));
-        assert_eq!(env.source("DSH_EXTRA"), Some(Source::Explicit));
+    }
+
+    #[test]
+    fn only_the_snapshot_sets_managed_keys() {
+        // An explicit or terminal entry whose name upper-cases into the
+        // namespace never reaches the child unless the snapshot sets that key.
+        let spec = EnvironmentSpec {
+            terminal: Some(pairs(&[("DSH_FROM_TERMINAL", "t")])),
+            explicit: explicit(&[("DSH_SESSION_ID", Some("forged")), ("dsh_lower", Some("x")), ("DSH_KEPT", Some("explicit"))]),
+            managed: pairs(&[("DSH_KEPT", "managed")]),
+            ..bare()
+        };
+        let env = build(&[], &spec);
+        assert_eq!(env.vars, pairs(&[("DSH_KEPT", "managed")]));
+        for key in ["DSH_FROM_TERMINAL", "DSH_SESSION_ID", "dsh_lower"] {
+            assert_eq!(reason(&env, key), Some(RemovalReason::Unmanaged), "{key}");
+        }
+        assert_eq!(reason(&env, "DSH_KEPT"), None, "replaced by the snapshot, not removed");
     }
 
     #[test]

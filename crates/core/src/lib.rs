@@ -4,6 +4,7 @@
 //! Node; the napi binding converts values and errors at the edge.
 
 pub mod command;
+pub mod credentials;
 pub mod environment;
 pub mod error;
 pub mod home;

@@ -11,6 +11,7 @@ use dsh_shell_env_core::environment::{
     build_environment, Environment, EnvironmentSpec, Inherit, Platform, RemovalReason, ScrubPolicy, Source,
     HARDENING_PATTERNS, HARDENING_VALUE_PREFIX,
 };
+use dsh_shell_env_core::credentials::{is_secret_value, CREDENTIAL_NAMES};
 use dsh_shell_env_core::home::{reconcile_dsh_home, resolve_dsh_home, HomeContext};
 use dsh_shell_env_core::keys::{self, has_managed_prefix, is_reserved, is_valid_key, RESERVED_KEYS};
 use dsh_shell_env_core::registry::{Declaration, Profile, Registration, Registry, PATH_DELIMITER};
@@ -19,7 +20,7 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 
 mod oracles;
-use oracles::{can_reach_execve, matches_key_pattern, rank, recase, upper};
+use oracles::{can_reach_execve, matches_key_pattern, rank, recase, unmanaged, upper};
 
 // ---------------------------------------------------------------------------
 // Keys.
@@ -257,7 +258,13 @@ fn parent_name() -> impl Strategy<Value = String> {
 }
 
 fn value() -> impl Strategy<Value = String> {
-    prop_oneof![6 => "[a-z() ]{0,4}", 1 => Just("() { :; }".to_owned()), 1 => "[a-z]\\x00"]
+    prop_oneof![
+        6 => "[a-z() ]{0,4}",
+        1 => Just("() { :; }".to_owned()),
+        1 => "[a-z]\\x00",
+        1 => Just("postgres://app:pw@db/app".to_owned()),
+        1 => Just("ghp_0123456789abcdefghijABCDEFGHIJ".to_owned()),
+    ]
 }
 
 fn caller_value() -> impl Strategy<Value = String> {
@@ -279,13 +286,14 @@ fn managed() -> impl Strategy<Value = Vec<(String, String)>> {
 
 fn spec() -> impl Strategy<Value = EnvironmentSpec> {
     let inherit = prop_oneof![Just(Inherit::All), Just(Inherit::Core), Just(Inherit::None)];
-    let exclude = prop_oneof![Just(ScrubPolicy::default().exclude), proptest::collection::vec(glob(), 0..3)];
+    let exclude = proptest::collection::vec(glob(), 0..3);
     let include_only = proptest::option::of(proptest::collection::vec(glob(), 0..3));
     let terminal = proptest::option::of(proptest::collection::vec((caller_name(), caller_value()), 0..3));
     let explicit = proptest::collection::vec((caller_name(), proptest::option::of(caller_value())), 0..6);
-    (inherit, exclude, include_only, any::<bool>(), terminal, explicit, managed()).prop_map(
-        |(inherit, exclude, include_only, hardening, terminal, explicit, managed)| EnvironmentSpec {
-            scrub: ScrubPolicy { inherit, exclude, include_only, hardening },
+    let flags = (any::<bool>(), any::<bool>());
+    (inherit, exclude, include_only, flags, terminal, explicit, managed()).prop_map(
+        |(inherit, exclude, include_only, (default_exclude, hardening), terminal, explicit, managed)| EnvironmentSpec {
+            scrub: ScrubPolicy { inherit, default_exclude, exclude, include_only, hardening },
             terminal,
             explicit,
             managed,
@@ -367,11 +375,13 @@ fn reference(platform: &Platform, parent: &[(String, String)], spec: &Environmen
                 Inherit::None => true,
             }),
         ),
+        (RemovalReason::Credential, Box::new(|n, _| scrub.default_exclude && any_glob(CREDENTIAL_NAMES, n))),
+        (RemovalReason::SecretValue, Box::new(|_, v| scrub.default_exclude && is_secret_value(v))),
         (RemovalReason::Exclude, Box::new(|n, _| any_glob(&scrub.exclude, n))),
         (
             RemovalReason::Hardening,
             Box::new(|n, v| {
-                scrub.hardening && (any_glob(&HARDENING_PATTERNS, n) || v.starts_with(HARDENING_VALUE_PREFIX))
+                scrub.hardening && (any_glob(HARDENING_PATTERNS, n) || v.starts_with(HARDENING_VALUE_PREFIX))
             }),
         ),
         (RemovalReason::IncludeOnly, Box::new(|n, _| scrub.include_only.as_ref().is_some_and(|g| !any_glob(g, n)))),
@@ -409,6 +419,14 @@ fn reference(platform: &Platform, parent: &[(String, String)], spec: &Environmen
             }
         }
     }
+    vars.retain(|(name, _, source)| {
+        let gone = matches!(source, Source::Terminal | Source::Explicit)
+            && unmanaged(name, &spec.managed, |a, b| fold(platform, a) == fold(platform, b));
+        if gone {
+            report(&mut removed, name, RemovalReason::Unmanaged);
+        }
+        !gone
+    });
     for (name, value) in &spec.managed {
         set(&mut vars, name, value, Source::Managed);
     }
@@ -491,7 +509,9 @@ proptest! {
         let names = spec.terminal.iter().flatten().map(|(k, _)| k).chain(spec.explicit.iter().map(|(k, _)| k));
         for name in names.chain(spec.managed.iter().map(|(k, _)| k)) {
             let (source, value) = *writes(&platform, &spec, name).last().unwrap();
+            let dropped = source != Source::Managed && unmanaged(name, &spec.managed, |a, b| platform.same_name(a, b));
             match value {
+                Some(_) if dropped => prop_assert_eq!(env.get(name), None, "{} is not the snapshot's", name),
                 Some(value) => {
                     prop_assert_eq!(env.get(name), Some(value), "{}", name);
                     prop_assert_eq!(env.source(name), Some(source), "{}", name);
@@ -567,6 +587,7 @@ proptest! {
         let recased = EnvironmentSpec {
             scrub: ScrubPolicy {
                 inherit: spec.scrub.inherit,
+                default_exclude: spec.scrub.default_exclude,
                 exclude: spec.scrub.exclude.iter().map(&mut re).collect(),
                 include_only: spec.scrub.include_only.as_ref().map(|g| g.iter().map(&mut re).collect()),
                 hardening: spec.scrub.hardening,

@@ -48,12 +48,12 @@ pub fn can_reach_execve(name: &str, value: &str) -> bool {
 
 /// The pipeline step a removal reason belongs to, in pipeline order.
 pub fn rank(reason: RemovalReason) -> u8 {
-    match reason {
-        RemovalReason::ManagedPrefix => 0,
-        RemovalReason::Inherit => 1,
-        RemovalReason::Exclude => 2,
-        RemovalReason::Hardening => 3,
-        RemovalReason::IncludeOnly => 4,
-        RemovalReason::ExplicitUnset => 5,
-    }
+    RemovalReason::ALL.iter().position(|r| *r == reason).expect("every reason is listed") as u8
+}
+
+/// Whether a terminal or explicit entry named `name` is dropped before the
+/// spawn: its name upper-cases into the managed namespace and no managed key
+/// (`same` compares names the platform's way) is the same variable.
+pub fn unmanaged(name: &str, managed: &[(String, String)], same: impl Fn(&str, &str) -> bool) -> bool {
+    upper(name).starts_with("DSH_") && !managed.iter().any(|(key, _)| same(key, name))
 }
