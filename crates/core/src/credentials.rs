@@ -59,6 +59,11 @@ fn has_url_password(value: &str) -> bool {
 
 /// One word of a value (letters, digits, `_`, `-`, `.`) against the token shapes.
 fn is_token_shaped(word: &str) -> bool {
+    // Every shape starts with one of these letters and is at least 15 bytes
+    // long (`xoxb-` and ten more): most words of most values end here.
+    if word.len() < 15 || !matches!(word.as_bytes()[0], b'g' | b's' | b'x' | b'A' | b'n' | b'e') {
+        return false;
+    }
     let tail = |prefix: &str, min: usize, allowed: fn(char) -> bool| {
         word.strip_prefix(prefix).is_some_and(|rest| rest.len() >= min && rest.chars().all(allowed))
     };
@@ -83,13 +88,17 @@ fn aws_access_key(word: &str) -> bool {
 
 /// Three base64url segments, the first a JSON object's encoding (`eyJ…`).
 fn is_jwt(word: &str) -> bool {
-    let segments: Vec<&str> = word.split('.').collect();
+    if !word.starts_with("eyJ") {
+        return false;
+    }
     let base64url = |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    segments.len() == 3
-        && segments[0].starts_with("eyJ")
-        && segments[0].len() >= 8
-        && segments[1].len() >= 8
-        && segments.iter().all(|s| base64url(s))
+    let mut segments = word.split('.');
+    let (Some(header), Some(payload), Some(signature), None) =
+        (segments.next(), segments.next(), segments.next(), segments.next())
+    else {
+        return false;
+    };
+    header.len() >= 8 && payload.len() >= 8 && [header, payload, signature].into_iter().all(base64url)
 }
 
 #[cfg(test)]
@@ -119,6 +128,7 @@ mod tests {
             "glpat-0123456789abcdefghij",
             "sk-proj-0123456789abcdefghijklmn",
             "xoxb-1234567890-abcdef",
+            "xoxp-0123456789",
             "AKIAIOSFODNN7EXAMPLE",
             "npm_0123456789abcdefghijABCDEFGHIJ012345",
             jwt,
@@ -126,7 +136,16 @@ mod tests {
         ] {
             assert!(is_secret_value(value), "{value}");
         }
-        for value in ["sk-short", "ghp_", "AKIA", "npm_install", "eyJ.not.jwt", "/usr/local/bin:/usr/bin", "en_US.UTF-8", "xterm-256color"] {
+        for value in [
+            "sk-short",
+            "ghp_",
+            "AKIA",
+            "npm_install",
+            "eyJ.not.jwt",
+            "/usr/local/bin:/usr/bin",
+            "en_US.UTF-8",
+            "xterm-256color",
+        ] {
             assert!(!is_secret_value(value), "{value}");
         }
     }

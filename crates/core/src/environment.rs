@@ -24,9 +24,10 @@
 //! Windows rules run (and are tested) on every host.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::convert::identity;
 use std::str::FromStr;
+use std::sync::OnceLock;
 
 use crate::credentials::{self, CREDENTIAL_NAMES};
 use crate::error::ExecError;
@@ -481,14 +482,14 @@ pub fn build_environment(
         Inherit::None => true,
     });
     if scrub.default_exclude {
-        let credentials = Globs::new(CREDENTIAL_NAMES);
+        let credentials = credential_globs();
         env.drop_inherited(RemovalReason::Credential, |var| credentials.matches(&var.name));
         env.drop_inherited(RemovalReason::SecretValue, |var| credentials::is_secret_value(&var.value));
     }
     let exclude = Globs::new(&scrub.exclude);
     env.drop_inherited(RemovalReason::Exclude, |var| exclude.matches(&var.name));
     if scrub.hardening {
-        let hardening = Globs::new(HARDENING_PATTERNS);
+        let hardening = hardening_globs();
         env.drop_inherited(RemovalReason::Hardening, |var| {
             hardening.matches(&var.name) || var.value.starts_with(HARDENING_VALUE_PREFIX)
         });
@@ -520,7 +521,7 @@ pub fn build_environment(
 /// Whether [`CREDENTIAL_NAMES`] match `name`, ignoring case: the names the
 /// default scrub treats as credentials.
 pub fn excluded_by_default(name: &str) -> bool {
-    Globs::new(CREDENTIAL_NAMES).matches(name)
+    credential_globs().matches(name)
 }
 
 /// Rejects a spec that names something a child environment cannot hold,
@@ -714,8 +715,29 @@ impl<'a> Builder<'a> {
     }
 }
 
-/// Case-insensitive name globs, upper-cased once.
-struct Globs(Vec<Glob>);
+/// Case-insensitive name globs, upper-cased once. Whole names (most of the
+/// hardening list) are looked up in a set, and `*TEXT*` globs (most of the
+/// credential list) are found in one pass over the name, by their first
+/// byte; the rest are tried in turn. This runs for every inherited name of
+/// every spawn.
+struct Globs {
+    exact: HashSet<String>,
+    /// The `*TEXT*` texts, by their first byte.
+    substrings: Vec<Vec<Box<[u8]>>>,
+    others: Vec<Glob>,
+}
+
+/// The credential globs, made once.
+fn credential_globs() -> &'static Globs {
+    static GLOBS: OnceLock<Globs> = OnceLock::new();
+    GLOBS.get_or_init(|| Globs::new(CREDENTIAL_NAMES))
+}
+
+/// The hardening globs, made once.
+fn hardening_globs() -> &'static Globs {
+    static GLOBS: OnceLock<Globs> = OnceLock::new();
+    GLOBS.get_or_init(|| Globs::new(HARDENING_PATTERNS))
+}
 
 /// One upper-cased glob. The usual shapes (`*KEY*`, `LC_*`, `PATH`) are a
 /// literal with or without a `*` at either end, matched as a substring, prefix,
@@ -751,7 +773,19 @@ impl Glob {
 
 impl Globs {
     fn new(patterns: &[impl AsRef<str>]) -> Self {
-        Self(patterns.iter().map(|pattern| Glob::new(pattern.as_ref())).collect())
+        let mut globs = Self { exact: HashSet::new(), substrings: vec![Vec::new(); 256], others: Vec::new() };
+        for pattern in patterns {
+            match Glob::new(pattern.as_ref()) {
+                Glob::Literal { text, at_start: true, at_end: true } => {
+                    globs.exact.insert(text);
+                }
+                Glob::Literal { text, at_start: false, at_end: false } if !text.is_empty() => {
+                    globs.substrings[usize::from(text.as_bytes()[0])].push(text.into_bytes().into_boxed_slice());
+                }
+                other => globs.others.push(other),
+            }
+        }
+        globs
     }
 
     fn matches(&self, name: &str) -> bool {
@@ -760,7 +794,14 @@ impl Globs {
         } else {
             Cow::Borrowed(name)
         };
-        self.0.iter().any(|glob| glob.matches(&name))
+        self.exact.contains(name.as_ref())
+            || self.has_substring(name.as_bytes())
+            || self.others.iter().any(|glob| glob.matches(&name))
+    }
+
+    /// Whether one of the `*TEXT*` texts occurs in the upper-cased `name`.
+    fn has_substring(&self, name: &[u8]) -> bool {
+        (0..name.len()).any(|at| self.substrings[usize::from(name[at])].iter().any(|text| name[at..].starts_with(text)))
     }
 }
 
@@ -1160,10 +1201,23 @@ mod tests {
             ("GIT_AUTHOR_NAME", "Ada"),
             ("PATH", "/bin"),
         ];
-        let spec = EnvironmentSpec { scrub: ScrubPolicy { exclude: vec!["AWS_*".into()], ..ScrubPolicy::default() }, ..bare() };
+        let spec = EnvironmentSpec {
+            scrub: ScrubPolicy { exclude: vec!["AWS_*".into()], ..ScrubPolicy::default() },
+            ..bare()
+        };
         let env = build(&parent, &spec);
         assert_eq!(names(&env), ["GIT_AUTHOR_NAME", "OLDPWD", "PATH", "PWD"]);
-        for key in ["SSH_AUTH_SOCK", "GH_PAT", "MYSQL_PWD", "DB_PASS", "NPM_CONFIG__AUTH", "CI_JOB_JWT", "SLACK_WEBHOOK_URL", "BW_SESSION", "SENTRY_DSN"] {
+        for key in [
+            "SSH_AUTH_SOCK",
+            "GH_PAT",
+            "MYSQL_PWD",
+            "DB_PASS",
+            "NPM_CONFIG__AUTH",
+            "CI_JOB_JWT",
+            "SLACK_WEBHOOK_URL",
+            "BW_SESSION",
+            "SENTRY_DSN",
+        ] {
             assert_eq!(reason(&env, key), Some(RemovalReason::Credential), "{key}");
         }
         for key in ["DATABASE_URL", "MONGODB_URI", "SOME_SETTING"] {
@@ -1178,7 +1232,8 @@ mod tests {
             scrub: ScrubPolicy { default_exclude: false, exclude: vec!["FO?".into()], ..ScrubPolicy::default() },
             ..bare()
         };
-        let env = build(&[("FOO", "1"), ("FOOD", "1"), ("DATABASE_URL", "postgres://a:b@c/d"), ("API_KEY", "kept")], &spec);
+        let env =
+            build(&[("FOO", "1"), ("FOOD", "1"), ("DATABASE_URL", "postgres://a:b@c/d"), ("API_KEY", "kept")], &spec);
         assert_eq!(names(&env), ["API_KEY", "DATABASE_URL", "FOOD"]);
         assert_eq!(reason(&env, "FOO"), Some(RemovalReason::Exclude));
     }
@@ -1384,7 +1439,11 @@ mod tests {
         // namespace never reaches the child unless the snapshot sets that key.
         let spec = EnvironmentSpec {
             terminal: Some(pairs(&[("DSH_FROM_TERMINAL", "t")])),
-            explicit: explicit(&[("DSH_SESSION_ID", Some("forged")), ("dsh_lower", Some("x")), ("DSH_KEPT", Some("explicit"))]),
+            explicit: explicit(&[
+                ("DSH_SESSION_ID", Some("forged")),
+                ("dsh_lower", Some("x")),
+                ("DSH_KEPT", Some("explicit")),
+            ]),
             managed: pairs(&[("DSH_KEPT", "managed")]),
             ..bare()
         };

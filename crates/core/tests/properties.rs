@@ -7,11 +7,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
+use dsh_shell_env_core::credentials::{is_secret_value, CREDENTIAL_NAMES};
 use dsh_shell_env_core::environment::{
     build_environment, Environment, EnvironmentSpec, Inherit, Platform, RemovalReason, ScrubPolicy, Source,
     HARDENING_PATTERNS, HARDENING_VALUE_PREFIX,
 };
-use dsh_shell_env_core::credentials::{is_secret_value, CREDENTIAL_NAMES};
 use dsh_shell_env_core::home::{reconcile_dsh_home, resolve_dsh_home, HomeContext};
 use dsh_shell_env_core::keys::{self, has_managed_prefix, is_reserved, is_valid_key, RESERVED_KEYS};
 use dsh_shell_env_core::registry::{Declaration, Profile, Registration, Registry, PATH_DELIMITER};
