@@ -542,24 +542,26 @@ for (const [api, mode, collect] of MODES) {
   ]) {
     row(`execution ${title}`, () => collect(R, execution), INVALID_EXECUTION)
   }
-  row('an execution.agent getter that throws', (t) => collect(R, throwingGetter(t, {}, 'agent')), RESOLVER_FAILED, {
-    mentions: ['built-in'],
+  // A malformed agent is the execution's fault, named as such.
+  const AGENT_ID = 'execution.agent.session.header.id'
+  row('an execution.agent getter that throws', (t) => collect(R, throwingGetter(t, {}, 'agent')), INVALID_EXECUTION, {
+    mentions: [AGENT_ID],
     cause: 'thrown',
   })
-  row('a session id getter that throws', (t) => collect(R, { agent: { session: { header: throwingGetter(t, {}, 'id') } } }), RESOLVER_FAILED, {
+  row('a session id getter that throws', (t) => collect(R, { agent: { session: { header: throwingGetter(t, {}, 'id') } } }), INVALID_EXECUTION, {
     cause: 'thrown',
   })
-  row('execution a revoked Proxy', () => collect(R, revoked()), RESOLVER_FAILED, { cause: isTypeError })
-  for (const [title, id, code] of [
-    ['a number', 42, NON_STRING],
-    ['null', null, NON_STRING],
-    ['an object', { id: 'x' }, NON_STRING],
-    ['with NUL', 'session\0x', INVALID_VALUE],
-    ['with a lone surrogate', `session-${LONE_HIGH}`, INVALID_VALUE],
+  row('execution a revoked Proxy', () => collect(R, revoked()), INVALID_EXECUTION, { cause: isTypeError })
+  for (const [title, id, found] of [
+    ['a number', 42, 'number'],
+    ['null', null, 'null'],
+    ['an object', { id: 'x' }, 'object'],
+    ['with NUL', 'session\0x', 'NUL'],
+    ['with a lone surrogate', `session-${LONE_HIGH}`, 'surrogate'],
   ]) {
-    row(`a session id ${title}`, () => collect(R, agentExecution(id)), code, { mentions: ['DSH_SESSION_ID'] })
+    row(`a session id ${title}`, () => collect(R, agentExecution(id)), INVALID_EXECUTION, { mentions: [AGENT_ID, found] })
   }
-  row('an agent without a session', () => collect(R, { agent: {} }), NON_STRING, { mentions: ['DSH_SESSION_ID'] })
+  row('an agent without a session', () => collect(R, { agent: {} }), INVALID_EXECUTION, { mentions: [AGENT_ID, 'undefined'] })
   for (const [title, options] of [
     ['a number', 5],
     ['a string', '/usr/bin'],
@@ -867,6 +869,17 @@ for (const [api, mode, collect] of MODES) {
   exec('an env name of 1 MiB', () => run({ env: { ['N'.repeat(MiB)]: 'x' } }), SPAWN_FAILED, { cause: isE2big })
   exec('a 1 MiB script', () => execute({ command: `${markCommand()} #${'x'.repeat(MiB)}` }), SPAWN_FAILED, { cause: isE2big })
   exec('a 1 MiB argument', () => execute({ command: [...markArgv(), 'x'.repeat(MiB)] }), SPAWN_FAILED, { cause: isE2big })
+  // No silent defaults: a field the spec does not have is refused, not ignored.
+  exec('cwd instead of workdir', () => run({ cwd: '/tmp' }), INVALID_SPEC, { mentions: ['cwd', 'did you mean workdir'] })
+  exec('timeout instead of timeoutMs', () => run({ timeout: 100 }), INVALID_SPEC, { mentions: ['timeout', 'did you mean timeoutMs'] })
+  exec('an unknown field on the prototype', () => execute(Object.create({ colour: 'red' }, { command: { value: markCommand(), enumerable: true } })), INVALID_SPEC, {
+    mentions: ['colour', 'the fields are'],
+  })
+  exec('an unknown scrub field', () => run({ scrub: { hardenning: true } }), INVALID_SPEC, { mentions: ['scrub.hardenning'] })
+  exec('execution without registry', () => run({ execution: { agent: { session: { header: { id: 's' } } } } }), INVALID_SPEC, {
+    mentions: ['execution', 'registry'],
+  })
+  exec('scrub.exclude a string', () => run({ scrub: { exclude: 'KEY' } }), INVALID_SPEC, { mentions: ['must be an array of strings (got string)'] })
   exec(
     'a contributor value of 1 MiB collected right before the spawn',
     () => run({ registry: shapeRegistry({ DSH_V: 'x'.repeat(MiB) }), execution: {} }),
@@ -881,7 +894,7 @@ for (const [api, mode, collect] of MODES) {
   exec('registry + a resolver that throws', (t) => run({ registry: shapeRegistry(undefined, { resolve: () => { throw t.boom() } }) }), RESOLVER_FAILED, {
     cause: 'thrown',
   })
-  exec('registry + an execution.agent getter that throws', (t) => run({ registry: shapeRegistry({}), execution: throwingGetter(t, {}, 'agent') }), RESOLVER_FAILED, {
+  exec('registry + an execution.agent getter that throws', (t) => run({ registry: shapeRegistry({}), execution: throwingGetter(t, {}, 'agent') }), INVALID_EXECUTION, {
     cause: 'thrown',
   })
 }
@@ -906,6 +919,10 @@ for (const [api, mode, collect] of MODES) {
     ['a symbol env name', { env: { [Symbol('X')]: 'x' } }, 'env[Symbol(X)]'],
     ['dshEnv a non-managed key', { dshEnv: { HOME: '/' } }, 'dshEnv.HOME'],
     ['scrub.inherit unknown', { scrub: { inherit: 'x' } }, 'scrub.inherit'],
+    ['a field the spec does not have', { cwd: '/tmp' }, 'cwd'],
+    ['scrub.defaultExclude a string', { scrub: { defaultExclude: 'no' } }, 'scrub.defaultExclude'],
+    ['registry, which buildEnvironment does not read', { registry: {} }, 'registry'],
+    ['execution, which buildEnvironment does not read', { execution: {} }, 'execution'],
     ['terminalEnv a number value', { terminalEnv: { TERM: 1 } }, 'terminalEnv.TERM'],
   ]) {
     build(title, () => buildEnvironment(spec, {}), INVALID_SPEC, { mentions: [field] })
@@ -969,7 +986,7 @@ for (const [line] of CORDIS_LINES) {
   sync('register() of a name the service already holds', () => service().register(contributor('cordis-base', ['DSH_CORDIS_OTHER'])), 'ERR_SHELL_ENV_DUPLICATE_CONTRIBUTOR')
   sync('collect(null)', () => service().collect(null), INVALID_EXECUTION)
   sync('collect({}, 5)', () => service().collect({}, 5), INVALID_OPTION)
-  sync('collect() of a lone-surrogate session id', () => service().collect(agentExecution(LONE_HIGH)), INVALID_VALUE)
+  sync('collect() of a lone-surrogate session id', () => service().collect(agentExecution(LONE_HIGH)), INVALID_EXECUTION)
   async('collectAsync("x")', () => service().collectAsync('x'), INVALID_EXECUTION)
   async('collectAsync({}, { timeoutMs: -1 })', () => service().collectAsync({}, { timeoutMs: -1 }), INVALID_OPTION)
   async('execute(null)', () => service().execute(null), INVALID_SPEC)

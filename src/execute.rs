@@ -98,6 +98,13 @@ pub fn build_environment_js(env: &Env, spec: Unknown, parent_env: Option<Unknown
             )
             .into());
         }
+        check_spec_fields(env, spec)?;
+        for field in ["registry", "execution"] {
+            if js::get_defined(env, spec, field).map_err(js_failure)?.is_some() {
+                let reason = "is not read by buildEnvironment(), which collects nothing: pass dshEnv (registry.collect(execution))";
+                return Err(ExecError::invalid_spec(field, reason).into());
+            }
+        }
         let mut request = ExecRequest::default();
         read_environment(env, spec, &mut request)?;
         if let Some(dsh_env) = js::get_defined(env, spec, "dshEnv").map_err(js_failure)? {
@@ -108,6 +115,12 @@ pub fn build_environment_js(env: &Env, spec: Unknown, parent_env: Option<Unknown
     })();
     let environment = built.map_err(|failure| failure.into_js(env))?;
     environment_to_js(env, &environment)
+}
+
+/// Refuses a spec field the package does not know, own or inherited.
+fn check_spec_fields(env: &Env, spec: Raw) -> std::result::Result<(), Failure> {
+    let fields = js::enumerable_names(env, spec).map_err(js_failure)?;
+    Ok(command::check_fields("", fields.iter().map(String::as_str), command::SPEC_FIELDS)?)
 }
 
 /// Ends every running command's process group (SIGKILL) and removes the spill
@@ -144,6 +157,7 @@ fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>) -> std::result::Re
             ExecError::invalid_spec("spec", format!("must be an object (got {})", js::describe(env, spec))).into()
         );
     }
+    check_spec_fields(env, spec)?;
     let request = read_request(env, spec)?;
     let parent = parent_vars(env, parent_env)?;
     let cwd = std::env::current_dir().map_err(|source| ExecError::InvalidWorkdir { path: ".".into(), source })?;
@@ -151,6 +165,13 @@ fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>) -> std::result::Re
     let registry = js::get_defined(env, spec, "registry").map_err(js_failure)?;
     let dsh_env_given = js::get_defined(env, spec, "dshEnv").map_err(js_failure)?.is_some();
     let collect = match registry {
+        None if js::get_defined(env, spec, "execution").map_err(js_failure)?.is_some() => {
+            return Err(ExecError::invalid_spec(
+                "execution",
+                "is read only to collect from registry: give registry too, or dshEnv collected for that execution",
+            )
+            .into())
+        }
         None => None,
         Some(_) if dsh_env_given => {
             return Err(ExecError::invalid_spec("registry", "give either dshEnv or registry, not both").into())
@@ -228,7 +249,7 @@ fn read_request(env: &Env, spec: Raw) -> std::result::Result<ExecRequest, Failur
             Some(command) if js::type_of(env, command) == ValueType::String => {
                 Some(CommandLine::Script(text(env, command, || "command".into())?))
             }
-            Some(command) => Some(CommandLine::Argv(string_array(env, command, "command")?)),
+            Some(command) => Some(CommandLine::Argv(string_array(env, command, "command", "a string or an array of strings")?)),
         },
         shell: optional_string(env, spec, "shell")?,
         workdir: optional_string(env, spec, "workdir")?,
@@ -273,14 +294,16 @@ fn read_environment(env: &Env, spec: Raw, request: &mut ExecRequest) -> std::res
             )
             .into());
         }
+        let fields = js::enumerable_names(env, scrub).map_err(js_failure)?;
+        command::check_fields("scrub.", fields.iter().map(String::as_str), command::SCRUB_FIELDS)?;
         if let Some(inherit) = optional_string(env, scrub, "inherit").map_err(|f| rename(f, "scrub.inherit"))? {
             layers.scrub.inherit = inherit.parse::<Inherit>()?;
         }
         if let Some(exclude) = js::get_defined(env, scrub, "exclude").map_err(js_failure)? {
-            layers.scrub.exclude = string_array(env, exclude, "scrub.exclude")?;
+            layers.scrub.exclude = string_array(env, exclude, "scrub.exclude", "an array of strings")?;
         }
         if let Some(include_only) = js::get_defined(env, scrub, "includeOnly").map_err(js_failure)? {
-            layers.scrub.include_only = Some(string_array(env, include_only, "scrub.includeOnly")?);
+            layers.scrub.include_only = Some(string_array(env, include_only, "scrub.includeOnly", "an array of strings")?);
         }
         if let Some(hardening) = optional_bool(env, scrub, "hardening").map_err(|f| rename(f, "scrub.hardening"))? {
             layers.scrub.hardening = hardening;
@@ -424,11 +447,12 @@ fn optional_number(env: &Env, object: Raw, field: &str) -> std::result::Result<O
     }
 }
 
-fn string_array(env: &Env, value: Raw, field: &str) -> std::result::Result<Vec<String>, Failure> {
+/// An array of strings; `expected` is what the message says the field takes.
+fn string_array(env: &Env, value: Raw, field: &str, expected: &str) -> std::result::Result<Vec<String>, Failure> {
     let mut is_array = false;
     unsafe { sys::napi_is_array(env.raw(), value, &mut is_array) };
     if !is_array {
-        let reason = format!("must be a string or an array of strings (got {})", js::describe(env, value));
+        let reason = format!("must be {expected} (got {})", js::describe(env, value));
         return Err(ExecError::invalid_spec(field, reason).into());
     }
     let mut length = 0;

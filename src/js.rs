@@ -108,6 +108,26 @@ impl Key {
     }
 }
 
+/// The enumerable string keys of `value` and of its prototype chain, as
+/// `for…in` sees them: the fields a spec made with `Object.create(spec, …)`
+/// has, its own and its prototype's.
+pub fn enumerable_names(env: &Env, value: Raw) -> Result<Vec<String>> {
+    let mut names = ptr::null_mut();
+    check(env, unsafe {
+        sys::napi_get_all_property_names(
+            env.raw(),
+            value,
+            sys::KeyCollectionMode::include_prototypes,
+            sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+            sys::KeyConversion::numbers_to_strings,
+            &mut names,
+        )
+    })?;
+    let mut length = 0;
+    check(env, unsafe { sys::napi_get_array_length(env.raw(), names, &mut length) })?;
+    (0..length).map(|index| Ok(lossy_string(env, element(env, names, index)?)?)).collect()
+}
+
 /// Own enumerable keys: `Object.keys(value)`, plus the symbol keys when
 /// `symbols` is set (so a caller can refuse them instead of not seeing them).
 /// Each comes with the key itself as a JS value, for [`get_key`].

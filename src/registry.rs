@@ -264,9 +264,22 @@ pub fn begin(env: &Env, core: &CoreRegistry, execution: Raw) -> std::result::Res
         return Err(ShellEnvError::InvalidExecution { found: Some(js::describe(env, execution)) }.into());
     }
     let session_id = session_id(env, execution).map_err(|thrown| {
-        let message = "reading execution.agent.session.header.id threw".to_string();
-        Failure::caused_by(ShellEnvError::ResolverFailed { contributor: "built-in".into(), message }, thrown)
+        let reason = "could not be read: a getter or Proxy trap threw".to_string();
+        Failure::caused_by(ShellEnvError::InvalidAgent { reason }, thrown)
     })?;
+    // A malformed agent is the execution's fault, not the registry's own.
+    match &session_id {
+        Some(ResolvedValue::Other(found)) => {
+            return Err(ShellEnvError::InvalidAgent { reason: format!("must be a string (got {found})") }.into())
+        }
+        Some(ResolvedValue::IllFormed(ill)) => {
+            return Err(ShellEnvError::InvalidAgent { reason: ill.to_string() }.into())
+        }
+        Some(ResolvedValue::String(id)) if id.contains('\0') => {
+            return Err(ShellEnvError::InvalidAgent { reason: "must not contain a NUL byte".into() }.into())
+        }
+        _ => {}
+    }
     Ok(Collection::begin(core, session_id)?)
 }
 

@@ -83,6 +83,66 @@ pub struct ExecRequest {
     pub environment: EnvironmentSpec,
 }
 
+/// Every field of an `execute()` spec (`buildEnvironment()` takes the same spec).
+pub const SPEC_FIELDS: &[&str] = &[
+    "command",
+    "shell",
+    "workdir",
+    "timeoutMs",
+    "onExpiry",
+    "graceMs",
+    "signal",
+    "stdin",
+    "stdoutMaxBytes",
+    "stderrMaxBytes",
+    "spillMaxBytes",
+    "spillDir",
+    "keepSpillFiles",
+    "env",
+    "dshEnv",
+    "registry",
+    "execution",
+    "scrub",
+    "terminalEnv",
+    "onOutput",
+];
+
+/// Every field of a spec's `scrub`.
+pub const SCRUB_FIELDS: &[&str] = &["inherit", "defaultExclude", "exclude", "includeOnly", "hardening"];
+
+/// Names people reach for from other spawning APIs, and the field meant.
+const LIKELY_MEANT: &[(&str, &str)] = &[
+    ("cwd", "workdir"),
+    ("timeout", "timeoutMs"),
+    ("grace", "graceMs"),
+    ("input", "stdin"),
+    ("maxBuffer", "stdoutMaxBytes"),
+    ("killSignal", "graceMs"),
+    ("abortSignal", "signal"),
+];
+
+/// Refuses a field that is not in `known`: a misspelt or foreign option would
+/// otherwise fall back to a default silently (`cwd` for `workdir`, `timeout`
+/// for `timeoutMs`). `prefix` is `""` for the spec itself, `"scrub."` for its
+/// scrub.
+pub fn check_fields<'a>(
+    prefix: &str,
+    fields: impl IntoIterator<Item = &'a str>,
+    known: &[&str],
+) -> Result<(), ExecError> {
+    for field in fields {
+        if known.contains(&field) {
+            continue;
+        }
+        let hint = match LIKELY_MEANT.iter().find(|(name, _)| *name == field) {
+            Some((_, meant)) => format!("; did you mean {prefix}{meant}?"),
+            None => format!(" (the fields are {})", known.join(", ")),
+        };
+        return Err(ExecError::invalid_spec(format!("{prefix}{field}"), format!("is not a spec field{hint}")));
+    }
+    Ok(())
+}
+
 /// Checks `request` and builds its environment and what the process layer
 /// needs to spawn it (without a live output sink). `cwd` is the caller's
 /// current directory (for a missing or relative `workdir`).
@@ -346,6 +406,16 @@ mod tests {
     fn zero_grace_is_allowed() {
         let request = ExecRequest { grace_ms: Some(0.0), ..request(CommandLine::Argv(vec!["true".into()])) };
         assert_eq!(plan_of(&request).unwrap().grace, Duration::ZERO);
+    }
+
+    #[test]
+    fn unknown_fields_are_refused_with_what_was_likely_meant() {
+        assert!(check_fields("", ["command", "workdir", "onOutput"], SPEC_FIELDS).is_ok());
+        let cwd = check_fields("", ["command", "cwd"], SPEC_FIELDS).unwrap_err();
+        assert_eq!(cwd.code(), "ERR_SHELL_EXEC_INVALID_SPEC");
+        assert_eq!(cwd.to_string(), "invalid spec field cwd: is not a spec field; did you mean workdir?");
+        let other = check_fields("scrub.", ["hardenning"], SCRUB_FIELDS).unwrap_err().to_string();
+        assert!(other.starts_with("invalid spec field scrub.hardenning: is not a spec field (the fields are inherit,"), "{other}");
     }
 
     #[test]

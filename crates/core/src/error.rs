@@ -39,6 +39,9 @@ pub enum ShellEnvError {
     /// The execution passed to a collection is not an object.
     #[error("execution must be an object{}", found_suffix(.found))]
     InvalidExecution { found: Option<String> },
+    /// `execution.agent` is set, but its `session.header.id` is not a string.
+    #[error("invalid execution: execution.agent.session.header.id {reason}")]
+    InvalidAgent { reason: String },
     /// A resolver returned a key its contributor did not declare.
     #[error("bash env contributor {contributor:?} returned undeclared key {key:?}")]
     UndeclaredKey { contributor: String, key: String },
@@ -92,7 +95,7 @@ impl ShellEnvError {
             Self::InvalidDirectory { .. } => "ERR_SHELL_ENV_INVALID_DIRECTORY",
             Self::InvalidProfile { .. } => "ERR_SHELL_ENV_INVALID_PROFILE",
             Self::HomeConflict { .. } => "ERR_SHELL_ENV_HOME_CONFLICT",
-            Self::InvalidExecution { .. } => "ERR_SHELL_ENV_INVALID_EXECUTION",
+            Self::InvalidExecution { .. } | Self::InvalidAgent { .. } => "ERR_SHELL_ENV_INVALID_EXECUTION",
             Self::UndeclaredKey { .. } => "ERR_SHELL_ENV_UNDECLARED_KEY",
             Self::NonStringValue { .. } => "ERR_SHELL_ENV_NON_STRING_VALUE",
             Self::InvalidValue { .. } => "ERR_SHELL_ENV_INVALID_VALUE",
