@@ -82,7 +82,7 @@ async function execute(spec) {
   hostSignals.commandStarting()
   let native
   try {
-    native = await binding.execute(withNativeRegistry(spec), process.env)
+    native = await binding.execute(withNativeRegistry(withReportedOutputErrors(spec)), process.env)
   } catch (error) {
     hostSignals.commandEnded()
     throw error
@@ -106,6 +106,44 @@ function withNativeRegistry(spec) {
   const native = registryOf(registry)
   if (native === registry) return spec
   return Object.create(spec, { registry: { value: native, enumerable: true } })
+}
+
+/**
+ * `spec` with its `onOutput` wrapped so that a throw is reported, once per
+ * execution, as a process warning (code `DSH_SHELL_ENV_ON_OUTPUT_THREW`)
+ * instead of vanishing; the output keeps being captured either way.
+ */
+function withReportedOutputErrors(spec) {
+  let onOutput
+  try {
+    onOutput = spec?.onOutput
+  } catch {
+    return spec
+  }
+  if (typeof onOutput !== 'function') return spec
+  let reported = false
+  const guarded = (chunk) => {
+    try {
+      onOutput(chunk)
+    } catch (error) {
+      if (reported) return
+      reported = true
+      process.emitWarning(`onOutput threw (${describeThrown(error)}); the command's output is still captured, later throws of this execution are not reported`, {
+        type: 'DshShellEnvWarning',
+        code: 'DSH_SHELL_ENV_ON_OUTPUT_THREW',
+      })
+    }
+  }
+  return Object.create(spec, { onOutput: { value: guarded, enumerable: true } })
+}
+
+/** A thrown value in words, whatever it is (a Symbol, an object whose toString throws). */
+function describeThrown(value) {
+  try {
+    return value instanceof Error ? `${value.name}: ${value.message}` : String(value)
+  } catch {
+    return typeof value
+  }
 }
 
 function buildEnvironment(spec, parentEnv = process.env) {

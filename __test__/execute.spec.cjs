@@ -912,6 +912,32 @@ describe('the ShellExecution handle', () => {
     expect(result.stdout.text === input).toBe(true)
   }, T)
 
+  it('an onOutput that throws is reported once per execution as a warning, and the output is still captured', async () => {
+    const warnings = []
+    const onWarning = (warning) => {
+      if (warning.code === 'DSH_SHELL_ENV_ON_OUTPUT_THREW') warnings.push(warning)
+    }
+    process.on('warning', onWarning)
+    try {
+      let calls = 0
+      const execution = await execute({
+        command: 'for i in 1 2 3; do echo line $i; sleep 0.05; done',
+        onOutput: () => {
+          calls += 1
+          throw Symbol('consumer failed')
+        },
+      })
+      const result = await execution.result()
+      await waitFor(() => calls >= 3 && warnings.length > 0, 'the callbacks and the warning', 5_000)
+      expect(result.stdout.text).toBe('line 1\nline 2\nline 3\n')
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0].name).toBe('DshShellEnvWarning')
+      expect(warnings[0].message).toContain('onOutput threw (Symbol(consumer failed))')
+    } finally {
+      process.off('warning', onWarning)
+    }
+  }, T)
+
   it('onOutput never splits a multi-byte character written in two parts', async () => {
     const chunks = []
     const { result } = await run({

@@ -1017,21 +1017,29 @@ describe('process safety', () => {
     expect(child.stderr).toBe('')
     expect(child.status).toBe(0)
     const codes = lastJsonLine(child.stdout)
-    const failed = 'ERR_SHELL_ENV_RESOLVER_FAILED'
+    const failed = (cause) => `ERR_SHELL_ENV_RESOLVER_FAILED (cause: ${cause})`
     expect(codes).toEqual({
-      'sync-error:async': failed,
-      'sync-error:sync': failed,
-      'sync-string:async': failed,
-      'sync-string:sync': failed,
-      'sync-undefined:async': failed,
-      'sync-undefined:sync': failed,
-      'async-reject:async': failed,
-      'async-throw:async': failed,
-      'later-reject:async': failed,
-      'throwing-thenable:async': failed,
+      'sync-error:async': failed('object'),
+      'sync-error:sync': failed('object'),
+      'sync-string:async': failed('string'),
+      'sync-string:sync': failed('string'),
+      'sync-undefined:async': failed('undefined'),
+      'sync-undefined:sync': failed('undefined'),
+      // Values that cannot be turned into text still come back coded, as the very cause.
+      'sync-symbol:async': failed('symbol'),
+      'sync-symbol:sync': failed('symbol'),
+      'sync-bad-tostring:async': failed('object'),
+      'sync-bad-tostring:sync': failed('object'),
+      'sync-revoked-proxy:async': failed('object'),
+      'sync-revoked-proxy:sync': failed('object'),
+      'async-reject:async': failed('object'),
+      'async-reject-symbol:async': failed('symbol'),
+      'async-throw:async': failed('object'),
+      'later-reject:async': failed('object'),
+      'throwing-thenable:async': failed('object'),
       // shape chosen by the implementation: a getter throwing while the result is read
-      'throwing-getter:async': failed,
-      'throwing-getter:sync': failed,
+      'throwing-getter:async': failed('object'),
+      'throwing-getter:sync': failed('object'),
     })
   }, 30_000)
 

@@ -66,7 +66,10 @@ fn coded_error(env: &Env, code: &str, message: &str, cause: Option<Raw>) -> napi
         Ok(error)
     };
     match build() {
-        Ok(error) => napi::Error::from(unsafe { Unknown::from_raw_unchecked(env.raw(), error) }),
+        // Without coercion: the coercing conversion stringifies `cause`, which
+        // throws for a Symbol (or an object whose toString throws) and would
+        // leave that TypeError pending in place of this error.
+        Ok(error) => napi::Error::from_unknown_without_coercion(unsafe { Unknown::from_raw_unchecked(env.raw(), error) }),
         Err(failed) => failed,
     }
 }
