@@ -69,7 +69,9 @@ fn coded_error(env: &Env, code: &str, message: &str, cause: Option<Raw>) -> napi
         // Without coercion: the coercing conversion stringifies `cause`, which
         // throws for a Symbol (or an object whose toString throws) and would
         // leave that TypeError pending in place of this error.
-        Ok(error) => napi::Error::from_unknown_without_coercion(unsafe { Unknown::from_raw_unchecked(env.raw(), error) }),
+        Ok(error) => {
+            napi::Error::from_unknown_without_coercion(unsafe { Unknown::from_raw_unchecked(env.raw(), error) })
+        }
         Err(failed) => failed,
     }
 }

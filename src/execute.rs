@@ -249,7 +249,9 @@ fn read_request(env: &Env, spec: Raw) -> std::result::Result<ExecRequest, Failur
             Some(command) if js::type_of(env, command) == ValueType::String => {
                 Some(CommandLine::Script(text(env, command, || "command".into())?))
             }
-            Some(command) => Some(CommandLine::Argv(string_array(env, command, "command", "a string or an array of strings")?)),
+            Some(command) => {
+                Some(CommandLine::Argv(string_array(env, command, "command", "a string or an array of strings")?))
+            }
         },
         shell: optional_string(env, spec, "shell")?,
         workdir: optional_string(env, spec, "workdir")?,
@@ -303,7 +305,8 @@ fn read_environment(env: &Env, spec: Raw, request: &mut ExecRequest) -> std::res
             layers.scrub.exclude = string_array(env, exclude, "scrub.exclude", "an array of strings")?;
         }
         if let Some(include_only) = js::get_defined(env, scrub, "includeOnly").map_err(js_failure)? {
-            layers.scrub.include_only = Some(string_array(env, include_only, "scrub.includeOnly", "an array of strings")?);
+            layers.scrub.include_only =
+                Some(string_array(env, include_only, "scrub.includeOnly", "an array of strings")?);
         }
         if let Some(hardening) = optional_bool(env, scrub, "hardening").map_err(|f| rename(f, "scrub.hardening"))? {
             layers.scrub.hardening = hardening;

@@ -171,7 +171,15 @@ pub fn plan(
 
     let environment = build_environment(platform, parent, &request.environment)?;
     let workdir = workdir(request.workdir.as_deref(), cwd)?;
-    let program = resolve_program(&program, environment.get(PATH_KEY), &workdir)?;
+    let program = if SHELLS.contains(&program.as_str()) {
+        // A shell is never taken from the workdir, a relative PATH entry or a
+        // contributed command directory, where one command could plant a
+        // `bash` for the next.
+        let trusted = trusted_search_path(environment.unmanaged_path.as_deref());
+        resolve_program(&program, Some(&trusted), &workdir)?
+    } else {
+        resolve_program(&program, environment.get(PATH_KEY), &workdir)?
+    };
 
     let mut spec = ProcessSpec::new(program, workdir);
     spec.args = args;
@@ -259,6 +267,18 @@ fn workdir(workdir: Option<&str>, cwd: &Path) -> Result<PathBuf, ExecError> {
     Ok(path)
 }
 
+/// The program names resolved as shells, against a trusted search path only.
+pub const SHELLS: &[&str] = &["bash", "sh", "dash", "zsh", "pwsh", "powershell"];
+
+/// The absolute entries of `path` (without contributed command directories,
+/// see [`crate::environment::Environment::unmanaged_path`]); empty and
+/// relative entries, which name the workdir, are left out. No `PATH` at all
+/// searches what `execvp` would.
+fn trusted_search_path(path: Option<&str>) -> String {
+    let Some(path) = path else { return "/bin:/usr/bin".into() };
+    path.split(':').filter(|entry| entry.starts_with('/')).collect::<Vec<_>>().join(":")
+}
+
 /// The `spillDir` option: an absolute path without NUL bytes. Whether it exists
 /// is found out at the first spill, which then fails like any spill (the
 /// stream has no spill file).
@@ -330,6 +350,32 @@ mod tests {
         let plan = plan_of(&sh).unwrap();
         assert_eq!(plan.program, Path::new("/bin/sh"));
         assert_eq!(plan.args, ["-c", "echo hi"]);
+    }
+
+    #[test]
+    fn shells_come_only_from_absolute_entries_of_the_unmanaged_path() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("dsh-core-shell-lookup-{}", std::process::id()));
+        let planted = dir.join("planted");
+        std::fs::create_dir_all(&planted).unwrap();
+        for at in [dir.join("bash"), planted.join("bash")] {
+            std::fs::write(&at, "#!/bin/sh\necho planted\n").unwrap();
+            std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let real = resolve_program("bash", Some("/usr/bin:/bin"), Path::new("/")).unwrap();
+        let mut request = request(CommandLine::Script("echo hi".into()));
+        // An empty and a `.` entry name the workdir; a contributed directory comes first in the managed PATH.
+        request.environment.explicit = vec![("PATH".into(), Some("::.:/usr/bin:/bin".into()))];
+        request.environment.managed = vec![("PATH".into(), format!("{}:/usr/bin:/bin", planted.display()))];
+        request.workdir = Some(dir.display().to_string());
+        let shell = plan(&request, parent(), &Platform::posix(), Path::new("/")).unwrap();
+        assert_eq!(shell.program, real, "the shell is the system's, not a planted one");
+        // Any other program is still looked up the usual way, contributed directories first.
+        request.command = Some(CommandLine::Argv(vec!["bash-not-a-shell".into()]));
+        std::fs::rename(planted.join("bash"), planted.join("bash-not-a-shell")).unwrap();
+        let other = plan(&request, parent(), &Platform::posix(), Path::new("/")).unwrap();
+        assert_eq!(other.program, planted.join("bash-not-a-shell"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -415,7 +461,10 @@ mod tests {
         assert_eq!(cwd.code(), "ERR_SHELL_EXEC_INVALID_SPEC");
         assert_eq!(cwd.to_string(), "invalid spec field cwd: is not a spec field; did you mean workdir?");
         let other = check_fields("scrub.", ["hardenning"], SCRUB_FIELDS).unwrap_err().to_string();
-        assert!(other.starts_with("invalid spec field scrub.hardenning: is not a spec field (the fields are inherit,"), "{other}");
+        assert!(
+            other.starts_with("invalid spec field scrub.hardenning: is not a spec field (the fields are inherit,"),
+            "{other}"
+        );
     }
 
     #[test]

@@ -431,6 +431,9 @@ pub struct Environment {
     /// Each removed name once, in pipeline order; within a step sorted by the
     /// names' comparison form (the upper-cased name on Windows).
     pub removed: Vec<Removal>,
+    /// `PATH` as it was before the managed layer: without the contributors'
+    /// command directories, which shells are never looked up in.
+    pub unmanaged_path: Option<String>,
     platform: Platform,
 }
 
@@ -512,10 +515,11 @@ pub fn build_environment(
     env.drop_added(RemovalReason::Unmanaged, |var| {
         keys::has_managed_prefix(&upper(&var.name)) && !managed.contains(var.key())
     });
+    let unmanaged_path = env.find(&platform.fold(keys::PATH_KEY)).ok().map(|index| env.vars[index].value.clone());
     for (key, value) in &spec.managed {
         env.set(key, value, Source::Managed);
     }
-    Ok(env.finish())
+    Ok(env.finish(unmanaged_path))
 }
 
 /// Whether [`CREDENTIAL_NAMES`] match `name`, ignoring case: the names the
@@ -702,7 +706,7 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn finish(self) -> Environment {
+    fn finish(self, unmanaged_path: Option<String>) -> Environment {
         let mut vars = self.vars;
         // Already in order where names are their own keys (POSIX).
         vars.sort_by(|a, b| a.name.cmp(&b.name));
@@ -710,6 +714,7 @@ impl<'a> Builder<'a> {
             sources: vars.iter().map(|var| (var.name.clone(), var.source)).collect(),
             vars: vars.into_iter().map(|var| (var.name, var.value)).collect(),
             removed: self.removed,
+            unmanaged_path,
             platform: *self.platform,
         }
     }

@@ -372,6 +372,31 @@ fn validate_variables(
     Ok(validated)
 }
 
+/// Why an existing command directory cannot be trusted with a place on every
+/// command's PATH: someone else could plant a program there (`/tmp`, a shared
+/// folder). A directory that does not exist yet is accepted; what ends up in
+/// it is the contributing plugin's to own.
+#[cfg(unix)]
+fn untrusted_directory(directory: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::MetadataExt;
+
+    let meta = std::fs::metadata(directory).ok()?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let user = unsafe { libc::geteuid() };
+    if meta.mode() & 0o022 != 0 {
+        Some("is writable by its group or by others, so anyone could plant a command there")
+    } else if meta.uid() != user && meta.uid() != 0 {
+        Some("is owned by another user")
+    } else {
+        None
+    }
+}
+
+#[cfg(not(unix))]
+fn untrusted_directory(_directory: &Path) -> Option<&'static str> {
+    None
+}
+
 fn validate_directories(contributor: &str, directories: &[String]) -> Result<(), ShellEnvError> {
     for directory in directories {
         let reason = if directory.contains('\0') {
@@ -384,6 +409,8 @@ fn validate_directories(contributor: &str, directories: &[String]) -> Result<(),
             }
         } else if !Path::new(directory).is_absolute() {
             "must be an absolute path"
+        } else if let Some(reason) = untrusted_directory(Path::new(directory)) {
+            reason
         } else {
             continue;
         };
@@ -541,6 +568,26 @@ mod tests {
                 "{dir:?}"
             );
         }
+    }
+
+    #[test]
+    fn refuses_directories_anyone_could_plant_a_command_in() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = std::env::temp_dir().join(format!("dsh-core-command-dirs-{}", std::process::id()));
+        let (private, shared) = (base.join("private"), base.join("shared"));
+        for (dir, mode) in [(&private, 0o755), (&shared, 0o775)] {
+            std::fs::create_dir_all(dir).unwrap();
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        let path = |dir: &Path| dir.display().to_string();
+        assert!(registry().register(declaration("ok", &[], &[&path(&private)])).is_ok());
+        assert!(registry().register(declaration("later", &[], &[&path(&base.join("not-yet"))])).is_ok());
+        for dir in [path(&shared), "/tmp".to_string()] {
+            let error = registry().register(declaration("planted", &[], &[&dir])).unwrap_err();
+            assert_eq!(error.code(), "ERR_SHELL_ENV_INVALID_DIRECTORY", "{dir}");
+            assert!(error.to_string().contains("writable by its group or by others"), "{error}");
+        }
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
