@@ -917,7 +917,10 @@ describe('the ShellExecution handle', () => {
     const onWarning = (warning) => {
       if (warning.code === 'DSH_SHELL_ENV_ON_OUTPUT_THREW') warnings.push(warning)
     }
-    process.on('warning', onWarning)
+    // Node's own process: under Jest a test file's `process` is a copy, and
+    // process.emitWarning reports on the real one.
+    const { process: nodeProcess } = require('../binding.js').hostGlobal()
+    nodeProcess.on('warning', onWarning)
     try {
       let calls = 0
       const execution = await execute({
@@ -934,7 +937,7 @@ describe('the ShellExecution handle', () => {
       expect(warnings[0].name).toBe('DshShellEnvWarning')
       expect(warnings[0].message).toContain('onOutput threw (Symbol(consumer failed))')
     } finally {
-      process.off('warning', onWarning)
+      nodeProcess.off('warning', onWarning)
     }
   }, T)
 
