@@ -125,7 +125,7 @@ pub fn enumerable_names(env: &Env, value: Raw) -> Result<Vec<String>> {
     })?;
     let mut length = 0;
     check(env, unsafe { sys::napi_get_array_length(env.raw(), names, &mut length) })?;
-    (0..length).map(|index| Ok(lossy_string(env, element(env, names, index)?)?)).collect()
+    (0..length).map(|index| lossy_string(env, element(env, names, index)?)).collect()
 }
 
 /// Own enumerable keys: `Object.keys(value)`, plus the symbol keys when

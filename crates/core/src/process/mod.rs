@@ -14,6 +14,8 @@
 #[cfg(target_os = "linux")]
 mod deadline;
 mod group;
+#[cfg(unix)]
+mod guardian;
 mod output;
 mod program;
 #[cfg(target_os = "linux")]

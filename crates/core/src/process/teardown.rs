@@ -1,8 +1,10 @@
 //! What happens to children when the host process goes: every group whose
 //! leader is still unreaped gets SIGKILL and the spill directory goes, from an
 //! `atexit` hook installed with the first spawn, or from [`end_all`] for a
-//! host about to die of a signal (which runs no exit hook). A Node worker's
-//! teardown is the binding's job: it ends its own executions from an
+//! host about to die of a signal (which runs no exit hook). A host that dies
+//! without running anything (SIGKILL, an out-of-memory crash, `abort()`) is
+//! covered by the [`super::guardian`], which hears of every group here. A Node
+//! worker's teardown is the binding's job: it ends its own executions from an
 //! environment cleanup hook.
 
 use std::collections::BTreeSet;
@@ -18,12 +20,16 @@ pub(super) fn track(pgid: u32) {
         // SAFETY: registers a plain `extern "C" fn`; failure only means no hook.
         unsafe { libc::atexit(on_exit) };
     });
-    LIVE.lock().unwrap_or_else(PoisonError::into_inner).insert(pgid);
+    let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+    live.insert(pgid);
+    super::guardian::started(pgid, &live);
 }
 
 /// Forgets a group; called right before its leader is reaped.
 pub(super) fn forget(pgid: u32) {
-    LIVE.lock().unwrap_or_else(PoisonError::into_inner).remove(&pgid);
+    let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+    live.remove(&pgid);
+    super::guardian::ending(pgid, &live);
 }
 
 /// Does what the host's exit does, for a host about to die of a signal:
@@ -47,7 +53,9 @@ extern "C" fn on_exit() {
     match LIVE.try_lock() {
         Ok(live) => kill_all(&live),
         Err(TryLockError::Poisoned(poisoned)) => kill_all(&poisoned.into_inner()),
-        Err(TryLockError::WouldBlock) => {}
+        // A spawn under way holds the lock: the guardian ends whatever it misses.
+        Err(TryLockError::WouldBlock) => return super::remove_spill_dir(),
     }
+    super::guardian::dismiss();
     super::remove_spill_dir();
 }
