@@ -58,6 +58,7 @@ const { execFileSync } = require('node:child_process')
 const { types } = require('node:util')
 
 const { thrown, rejected, expectCode, contributor, agentExecution } = require('./helpers.cjs')
+const { childPids } = require('./process-helpers.cjs')
 
 const pkg = require('..')
 const { ShellEnvRegistry, ShellExecution, execute, buildEnvironment, resolveDshHome, reconcileDshHome } = pkg
@@ -92,20 +93,6 @@ function markArgv() {
 // ---------------------------------------------------------------------------
 // State probes.
 
-/** Pids of this process's children, over all of its threads (the spawner runs on several). */
-function childPids() {
-  const pids = []
-  for (const task of fs.readdirSync('/proc/self/task')) {
-    let text = ''
-    try {
-      text = fs.readFileSync(`/proc/self/task/${task}/children`, 'utf8')
-    } catch {
-      continue // the thread ended meanwhile
-    }
-    for (const pid of text.trim().split(/\s+/)) if (pid) pids.push(Number(pid))
-  }
-  return pids.sort((a, b) => a - b)
-}
 
 /** Object.prototype of this realm and of the addon's realm (Jest runs specs in a vm context). */
 let ADDON_OBJECT_PROTOTYPE
