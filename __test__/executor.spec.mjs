@@ -17,6 +17,9 @@ import PwshLocalExecutor, { ENCODING_PREAMBLE } from '@deepseek-ai/dsh-shell-env
 import ReferenceBashExecutor from '@deepseek-ai/dsh-bash-local'
 
 import { composition, loadHarness, started, variables } from './harness-helpers.mjs'
+import processHelpers from './process-helpers.cjs'
+
+const { alive } = processHelpers
 
 const HOME = path.join(os.tmpdir(), 'dsh-executor-spec-home')
 
@@ -54,15 +57,6 @@ async function until(predicate, what, timeoutMs = 10_000) {
   }
 }
 
-/** Whether a process exists. */
-function alive(pid) {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /**
  * Runs bash tool calls through the published harness in a Node process whose

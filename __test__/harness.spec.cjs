@@ -20,25 +20,13 @@ const pkg = require('..')
 const HOME = path.resolve(os.tmpdir(), 'dsh-harness-spec-home')
 const STALE = { DSH_SESSION_ID: 'stale-session', DSH_HOME: '/stale/dsh-home', DSH_STALE_SENTINEL: 'stale' }
 
-/**
- * The harness packages, loaded as the harness loads them (ES modules). One at
- * a time: Jest's module loader fails concurrent imports of shared modules.
- */
+/** The harness packages (harness-helpers.mjs), and the reference executor with its subprocess service. */
 async function harness() {
-  const cordis = await import('@deepseek-ai/cordis')
-  const prompt = await import('@deepseek-ai/dsh-system-prompt')
-  const tools = await import('@deepseek-ai/dsh-tools')
-  const toolBash = await import('@deepseek-ai/dsh-tool-bash')
+  const { loadHarness } = await import('./harness-helpers.mjs')
+  const parts = await loadHarness()
   const bashLocal = await import('@deepseek-ai/dsh-bash-local')
   const subprocessLocal = await import('@deepseek-ai/dsh-subprocess-local')
-  return {
-    Context: cordis.Context,
-    SystemPrompt: prompt.default,
-    ToolRuntime: tools.default,
-    toolBash,
-    LocalBashExecutor: bashLocal.default,
-    LocalSubprocessRuntime: subprocessLocal.default,
-  }
+  return { ...parts, LocalBashExecutor: bashLocal.default, LocalSubprocessRuntime: subprocessLocal.default }
 }
 
 /** How a composition loads this package: every form the harness's compositions use. */

@@ -10,16 +10,7 @@ const { spawn } = require('node:child_process')
 const path = require('node:path')
 
 const { ROOT, FIXTURES } = require('./helpers.cjs')
-const { waitFor } = require('./process-helpers.cjs')
-
-function alive(pid) {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+const { alive, waitFor } = require('./process-helpers.cjs')
 
 /** Starts the host fixture in `mode`; resolves with its commands' pids and its exit. */
 function startHost(mode, nodeFlags = []) {
