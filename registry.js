@@ -143,7 +143,11 @@ class ShellEnvRegistry {
   }
 }
 
-/** Whether `value` is a native registry `execute({ registry })` can collect from. */
+/**
+ * The native registry behind `value` when it is a ShellEnvRegistry (what
+ * `execute({ registry })` collects from), else `value` itself, for the
+ * binding to report.
+ */
 function registryOf(value) {
   if (value === null || typeof value !== 'object') return value
   const native = value[kNative]
