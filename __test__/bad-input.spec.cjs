@@ -1,6 +1,6 @@
 'use strict'
 
-// Issue 6, part 1: the bad-input matrix. Every public entry point — the
+// The bad-input matrix. Every public entry point — the
 // registry (constructor, register, the disposer, collect, collectAsync, list,
 // catalog), the home helpers, execute(), buildEnvironment(), the
 // ShellExecution handle and the Cordis service under both supported Cordis

@@ -1,6 +1,6 @@
 'use strict'
 
-// Issue 7: the `dsh-shell-env` command. Every case runs `node bin/dsh-shell-env.js …`
+// The `dsh-shell-env` command. Every case runs `node bin/dsh-shell-env.js …`
 // as a real child process; nothing is mocked. Runs unchanged under
 // `vitest run` (globals: true) and `jest`. JSON shapes are the ones the README
 // documents; human tables are checked for width and escapes, not byte by byte.

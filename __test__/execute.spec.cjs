@@ -1,6 +1,6 @@
 'use strict'
 
-// Issue 3: execute() and buildEnvironment(). Real child processes, no mocks.
+// execute() and buildEnvironment(). Real child processes, no mocks.
 // Runs unchanged under `vitest run` (globals: true) and `jest`.
 //
 // Conventions (see helpers.cjs): errors are checked with

@@ -1,6 +1,6 @@
 'use strict'
 
-// Issue 6, parts 3 and 4: process faults and waits without pidfd. Real child
+// Process faults, and waits without pidfd. Real child
 // processes through execute(), no mocks. Runs unchanged under `vitest run`
 // (globals: true) and `jest` (errors checked realm-agnostically).
 //

@@ -1,6 +1,6 @@
 'use strict'
 
-// Issue 6, part 6: load. Real children and real registries, no mocks. Runs
+// Load. Real children and real registries, no mocks. Runs
 // unchanged under `vitest run` (globals: true) and `jest`. The workloads live
 // in fixtures/load-work.cjs so that the resident-set check can run the very
 // same ones in a fresh `node --expose-gc` (load-rss.cjs), where a reading is

@@ -1,6 +1,6 @@
 'use strict'
 
-// Issue 6, part 5: the runtimes the addon must keep working in. The addon is
+// The runtimes the addon must keep working in. The addon is
 // loaded in 8 worker threads at once, each registering, collecting (sync and
 // async) and executing a real command; 4 more workers are terminated with an
 // execution in flight, and their process groups must die with them. The whole

@@ -505,7 +505,7 @@ async function main() {
     }
   }
 
-  // Targets (issue 5).
+  // Targets.
   const pick = (rowId, contenderId) => rows.find((row) => row.id === rowId)?.contenders.find((c) => c.id === contenderId)
   const target = (name, rowId, contenderId, limit, value = pick(rowId, contenderId)?.oursOverThis) => ({
     name,
