@@ -4,6 +4,12 @@
 //! zombie leader keeps its pid, which is the group id, from being reused, so a
 //! group signal can never reach an unrelated process. The lock in [`Group`]
 //! orders every signal before the reap.
+//!
+//! A group led by the [reaper](super::reaper) is never sent SIGKILL first: that
+//! would kill the reaper before the descendants only it can reach. Its hard
+//! kill is SIGUSR1 to the reaper, which SIGKILLs every descendant and exits;
+//! the group's SIGKILL follows only if the reaper has not exited [`FORCE_AFTER`]
+//! later (it was stopped or killed by the command).
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -15,6 +21,10 @@ use super::{lock, ProcessState, Status};
 /// How long output may still drain after the group got SIGKILL. Killed writers
 /// close their pipes at once; this only bounds descendants that left the group.
 const DRAIN_AFTER_KILL: Duration = Duration::from_millis(250);
+
+/// How long a reaper asked to kill everything may take before its group gets
+/// SIGKILL anyway.
+pub(super) const FORCE_AFTER: Duration = Duration::from_secs(1);
 
 /// How the group leader ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +59,8 @@ pub(super) struct Group {
     /// The leader's pid, which is the group id.
     pgid: u32,
     grace: Duration,
+    /// The leader is the reaper (see the module comment).
+    reaped_by_reaper: bool,
     state: Mutex<GroupState>,
     /// Wakes the supervising task when a kill changes the schedule.
     pub(super) changed: Notify,
@@ -62,17 +74,21 @@ struct GroupState {
     cause: Option<KillCause>,
     /// When SIGKILL is due after the SIGTERM.
     kill_due: Option<Instant>,
-    /// When SIGKILL was sent.
+    /// When SIGKILL (for a reaper: SIGUSR1) was sent.
     killed_at: Option<Instant>,
-    /// The leader exited before any other process was started: nothing else
-    /// is in the group, and nothing can join it.
+    /// The group's SIGKILL went to a reaper that did not end in time.
+    forced: bool,
+    /// Nothing but the exited leader is left in the group: a reaper exited on
+    /// its own, which it does only once it has no descendant left.
     alone: bool,
     reaped: bool,
 }
 
 impl Group {
-    pub(super) fn new(pid: u32, grace: Duration) -> Self {
-        Self { pgid: pid, grace, state: Mutex::new(GroupState::default()), changed: Notify::new() }
+    /// The group led by `pid`; `reaper` when the leader is the reaper.
+    pub(super) fn new(pid: u32, grace: Duration, reaper: bool) -> Self {
+        let state = Mutex::new(GroupState::default());
+        Self { pgid: pid, grace, reaped_by_reaper: reaper, state, changed: Notify::new() }
     }
 
     /// The state as [`super::Process::state`] reports it.
@@ -117,16 +133,25 @@ impl Group {
     /// Records the leader's exit and sends SIGTERM to whatever is left of the
     /// group, starting the grace unless a kill already started it. Only the
     /// first call counts (a reactor may have seen the exit before its hand-over).
-    /// A leader that started nothing is alone: no signal, which would also
-    /// wake the exiting leader just to have it preempt this thread, but the
-    /// grace still bounds how long a pipe someone else holds is read.
+    /// A leader that is alone gets no signal, but the grace still bounds how
+    /// long a pipe someone else holds is read.
+    ///
+    /// Only a reaper's exit tells that the group is empty, and only when it
+    /// exited on its own: SIGKILL may have come from its own command. Nothing
+    /// a command can write (such as the pid namespace's last pid) is trusted.
     pub(super) fn leader_exited(&self, exit: Exit) {
         let mut state = lock(&self.state);
         if state.exit.is_some() {
             return;
         }
+        // A reaper hard-killed before it took over its signals dies of the
+        // SIGUSR1 itself, having started nothing: that is the SIGKILL it stands for.
+        let exit = match exit.signal {
+            Some("SIGUSR1") if self.reaped_by_reaper => Exit { signal: Some("SIGKILL"), ..exit },
+            _ => exit,
+        };
         state.exit = Some(exit);
-        state.alone = no_process_started_since(self.pgid);
+        state.alone = self.reaped_by_reaper && exit.signal != Some("SIGKILL") && exit != Exit::UNKNOWN;
         self.after_exit(&mut state);
     }
 
@@ -168,6 +193,30 @@ impl Group {
         true
     }
 
+    /// When the SIGKILL to a reaper's group is due because the reaper did not
+    /// end after its hard kill.
+    pub(super) fn force_due(&self) -> Option<Instant> {
+        let state = lock(&self.state);
+        let waiting = self.reaped_by_reaper && !state.forced && state.exit.is_none() && !state.reaped;
+        state.killed_at.filter(|_| waiting).map(|killed| killed + FORCE_AFTER)
+    }
+
+    /// SIGKILLs a reaper's group whose reaper did not end in time.
+    pub(super) fn force(&self) {
+        let mut state = lock(&self.state);
+        if !state.reaped && !state.forced {
+            signal_group(self.pgid, Signal::Kill);
+            state.forced = true;
+        }
+    }
+
+    /// Whether the group may hold nothing but the (exited, unreaped) leader,
+    /// so that a result can be published at once.
+    pub(super) fn known_alone(&self) -> bool {
+        let state = lock(&self.state);
+        state.alone || state.killed_at.is_some()
+    }
+
     /// Whether a live process other than the (exited, unreaped) leader is
     /// still in the group and has not been sent SIGKILL.
     pub(super) fn members_left(&self) -> bool {
@@ -206,10 +255,28 @@ impl Group {
         if state.reaped || state.killed_at.is_some() {
             return;
         }
-        signal_group(self.pgid, Signal::Kill);
+        if self.reaped_by_reaper && state.exit.is_none() {
+            signal_reaper(self.pgid);
+        } else {
+            signal_group(self.pgid, Signal::Kill);
+        }
         state.killed_at = Some(Instant::now());
     }
 }
+
+/// Asks a running reaper to SIGKILL every descendant and exit; SIGCONT first,
+/// in case its command stopped it.
+#[cfg(unix)]
+pub(super) fn signal_reaper(pid: u32) {
+    // SAFETY: kill has no memory effects; the pid is our unreaped child's.
+    unsafe {
+        libc::kill(pid as libc::pid_t, libc::SIGCONT);
+        libc::kill(pid as libc::pid_t, libc::SIGUSR1);
+    }
+}
+
+#[cfg(not(unix))]
+pub(super) fn signal_reaper(_pid: u32) {}
 
 /// Signals every process in the group. ESRCH (nothing left but a zombie) and
 /// EPERM (a member changed its credentials) leave nothing to do.
@@ -227,62 +294,19 @@ fn signal_group(pgid: u32, signal: Signal) {
 /// group `pgid`. Elsewhere than on Linux there is no cheap way to ask, and
 /// members that outlive the SIGTERM are not chased.
 ///
-/// Every other member was created after the leader, so on Linux only the pids
-/// handed out since then can be members: the candidates are the pids after
-/// `pgid` up to the namespace's last pid (wrapping at `pid_max`). Each costs
-/// one `getpgid` call; only a match reads `/proc/<pid>/stat` for its state.
-/// When many pids were handed out since (a long command on a busy host) the
-/// live pids in `/proc` are fewer than the candidates, so those are checked.
+/// Every live pid in `/proc` is asked for its group, one `getpgid` call each;
+/// only a match reads `/proc/<pid>/stat` for its state. The scan is not
+/// narrowed by the namespace's last pid: a privileged command can write it.
 #[cfg(target_os = "linux")]
 fn group_has_live_members(pgid: u32) -> bool {
-    const MAX_CANDIDATES: u32 = 4096;
-    // Fixed at boot, so read once; the last pid changes with every fork.
-    static PID_MAX: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
     let is_member = |pid: u32| {
         // SAFETY: getpgid only reads the kernel's process table.
         pid != pgid
             && unsafe { libc::getpgid(pid as libc::pid_t) } == pgid as libc::pid_t
             && stat_state(pid).is_some_and(|state| state != 'Z' && state != 'X')
     };
-    let max = *PID_MAX.get_or_init(|| read_number("/proc/sys/kernel/pid_max"));
-    if let (Some(last), Some(max)) = (last_pid(), max) {
-        let handed_out = if last >= pgid { last - pgid } else { max - pgid + last };
-        if handed_out <= MAX_CANDIDATES {
-            return (1..=handed_out).map(|offset| (pgid + offset - 1) % max + 1).any(is_member);
-        }
-    }
     let Ok(entries) = std::fs::read_dir("/proc") else { return false };
     entries.flatten().filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok()).any(is_member)
-}
-
-/// Whether no process was started since `pgid`, the leader: then the group
-/// can hold nothing but the leader (every other member is created after it).
-/// The namespace's last pid is still the leader's; a zombie leader's pid is
-/// never handed out again, so a wrap of the pid space cannot fake that.
-#[cfg(target_os = "linux")]
-fn no_process_started_since(pgid: u32) -> bool {
-    last_pid() == Some(pgid)
-}
-
-/// The pid namespace's most recently handed-out pid.
-#[cfg(target_os = "linux")]
-fn last_pid() -> Option<u32> {
-    read_number("/proc/sys/kernel/ns_last_pid")
-}
-
-#[cfg(not(target_os = "linux"))]
-fn no_process_started_since(_pgid: u32) -> bool {
-    false
-}
-
-/// A small number from a `/proc` file, read without allocating (this runs
-/// after every exit).
-#[cfg(target_os = "linux")]
-fn read_number(path: &str) -> Option<u32> {
-    use std::io::Read;
-    let mut buffer = [0u8; 24];
-    let length = std::fs::File::open(path).ok()?.read(&mut buffer).ok()?;
-    std::str::from_utf8(&buffer[..length]).ok()?.trim().parse().ok()
 }
 
 /// The state letter of `pid`, from `/proc/<pid>/stat`: `pid (comm) state …`,
@@ -309,7 +333,7 @@ mod tests {
     #[test]
     fn a_lone_leader_gets_no_signal_but_its_pipes_are_still_read_only_for_the_grace() {
         // No process has this pid, and none is signalled: the group is alone.
-        let group = Group::new(u32::MAX >> 1, Duration::from_millis(50));
+        let group = Group::new(u32::MAX >> 1, Duration::from_millis(50), false);
         let mut state = lock(&group.state);
         state.exit = Some(Exit { code: Some(0), signal: None });
         state.alone = true;

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::net::unix::pipe;
 use tokio::runtime::Handle;
@@ -76,10 +76,6 @@ struct Stream {
 /// How much one stream may be read in one turn, so that a child writing as
 /// fast as it can neither holds the caller's thread nor the lock for long.
 const READ_BUDGET: usize = 256 * 1024;
-
-/// Commands that end within this are finished on the caller's thread; longer
-/// ones go to the runtime for the group check (see `dispatch`).
-const QUICK_RUN: Duration = Duration::from_secs(1);
 
 /// What an epoll event is about; the low two bits of its token.
 const PIDFD: u64 = 0;
@@ -286,10 +282,9 @@ impl Inner {
         // Publishing runs callbacks, and a hand-over spawns a task: not under the lock.
         drop(state);
         let drained = entry.stdout.is_none() && entry.stderr.is_none();
-        // After a long run many pids may have been handed out, and checking
-        // them for group members can take milliseconds: not on this thread.
-        let quick = entry.shared.started.elapsed() < QUICK_RUN;
-        if drained && quick && !entry.shared.group.members_left() {
+        // Looking for group members scans every process, which can take
+        // milliseconds: not on this thread.
+        if drained && entry.shared.group.known_alone() {
             self.finish(entry);
         } else {
             self.hand_over(entry);

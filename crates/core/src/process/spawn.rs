@@ -54,8 +54,13 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         return Err(ExecError::invalid_spec("program", "must be an absolute path"));
     }
     let started = Instant::now();
-    let mut child = Command::new(&spec.program)
-        .args(&spec.args)
+    let reaper = contain(&spec)?;
+    let (program, args) = match reaper {
+        Some(reaper) => super::reaper::wrap(reaper, &spec.program, &spec.args, spec.grace),
+        None => (spec.program.clone(), spec.args.clone()),
+    };
+    let mut child = Command::new(program)
+        .args(args)
         .env_clear()
         .envs(spec.env.iter().map(|(key, value)| (key, value)))
         .current_dir(&spec.cwd)
@@ -66,12 +71,12 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         .spawn()
         .map_err(|error| spawn_failed(&spec.program, error))?;
     let pid = child.id();
-    super::teardown::track(pid);
+    super::teardown::track(pid, reaper.is_some());
     let shared = Arc::new(Shared {
         pid,
         started,
         timeout: spec.timeout,
-        group: Group::new(pid, spec.grace),
+        group: Group::new(pid, spec.grace, reaper.is_some()),
         stdout: Mutex::new(Capture::new(StreamKind::Stdout, pid, spec.stdout, spec.spill.clone())),
         stderr: Mutex::new(Capture::new(StreamKind::Stderr, pid, spec.stderr, spec.spill.clone())),
         outcome: Mutex::new(Outcome::Pending(Vec::new())),
@@ -87,6 +92,32 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         live: spec.on_output.map(LiveOutput::new),
         timeout_at: spec.timeout.and_then(|timeout| started.checked_add(timeout)),
     })
+}
+
+/// The reaper to run `spec` under, if there is one. The reaper would report a
+/// program it cannot start only through its exit code, so the checks `execve`
+/// makes first are made here, to fail the spawn as before.
+#[cfg(target_os = "linux")]
+fn contain(spec: &ProcessSpec) -> Result<Option<&'static Path>, ExecError> {
+    let Some(reaper) = super::reaper::reaper() else { return Ok(None) };
+    let refuse = |errno| Err(spawn_failed(&spec.program, io::Error::from_raw_os_error(errno)));
+    match std::fs::metadata(&spec.program) {
+        Err(error) => return Err(spawn_failed(&spec.program, error)),
+        Ok(meta) if !meta.is_file() => return refuse(libc::EACCES),
+        Ok(_) => {}
+    }
+    let path = std::ffi::CString::new(spec.program.as_os_str().as_encoded_bytes())
+        .map_err(|_| ExecError::invalid_spec("program", "must not contain a NUL byte"))?;
+    // SAFETY: access only reads the NUL-terminated path.
+    if unsafe { libc::access(path.as_ptr(), libc::X_OK) } != 0 {
+        return Err(spawn_failed(&spec.program, io::Error::last_os_error()));
+    }
+    Ok(Some(reaper))
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+fn contain(_spec: &ProcessSpec) -> Result<Option<&'static Path>, ExecError> {
+    Ok(None)
 }
 
 #[cfg(unix)]

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 use tokio::net::unix::pipe;
 
-use super::group::KillCause;
+use super::group::{Exit, KillCause};
 use super::output::{read_stream, LiveOutput, OpenStream};
 use super::wait::{self, ExitWatch};
 use super::{lock, Outcome, RunResult, Shared, StreamKind};
@@ -68,6 +68,7 @@ async fn drive(shared: &Shared, io: Io, mut timeout_at: Option<Instant>) {
             () = sleep_until(shared.group.kill_due()) => {
                 shared.group.escalate();
             }
+            () = sleep_until(shared.group.force_due()) => shared.group.force(),
             () = shared.group.changed.notified() => {}
         }
     };
@@ -139,6 +140,20 @@ async fn sleep_until(deadline: Option<Instant>) {
     }
 }
 
+/// Blocks until the leader exits, forcing a reaper that does not end after
+/// its hard kill.
+fn wait_forcing(shared: &Shared) -> Exit {
+    while let Some(due) = shared.group.force_due() {
+        match wait::wait_exit(shared.pid as i32, true) {
+            Ok(Some(exit)) => return exit,
+            Ok(None) if Instant::now() < due => thread::sleep(SWEEP_INTERVAL),
+            Ok(None) => shared.group.force(),
+            Err(_) => return Exit::UNKNOWN,
+        }
+    }
+    wait::wait_blocking(shared.pid)
+}
+
 /// Ends a process that cannot be supervised any more (its pipes could not be
 /// handed to the runtime): as for a task dropped early.
 pub(super) fn abandon(shared: Arc<Shared>) {
@@ -159,7 +174,7 @@ impl Drop for Unfinished {
         let shared = Arc::clone(&self.0);
         // Without a thread there is nothing left to try.
         let _ = thread::Builder::new().spawn(move || {
-            shared.group.leader_exited(wait::wait_blocking(shared.pid));
+            shared.group.leader_exited(wait_forcing(&shared));
             finish(&shared);
         });
     }

@@ -1,5 +1,6 @@
 //! What happens to children when the host process goes: every group whose
-//! leader is still unreaped gets SIGKILL and the spill directory goes, from an
+//! leader is still unreaped gets SIGKILL (a reaper's, SIGUSR1: see
+//! [`super::group`]) and the spill directory goes, from an
 //! `atexit` hook installed with the first spawn, or from [`end_all`] for a
 //! host about to die of a signal (which runs no exit hook). A host that dies
 //! without running anything (SIGKILL, an out-of-memory crash, `abort()`) is
@@ -7,22 +8,23 @@
 //! worker's teardown is the binding's job: it ends its own executions from an
 //! environment cleanup hook.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::sync::{Mutex, Once, PoisonError, TryLockError};
 
-/// Group ids whose leaders are unreaped: signalling them is always safe.
-static LIVE: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+/// Group ids whose leaders are unreaped, which makes signalling them safe,
+/// each with whether its leader is the reaper.
+static LIVE: Mutex<BTreeMap<u32, bool>> = Mutex::new(BTreeMap::new());
 
 /// Records a new group and makes sure the exit hook is installed.
-pub(super) fn track(pgid: u32) {
+pub(super) fn track(pgid: u32, reaper: bool) {
     static HOOK: Once = Once::new();
     HOOK.call_once(|| {
         // SAFETY: registers a plain `extern "C" fn`; failure only means no hook.
         unsafe { libc::atexit(on_exit) };
     });
     let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
-    live.insert(pgid);
-    super::guardian::started(pgid, &live);
+    live.insert(pgid, reaper);
+    super::guardian::started(pgid, reaper, &live);
 }
 
 /// Forgets a group; called right before its leader is reaped.
@@ -40,11 +42,17 @@ pub fn end_all() {
     super::remove_spill_dir();
 }
 
-fn kill_all(live: &BTreeSet<u32>) {
-    for &pgid in live {
-        // SAFETY: the leader is unreaped (the caller holds the lock, which
-        // orders this before `forget`).
-        unsafe { libc::killpg(pgid as libc::pid_t, libc::SIGKILL) };
+/// SIGKILLs every group; a reaper is asked to SIGKILL its descendants instead,
+/// which it does whether or not this process is still there.
+fn kill_all(live: &BTreeMap<u32, bool>) {
+    for (&pgid, &reaper) in live {
+        if reaper {
+            super::group::signal_reaper(pgid);
+        } else {
+            // SAFETY: the leader is unreaped (the caller holds the lock, which
+            // orders this before `forget`).
+            unsafe { libc::killpg(pgid as libc::pid_t, libc::SIGKILL) };
+        }
     }
 }
 

@@ -102,6 +102,31 @@ impl Drop for TestDir {
     }
 }
 
+/// Runs `start` with spawns on this thread made without the reaper.
+fn without_reaper<T>(start: impl FnOnce() -> T) -> T {
+    with_reaper(None, start)
+}
+
+/// Runs `start` with spawns on this thread made under `reaper`.
+fn with_reaper<T>(reaper: Option<&'static Path>, start: impl FnOnce() -> T) -> T {
+    reaper::TEST_REAPER.set(Some(reaper));
+    let started = start();
+    reaper::TEST_REAPER.set(None);
+    started
+}
+
+/// Waits until `path` holds a pid, and returns it.
+async fn pid_in(path: &Path) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(pid) = fs::read_to_string(path).ok().and_then(|text| text.trim().parse().ok()) {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "no pid in {}", path.display());
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 fn errno(error: ExecError) -> (io::ErrorKind, Option<i32>) {
     match error {
         ExecError::SpawnFailed { source, .. } => (source.kind(), source.raw_os_error()),
@@ -984,10 +1009,20 @@ mod reactor_driven {
     }
 
     #[test]
-    fn a_group_that_outlives_its_leader_goes_to_the_runtime() {
+    fn a_background_job_left_behind_is_ended_by_the_reaper_and_published_on_the_fast_path() {
         let (runtime, reactor) = runtime_and_reactor();
-        // The background job keeps stdout open after the leader exits.
+        // The background job keeps stdout open after the command exits.
         let process = reactor.spawn(sh("sleep 30 & echo hi")).unwrap();
+        let (result, publisher) = turn_until_published(&reactor, &process);
+        assert_eq!(publisher, thread::current().id(), "the reaper's exit says the group is empty");
+        assert_eq!((result.exit_code, result.stdout.text.as_str()), (Some(0), "hi\n"));
+        runtime.block_on(assert_group_gone(process.pid()));
+    }
+
+    #[test]
+    fn without_the_reaper_a_group_that_outlives_its_leader_goes_to_the_runtime() {
+        let (runtime, reactor) = runtime_and_reactor();
+        let process = without_reaper(|| reactor.spawn(sh("sleep 30 & echo hi"))).unwrap();
         let (result, publisher) = turn_until_published(&reactor, &process);
         assert_ne!(publisher, thread::current().id(), "published on the fast path");
         assert_eq!((result.exit_code, result.stdout.text.as_str()), (Some(0), "hi\n"));
@@ -995,12 +1030,12 @@ mod reactor_driven {
     }
 
     #[test]
-    fn a_long_run_is_finished_by_the_runtime() {
+    fn without_the_reaper_the_group_check_never_runs_on_the_turning_thread() {
         let (_runtime, reactor) = runtime_and_reactor();
-        let process = reactor.spawn(sh("sleep 1.2; printf late")).unwrap();
+        let process = without_reaper(|| reactor.spawn(sh("printf quick"))).unwrap();
         let (result, publisher) = turn_until_published(&reactor, &process);
         assert_ne!(publisher, thread::current().id(), "the group check ran on the turning thread");
-        assert_eq!((result.exit_code, result.stdout.text.as_str()), (Some(0), "late"));
+        assert_eq!((result.exit_code, result.stdout.text.as_str()), (Some(0), "quick"));
     }
 
     #[test]
@@ -1043,5 +1078,135 @@ mod reactor_driven {
         let process = reactor.spawn(spec).unwrap();
         let result = wait_within(&runtime, &process);
         assert_eq!((result.stdout.text.as_str(), lock(&chunks).as_str()), ("live", "live"));
+    }
+}
+
+/// Descendants that leave the command's process group, as the reaper ends them.
+#[cfg(target_os = "linux")]
+mod descendants_outside_the_group {
+    use super::*;
+
+    /// Starts an escapee that writes its pid to `pid` and ignores SIGTERM:
+    /// `setsid -f` forks, so it is orphaned at once and leads its own session.
+    const SETSID_ESCAPEE: &str =
+        "setsid -f sh -c 'trap \"\" TERM; echo $$ > pid; exec sleep 300' </dev/null >/dev/null 2>&1";
+
+    fn in_dir(dir: &TestDir, script: &str) -> ProcessSpec {
+        let mut spec = sh(script);
+        spec.cwd = dir.0.clone();
+        spec.grace = Duration::from_millis(300);
+        spec
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_setsid_escapee_is_dead_when_the_result_is_published() {
+        let dir = TestDir::new();
+        let script = format!("{SETSID_ESCAPEE}; while [ ! -s pid ]; do sleep 0.01; done; exit 3");
+        let result = run(in_dir(&dir, &script)).await;
+        assert_eq!(result.exit_code, Some(3));
+        let escapee = pid_in(&dir.0.join("pid")).await;
+        assert!(!running(escapee), "{escapee} outlived its command");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn double_forks_in_python_and_perl_are_dead_when_the_result_is_published() {
+        let dir = TestDir::new();
+        let python = "python3 -c 'import os, time\nif os.fork(): os._exit(0)\nos.setsid()\nif os.fork(): os._exit(0)\nopen(\"python\", \"w\").write(str(os.getpid()))\ntime.sleep(300)' </dev/null >/dev/null 2>&1";
+        let perl = "perl -MPOSIX -e 'fork and exit; setsid; fork and exit; open my $f, \">\", \"perl\"; print $f $$; close $f; sleep 300' </dev/null >/dev/null 2>&1";
+        let script = format!("{python}; {perl}; while [ ! -s python ] || [ ! -s perl ]; do sleep 0.01; done");
+        let result = run(in_dir(&dir, &script)).await;
+        assert_eq!(result.exit_code, Some(0));
+        for name in ["python", "perl"] {
+            let escapee = pid_in(&dir.0.join(name)).await;
+            assert!(!running(escapee), "the {name} double fork {escapee} outlived its command");
+        }
+    }
+
+    /// Runs a command that leaves a SIGTERM-ignoring escapee and then sleeps,
+    /// ends it with `end`, and checks the escapee is dead once the result is in.
+    async fn ended_with(end: impl FnOnce(&Process)) -> Arc<RunResult> {
+        let dir = TestDir::new();
+        let mut spec = in_dir(&dir, &format!("{SETSID_ESCAPEE}; sleep 100"));
+        spec.timeout = Some(Duration::from_secs(60));
+        let process = spawn(spec).unwrap();
+        let escapee = pid_in(&dir.0.join("pid")).await;
+        end(&process);
+        let result = tokio::time::timeout(SLACK, process.wait()).await.expect("the result in time");
+        assert!(!running(escapee), "{escapee} outlived its command");
+        result
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn kill_abort_and_terminate_now_reach_a_setsid_escapee() {
+        assert_eq!(ended_with(|process| assert!(process.kill(KillReason::Requested))).await.signal, Some("SIGTERM"));
+        assert!(ended_with(|process| assert!(process.kill(KillReason::Aborted))).await.aborted);
+        assert_eq!(ended_with(Process::terminate_now).await.signal, Some("SIGKILL"));
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_timeout_reaches_a_setsid_escapee() {
+        let dir = TestDir::new();
+        let mut spec = in_dir(&dir, &format!("{SETSID_ESCAPEE}; sleep 100"));
+        spec.timeout = Some(Duration::from_millis(300));
+        let process = spawn(spec).unwrap();
+        let escapee = pid_in(&dir.0.join("pid")).await;
+        let result = process.wait().await;
+        assert!(result.timed_out);
+        assert!(!running(escapee), "{escapee} outlived the timeout");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_command_that_stops_its_reaper_is_still_ended_after_the_grace() {
+        let dir = TestDir::new();
+        let process = spawn(in_dir(&dir, &format!("{SETSID_ESCAPEE}; kill -STOP $PPID; sleep 100"))).unwrap();
+        let escapee = pid_in(&dir.0.join("pid")).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(process.kill(KillReason::Requested));
+        let result = tokio::time::timeout(SLACK, process.wait()).await.expect("the result in time");
+        assert_eq!(result.signal, Some("SIGTERM"));
+        assert!(!running(escapee), "{escapee} outlived its command");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_command_that_kills_its_reaper_still_has_its_group_ended() {
+        let dir = TestDir::new();
+        let mut spec = in_dir(&dir, "trap '' TERM; echo $$ > pid; kill -KILL $PPID; sleep 100");
+        spec.grace = Duration::from_millis(200);
+        let process = spawn(spec).unwrap();
+        let command = pid_in(&dir.0.join("pid")).await;
+        let result = tokio::time::timeout(SLACK, process.wait()).await.expect("the result in time");
+        assert_eq!(result.signal, Some("SIGKILL"));
+        assert_stops(command).await;
+        assert_group_gone(process.pid()).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_reaper_that_ignores_its_hard_kill_has_its_group_killed() {
+        let dir = TestDir::new();
+        // Runs the command as a child but answers neither SIGTERM nor SIGUSR1.
+        let script = "#!/bin/sh\nshift\ntrap '' TERM USR1\n\"$@\"\nexec sleep 100\n";
+        let fake: &'static Path = Box::leak(dir.file("stubborn-reaper", script, 0o755).into_boxed_path());
+        let mut spec = sh("sleep 100");
+        spec.grace = Duration::from_millis(100);
+        let process = with_reaper(Some(fake), || spawn(spec)).unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let started = Instant::now();
+        assert!(process.kill(KillReason::Requested));
+        let result = tokio::time::timeout(SLACK + group::FORCE_AFTER, process.wait()).await.expect("the result");
+        assert_eq!(result.signal, Some("SIGKILL"));
+        assert!(started.elapsed() >= group::FORCE_AFTER, "{:?}", started.elapsed());
+        assert_group_gone(process.pid()).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_kill_right_after_the_spawn_is_reported_as_sigkill_or_sigterm() {
+        for _ in 0..20 {
+            let process = spawn(sh("sleep 100")).unwrap();
+            process.terminate_now();
+            assert_eq!(process.wait().await.signal, Some("SIGKILL"));
+            let process = spawn(sh("sleep 100")).unwrap();
+            process.kill(KillReason::Requested);
+            assert_eq!(process.wait().await.signal, Some("SIGTERM"));
+        }
     }
 }
