@@ -117,6 +117,13 @@ describe('the published bash tool over the native executor, with child_process u
     expect(notice).not.toBeNull()
     expect(calls.big.text.endsWith(`2000\n${notice[0]}`)).toBe(true)
   })
+
+  it('a command that daemonizes (setsid -f, a perl double fork) leaves nothing running once its call returned or timed out', () => {
+    expect(calls.escape.text).toBe('left\n')
+    expect(calls.escapeTimeout.text).toContain('[timed out after 1000ms]')
+    expect(calls.escapees.map(({ file }) => file).sort()).toEqual(['exit-perl', 'exit-setsid', 'timeout-perl', 'timeout-setsid'])
+    expect(calls.escapees.filter(({ alive }) => alive)).toEqual([])
+  })
 })
 
 describe('the executor contract', () => {

@@ -1,10 +1,11 @@
 'use strict'
 
 // A host that dies without running any JavaScript (SIGKILL, process.abort(),
-// an out-of-memory crash) takes its commands' process groups with it: the
-// package's guardian process SIGKILLs every group still running once the
-// host is gone. Real host processes and real commands, each a TERM-ignoring
-// leader with a child. Runs unchanged under `vitest run` and `jest`.
+// an out-of-memory crash) takes its commands with it: the package's guardian
+// process asks every command's reaper to end all its descendants once the host
+// is gone. Real host processes and real commands, each a TERM-ignoring leader
+// with a child and an escapee that left the group. Runs unchanged under
+// `vitest run` and `jest`.
 
 const { spawn } = require('node:child_process')
 const path = require('node:path')
@@ -30,19 +31,22 @@ function startHost(mode, nodeFlags = []) {
   return { host, exited, pids }
 }
 
-describe('a host that dies without running JavaScript ends its commands (the guardian)', () => {
+describe('a host that dies without running JavaScript ends its commands and their escapees', () => {
   it.each([
-    ['SIGKILL', 'sigkill', [], (host) => host.kill('SIGKILL')],
+    ['SIGKILL', 'wait', [], (host) => host.kill('SIGKILL')],
+    ['SIGQUIT', 'wait', [], (host) => host.kill('SIGQUIT')],
+    ['SIGUSR2', 'wait', [], (host) => host.kill('SIGUSR2')],
+    ['SIGALRM', 'wait', [], (host) => host.kill('SIGALRM')],
     ['process.abort()', 'abort', [], () => {}],
     ['a V8 out-of-memory crash', 'oom', ['--max-old-space-size=32'], () => {}],
   ])('killed by %s', async (_title, mode, flags, kill) => {
     const { host, exited, pids } = startHost(mode, flags)
     const commands = await pids
-    expect(commands).toHaveLength(4)
+    expect(commands).toHaveLength(6)
     for (const pid of commands) expect(alive(pid)).toBe(true)
     kill(host)
     const { signal } = await exited
     expect(signal).not.toBeNull()
-    await waitFor(() => commands.every((pid) => !alive(pid)), 'every command and child to be gone', 10_000)
+    await waitFor(() => commands.every((pid) => !alive(pid)), 'every command, child and escapee to be gone', 10_000)
   }, 60_000)
 })

@@ -11,17 +11,19 @@
 //! - this process exits only when it has no child left, so at its exit no
 //!   descendant of the command runs (unless it was SIGKILLed itself);
 //! - it exits as PROGRAM did: the same code, or by the same signal;
-//! - after PROGRAM exits, whatever is left gets SIGTERM, and SIGKILL after
-//!   GRACE_MS, as the spawner does for a group that outlives its leader;
+//! - after PROGRAM exits, whatever is left gets SIGTERM (and SIGCONT, so that a
+//!   stopped process sees it), and SIGKILL after GRACE_MS, as the spawner does
+//!   for a group that outlives its leader;
 //! - SIGUSR1 (the spawner's hard kill, and the guardian's at the host's death)
 //!   SIGKILLs every descendant at once;
-//! - SIGTERM, SIGINT, SIGHUP and SIGQUIT are passed on to every descendant;
-//!   from the parent, which signals the whole group, only to those outside it;
+//! - SIGTERM (followed by SIGCONT), SIGINT, SIGHUP and SIGQUIT are passed on to
+//!   every descendant; from the parent, which signals the whole group, only to
+//!   those outside it;
 //! - it holds none of the command's pipes open: its stdin, stdout and stderr
 //!   become `/dev/null` once PROGRAM runs.
 //!
-//! It uses only `libc`, async-signal-free code in a single thread, and no heap
-//! after start-up except for the descendant scan.
+//! It is single-threaded, installs no signal handler (signals are read from a
+//! signalfd) and uses only `libc` beside the standard library.
 
 #[cfg(target_os = "linux")]
 fn main() {
@@ -178,7 +180,7 @@ mod linux {
                     self.killing = true;
                 }
                 if self.killing {
-                    signal_descendants(libc::SIGKILL, None);
+                    signal_descendants(&[libc::SIGKILL], None);
                 }
                 let timeout = if self.killing {
                     Some(KILL_SCAN_INTERVAL)
@@ -219,7 +221,7 @@ mod linux {
         /// The command exited: SIGTERM to what it left behind, SIGKILL after
         /// the grace. Nothing to do when it left nothing.
         fn after_exit(&mut self) {
-            if signal_descendants(libc::SIGTERM, None) > 0 {
+            if signal_descendants(&[libc::SIGTERM, libc::SIGCONT], None) > 0 {
                 self.term_due = Some(Instant::now() + self.grace);
             }
         }
@@ -233,7 +235,9 @@ mod linux {
                     // SAFETY: getppid/getpgrp cannot fail.
                     let (parent, group) = unsafe { (libc::getppid(), libc::getpgrp()) };
                     let from_parent = info.ssi_pid as libc::pid_t == parent;
-                    signal_descendants(signal, from_parent.then_some(group));
+                    let signals: &[libc::c_int] =
+                        if signal == libc::SIGTERM { &[libc::SIGTERM, libc::SIGCONT] } else { &[signal] };
+                    signal_descendants(signals, from_parent.then_some(group));
                 }
             }
         }
@@ -255,20 +259,24 @@ mod linux {
         }
     }
 
-    /// Sends `signal` to every descendant, skipping members of `skip_group`.
-    /// Returns how many there were.
-    fn signal_descendants(signal: libc::c_int, skip_group: Option<libc::pid_t>) -> usize {
+    /// Sends `signals`, in order, to every descendant, skipping members of
+    /// `skip_group`. Returns how many descendants there were.
+    ///
+    /// A pid in the list was a live descendant a moment before. One that was
+    /// reaped since by its own parent frees its pid, but pids are handed out
+    /// in increasing order, so another process gets it only after the whole
+    /// pid space wrapped within those microseconds.
+    fn signal_descendants(signals: &[libc::c_int], skip_group: Option<libc::pid_t>) -> usize {
         let descendants = descendants();
         for &pid in &descendants {
-            // SAFETY: getpgid and kill only touch the process table. A pid in
-            // the list is our descendant, or was a moment ago: a descendant's
-            // pid cannot be reused while it is an unreaped zombie, and every
-            // zombie here is ours or a descendant's to reap.
+            // SAFETY: getpgid and kill only touch the process table.
             unsafe {
                 if skip_group.is_some_and(|group| libc::getpgid(pid) == group) {
                     continue;
                 }
-                libc::kill(pid, signal);
+                for &signal in signals {
+                    libc::kill(pid, signal);
+                }
             }
         }
         descendants.len()
