@@ -18,6 +18,7 @@ const SCRIPT = path.join(ROOT, 'bench', 'index.mjs')
 const ROWS = [
   'spawn-true/default',
   'spawn-bash/default',
+  'containment',
   'collect/1',
   'collect/10',
   'collect/50',

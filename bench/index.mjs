@@ -18,6 +18,9 @@
 //     native executor vs through @deepseek-ai/dsh-bash-local, at the default
 //     heap and holding ~1 GiB of large strings or of small objects, each in a
 //     fresh process (tool-bash-child.mjs)
+//  7. what containment and the default scrub cost: execute() of /bin/true with
+//     and without the default scrub, and child_process.spawn of /bin/true
+//     directly and under the reaper (what the reaper's own start adds)
 //  1 and 2 run again after this process holds ~1 GiB of live strings.
 
 import assert from 'node:assert/strict'
@@ -133,6 +136,35 @@ function spawnContenders(kind, floor) {
           external: (n) => floor.run(n, floorArgv),
         }
       : { id: 'rust-floor', label: 'Rust floor (skipped)', skipped: floor.note },
+  ]
+}
+
+// ---------------------------------------------------------------------------
+// Containment and scrub: the same spawn with each part taken away.
+
+function containmentContenders() {
+  const reaper = path.join(ROOT, 'dsh-shell-env-reaper')
+  const closeOf = (file, args) => () =>
+    new Promise((resolve, reject) => {
+      const child = cpSpawn(file, args)
+      child.on('error', reject)
+      child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${file}: exit ${code}`))))
+    })
+  const ours = (spec) => async () => {
+    const result = await (await execute(spec)).result()
+    if (result.exitCode !== 0) throw new Error(`execute: exit ${result.exitCode}`)
+  }
+  return [
+    { id: 'execute', label: "execute({ command: ['/bin/true'] }) + result() (default scrub)", fn: ours({ command: ['/bin/true'] }) },
+    {
+      id: 'execute-no-scrub-defaults',
+      label: 'the same, scrub: { defaultExclude: false, hardening: false }',
+      fn: ours({ command: ['/bin/true'], scrub: { defaultExclude: false, hardening: false } }),
+    },
+    { id: 'child_process', label: "child_process.spawn('/bin/true'), await 'close'", fn: closeOf('/bin/true', []) },
+    fs.existsSync(reaper)
+      ? { id: 'child_process-reaper', label: "child_process.spawn(reaper, ['0', '/bin/true']), await 'close'", fn: closeOf(reaper, ['0', '/bin/true']) }
+      : { id: 'child_process-reaper', label: 'child_process.spawn under the reaper (skipped)', skipped: 'no dsh-shell-env-reaper (not Linux)' },
   ]
 }
 
@@ -362,6 +394,20 @@ async function main() {
     const heap = { phase: 'default', ...heapInfo() }
     const samples = await interleave(contenders.filter((c) => !c.skipped), SIZE.spawn)
     addRow({ id: `spawn-${kind}/default`, title: `Spawn and wait: ${kind === 'true' ? '/bin/true' : 'bash -c true'}, default heap`, heap, contenders, samples })
+  }
+
+  // 7. Containment and scrub.
+  {
+    log('row: containment and scrub costs')
+    const contenders = containmentContenders()
+    const samples = await interleave(contenders.filter((c) => !c.skipped), SIZE.spawn)
+    addRow({
+      id: 'containment',
+      title: 'What containment and the default scrub cost: /bin/true, default heap',
+      heap: { phase: 'default', ...heapInfo() },
+      contenders,
+      samples,
+    })
   }
 
   // 3. collect()

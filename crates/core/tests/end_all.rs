@@ -47,13 +47,22 @@ async fn kills_every_live_group_and_removes_the_spill_directory() {
     let stubborn = spawn(sh("trap '' TERM; sleep 60 & echo $!; wait")).expect("spawn");
     let grandchild = first_line(&stubborn).await;
     assert!(running(&grandchild));
+    // A TERM-ignoring escapee that left the group, where the reaper is built.
+    let escaping = spawn(sh("setsid -f sh -c 'trap \"\" TERM; echo $$; exec sleep 60'; sleep 60")).expect("spawn");
+    let escapee = first_line(&escaping).await;
+    assert!(running(&escapee));
 
     end_all();
 
-    let waited = tokio::time::timeout(Duration::from_secs(10), async { tokio::join!(plain.wait(), stubborn.wait()) });
-    let (plain, stubborn) = waited.await.expect("both groups ended");
+    let waited = tokio::time::timeout(Duration::from_secs(10), async {
+        tokio::join!(plain.wait(), stubborn.wait(), escaping.wait())
+    });
+    let (plain, stubborn, escaping) = waited.await.expect("every group ended");
     assert_eq!(plain.signal, Some("SIGKILL"));
     assert_eq!(stubborn.signal, Some("SIGKILL"));
+    assert_eq!(escaping.signal, Some("SIGKILL"));
+    #[cfg(target_os = "linux")]
+    assert!(!running(&escapee), "the escapee {escapee} still runs");
     let deadline = Instant::now() + Duration::from_secs(2);
     while running(&grandchild) {
         assert!(Instant::now() < deadline, "the grandchild {grandchild} still runs");

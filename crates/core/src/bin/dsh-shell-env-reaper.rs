@@ -80,7 +80,7 @@ mod linux {
             }
         };
         release_stdio();
-        Reaper { child, grace, signal_fd, status: None, term_due: None, killing: false }.run()
+        Reaper { child, grace, signal_fd, status: None, left_behind: false, term_due: None, killing: false }.run()
     }
 
     fn parse(args: Vec<OsString>) -> Option<(Duration, Vec<CString>)> {
@@ -163,6 +163,8 @@ mod linux {
         signal_fd: libc::c_int,
         /// The command's wait status, once it exited.
         status: Option<libc::c_int>,
+        /// What the command left behind got its SIGTERM.
+        left_behind: bool,
         /// When what is left after the command's exit gets SIGKILL.
         term_due: Option<Instant>,
         /// Every descendant is being SIGKILLed.
@@ -172,9 +174,16 @@ mod linux {
     impl Reaper {
         fn run(mut self) -> ! {
             loop {
-                if self.reap_all() {
-                    // No child left, so no descendant either: they are orphaned to us.
-                    exit_as(self.status.unwrap_or(0));
+                let children_left = self.reap_all();
+                if let Some(status) = self.status {
+                    if !children_left {
+                        // No child left, so no descendant either: they are orphaned to us.
+                        exit_as(status);
+                    }
+                    if !self.left_behind {
+                        self.left_behind = true;
+                        self.after_exit();
+                    }
                 }
                 if self.term_due.is_some_and(|due| Instant::now() >= due) {
                     self.killing = true;
@@ -193,27 +202,24 @@ mod linux {
             }
         }
 
-        /// Reaps every exited child. Returns `true` when no child is left and
-        /// the command has exited.
+        /// Reaps every exited child. Returns whether a child is left.
         fn reap_all(&mut self) -> bool {
             loop {
                 let mut status = 0;
                 // SAFETY: waits for any child of ours, without blocking.
                 let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
                 if pid == 0 {
-                    return false;
+                    return true;
                 }
                 if pid < 0 {
                     match io::Error::last_os_error().raw_os_error() {
                         Some(libc::EINTR) => continue,
-                        // ECHILD: nothing left. The command is one of our
-                        // children, so it has been reaped by now.
-                        _ => return self.status.is_some(),
+                        // ECHILD: nothing left.
+                        _ => return false,
                     }
                 }
                 if pid == self.child && self.status.is_none() {
                     self.status = Some(status);
-                    self.after_exit();
                 }
             }
         }
@@ -282,8 +288,48 @@ mod linux {
         descendants.len()
     }
 
-    /// Every live descendant of this process, from `/proc/<pid>/stat`.
+    /// Every live descendant of this process: from the `children` files of
+    /// `/proc/<pid>/task/<tid>/`, or where the kernel has none, from the parent
+    /// pid of every process in `/proc`.
     fn descendants() -> Vec<libc::pid_t> {
+        // SAFETY: getpid cannot fail.
+        let me = unsafe { libc::getpid() };
+        let mut found = Vec::new();
+        let mut stack = vec![me];
+        while let Some(pid) = stack.pop() {
+            let Some(children) = children_of(pid) else {
+                return descendants_by_parent(me);
+            };
+            for child in children {
+                if !found.contains(&child) {
+                    found.push(child);
+                    stack.push(child);
+                }
+            }
+        }
+        found
+    }
+
+    /// The children of every thread of `pid`; `None` when the kernel keeps no
+    /// `children` files (built without `CONFIG_PROC_CHILDREN`). A process that
+    /// is gone has none.
+    fn children_of(pid: libc::pid_t) -> Option<Vec<libc::pid_t>> {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Some(Vec::new()) };
+        let mut children = Vec::new();
+        for task in tasks.flatten() {
+            match std::fs::read_to_string(task.path().join("children")) {
+                Ok(list) => {
+                    children.extend(list.split_ascii_whitespace().filter_map(|pid| pid.parse::<libc::pid_t>().ok()))
+                }
+                Err(error) if error.kind() == io::ErrorKind::NotFound && task.path().exists() => return None,
+                Err(_) => {}
+            }
+        }
+        Some(children)
+    }
+
+    /// Every live descendant of `root`, from `/proc/<pid>/stat` of every process.
+    fn descendants_by_parent(root: libc::pid_t) -> Vec<libc::pid_t> {
         let mut children: HashMap<libc::pid_t, Vec<libc::pid_t>> = HashMap::new();
         let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
         for entry in entries.flatten() {
@@ -296,8 +342,7 @@ mod linux {
                 }
             }
         }
-        // SAFETY: getpid cannot fail.
-        let mut stack = vec![unsafe { libc::getpid() }];
+        let mut stack = vec![root];
         let mut seen = HashSet::new();
         let mut found = Vec::new();
         while let Some(pid) = stack.pop() {

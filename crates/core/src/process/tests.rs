@@ -634,6 +634,7 @@ async fn read_output_returns_deltas() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn unread_output_is_capped_keeping_the_tail() {
+    let _spill_dir = SPILL_DIR.read().await;
     let mut spec = sh("head -c 100000 /dev/zero | tr '\\0' x; echo END");
     spec.stdout = limits(100, 1 << 20);
     let process = spawn(spec).unwrap();
@@ -704,6 +705,7 @@ async fn keeps_up_with_endless_output_in_flat_memory() {
         let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap_or("VmRSS: 0 kB");
         line.split_whitespace().nth(1).unwrap().parse().unwrap()
     }
+    let _spill_dir = SPILL_DIR.read().await;
     let before = rss_kib();
     let result = run(sh("head -c 268435456 /dev/zero")).await;
     assert_eq!(result.exit_code, Some(0));
