@@ -16,7 +16,7 @@
 const { setTimeout } = require('node:timers')
 const { isMainThread } = require('node:worker_threads')
 
-const binding = require('./binding.js')
+const binding = require('./native.js')
 
 const SIGNALS = isMainThread && process.platform !== 'win32' ? ['SIGINT', 'SIGTERM', 'SIGHUP'] : []
 

@@ -320,6 +320,7 @@ export type ShellEnvErrorCode =
   | 'ERR_SHELL_EXEC_SPAWN_FAILED'
   | 'ERR_SHELL_EXEC_INVALID_CONFIG'
   | 'ERR_SHELL_EXEC_INVALID_REQUEST'
+  | 'ERR_SHELL_ENV_NATIVE_BINARY_MISSING'
 
 /** An error thrown or rejected by this package. */
 export interface ShellEnvError extends Error {

@@ -3,7 +3,7 @@
 // JS. The wrappers pass the caller's `process.env` explicitly: test runners
 // such as Jest give each test file its own copy, which native code cannot see.
 
-const binding = require('./binding.js')
+const binding = require('./native.js')
 const hostSignals = require('./host-signals.js')
 const { ShellEnvRegistry, registryOf } = require('./registry.js')
 const cordis = require('./cordis.js')

@@ -13,7 +13,7 @@
 // private fields cannot be read through a proxy: the native registry sits
 // under a module-private symbol instead.
 
-const binding = require('./binding.js')
+const binding = require('./native.js')
 const cordis = require('./cordis.js')
 const { invalidThis, codedError } = require('./js-errors.js')
 

@@ -2,7 +2,7 @@
 // Why buildEnvironment() removed a variable, in words. Shared by the
 // `dsh-shell-env explain` command and `npm run demo`.
 
-const { defaultExclude } = require('../binding.js')
+const { defaultExclude } = require('../native.js')
 
 const REASONS = Object.freeze({
   'managed-prefix': 'inherited DSH_* value; the current one is set fresh',

@@ -5,7 +5,7 @@
 // its value, or when it is a long mixed-case base64-like string. A URL with a
 // password has only the password masked.
 
-const { excludedByDefault, secretValue } = require('../binding.js')
+const { excludedByDefault, secretValue } = require('../native.js')
 
 const MASK = '<masked>'
 

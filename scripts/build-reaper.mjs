@@ -1,7 +1,11 @@
 // Builds `dsh-shell-env-reaper` (crates/core/src/bin/) in release mode and
-// copies it next to the addon, where the addon looks for it at run time.
-// Linux builds link statically: nothing to load at each start (about half of
-// what the reaper adds to a spawn), and no glibc version to match.
+// copies it next to the addon (or to --out), where the addon looks for it.
+// It is linked statically: nothing to load at each start (about 40% of what
+// the reaper adds to a spawn), and no libc to match, so one build serves the
+// glibc and the musl package of an architecture. For the host's architecture
+// it is a static glibc build with the host's toolchain; for another one (the
+// release pipeline's arm64 builds on x64), a static musl build through
+// cargo-zigbuild. Other systems have no reaper: nothing is built there.
 // Usage: node scripts/build-reaper.mjs [--target TRIPLE] [--out DIR]
 import { spawnSync } from 'node:child_process'
 import { chmodSync, copyFileSync } from 'node:fs'
@@ -10,14 +14,18 @@ import { parseArgs } from 'node:util'
 
 const { values } = parseArgs({ options: { target: { type: 'string' }, out: { type: 'string', default: '.' } } })
 const linux = values.target ? values.target.includes('-linux-') : process.platform === 'linux'
-const args = ['rustc', '--release', '-p', 'dsh-shell-env-core', '--bin', 'dsh-shell-env-reaper']
-if (values.target) args.push('--target', values.target)
-if (linux) args.push('--', '-C', 'target-feature=+crt-static')
+if (!linux) process.exit(0)
+
+const hostArch = { x64: 'x86_64', arm64: 'aarch64' }[process.arch] ?? process.arch
+const arch = values.target?.split('-')[0] ?? hostArch
+const bin = ['-p', 'dsh-shell-env-core', '--bin', 'dsh-shell-env-reaper']
+const native = arch === hostArch && process.platform === 'linux'
+const target = native ? `${arch}-unknown-linux-gnu` : `${arch}-unknown-linux-musl`
+const args = native
+  ? ['rustc', '--release', '--target', target, ...bin, '--', '-C', 'target-feature=+crt-static']
+  : ['zigbuild', '--release', '--target', target, ...bin]
 const cargo = spawnSync('cargo', args, { stdio: 'inherit' })
 if (cargo.status !== 0) process.exit(cargo.status ?? 1)
-const windows = values.target ? values.target.includes('-windows-') : process.platform === 'win32'
-const name = `dsh-shell-env-reaper${windows ? '.exe' : ''}`
-const built = join('target', ...(values.target ? [values.target] : []), 'release', name)
-const copied = join(values.out, name)
-copyFileSync(built, copied)
+const copied = join(values.out, 'dsh-shell-env-reaper')
+copyFileSync(join('target', target, 'release', 'dsh-shell-env-reaper'), copied)
 chmodSync(copied, 0o755)

@@ -1,0 +1,105 @@
+'use strict'
+
+// What the release pipeline relies on, checked without publishing: every
+// declared target has its platform package (the reaper beside the addon on
+// Linux), the staged main package carries no contributor scripts and depends
+// on every platform package, the workflow linter rejects a broken workflow,
+// and the glibc check rejects a binary that needs a newer glibc. The whole
+// install from packed tarballs is `npm run test:package`. Runs unchanged
+// under `vitest run` and `jest`.
+
+const { spawnSync } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+
+const { ROOT } = require('./helpers.cjs')
+
+const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
+const node = (args) => spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', timeout: 60_000 })
+
+/** What napi-rs calls a target's platform package suffix, and its os, cpu and libc. */
+function platformOf(triple) {
+  const [arch, vendor, system, abi] = triple.split('-')
+  const cpu = { x86_64: 'x64', aarch64: 'arm64' }[arch]
+  if (vendor === 'apple') return { name: `darwin-${cpu}`, os: 'darwin', cpu }
+  return { name: `linux-${cpu}-${abi}`, os: system, cpu, libc: abi === 'gnu' ? 'glibc' : 'musl' }
+}
+
+describe('the platform packages', () => {
+  const declared = manifest.napi.targets.map(platformOf)
+
+  it.each(manifest.napi.targets)('%s has its package in npm/, named, constrained and listing its files', (triple) => {
+    const platform = platformOf(triple)
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'npm', platform.name, 'package.json'), 'utf8'))
+    expect(pkg.name).toBe(`${manifest.name}-${platform.name}`)
+    expect(pkg.version).toBe(manifest.version)
+    expect(pkg.os).toEqual([platform.os])
+    expect(pkg.cpu).toEqual([platform.cpu])
+    expect(pkg.libc).toEqual(platform.libc ? [platform.libc] : undefined)
+    const binary = `dsh-shell-env.${platform.name}.node`
+    expect(pkg.main).toBe(binary)
+    expect(pkg.files).toEqual(platform.os === 'linux' ? [binary, 'dsh-shell-env-reaper'] : [binary])
+  })
+
+  it('npm/ holds no package for a target that is not declared', () => {
+    expect(fs.readdirSync(path.join(ROOT, 'npm')).sort()).toEqual(declared.map((platform) => platform.name).sort())
+  })
+})
+
+describe('the staged main package', () => {
+  let staged
+  let dir
+
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-stage-spec-'))
+    const run = node([path.join(ROOT, 'scripts', 'stage-package.mjs'), path.join(dir, 'staging')])
+    expect(run.stderr).toBe('')
+    staged = JSON.parse(fs.readFileSync(path.join(dir, 'staging', 'package.json'), 'utf8'))
+  })
+
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+  it('has no scripts and no dev dependencies, so nothing builds at install or pack time', () => {
+    expect(staged.scripts).toBeUndefined()
+    expect(staged.devDependencies).toBeUndefined()
+    expect(manifest.scripts.prepare).toBeDefined()
+  })
+
+  it('depends, optionally, on every platform package at its own version', () => {
+    const expected = Object.fromEntries(manifest.napi.targets.map((triple) => [`${manifest.name}-${platformOf(triple).name}`, manifest.version]))
+    expect(staged.optionalDependencies).toEqual(expected)
+  })
+
+  it('holds the files its manifest lists, and no native binary', () => {
+    for (const entry of staged.files) expect(fs.existsSync(path.join(dir, 'staging', entry))).toBe(true)
+    const all = fs.readdirSync(path.join(dir, 'staging'), { recursive: true }).map(String)
+    expect(all.filter((file) => file.endsWith('.node') || file.includes('reaper'))).toEqual([])
+  })
+})
+
+describe('the release checks can fail', () => {
+  it('the workflow linter passes the repository’s workflows and rejects a broken one', () => {
+    const ok = node([path.join(ROOT, 'scripts', 'lint-workflows.mjs')])
+    expect({ status: ok.status, out: ok.stdout.trim().split('\n').pop() }).toEqual({ status: 0, out: '1 workflow file(s), 0 problem(s)' })
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-actionlint-spec-'))
+    const broken = path.join(dir, 'broken.yml')
+    fs.writeFileSync(broken, 'on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ matrix.nope }}\n')
+    const bad = node([path.join(ROOT, 'scripts', 'lint-workflows.mjs'), broken])
+    fs.rmSync(dir, { recursive: true, force: true })
+    expect(bad.status).toBe(1)
+    expect(bad.stdout).toMatch(/broken\.yml:6:\d+: property "nope" is not defined/)
+  })
+
+  const readelf = spawnSync('readelf', ['--version']).status === 0
+  const linux = process.platform === 'linux' ? it : it.skip
+  linux('the glibc check rejects a binary that needs a newer glibc than allowed, and passes the static reaper', () => {
+    if (!readelf) throw new Error('readelf (binutils) is needed')
+    const check = path.join(ROOT, 'scripts', 'check-glibc.mjs')
+    const strict = node([check, '--max', '2.2', '/bin/true'])
+    expect(strict.status).toBe(1)
+    expect(strict.stdout).toMatch(/needs GLIBC_2\.\d+ \(newer than 2\.2\)/)
+    const reaper = node([check, '--max', '2.17', path.join(ROOT, 'dsh-shell-env-reaper')])
+    expect({ status: reaper.status, stdout: reaper.stdout.trim() }).toEqual({ status: 0, stdout: `${path.join(ROOT, 'dsh-shell-env-reaper')}: is statically linked` })
+  })
+})

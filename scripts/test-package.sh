@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The package as a user installs it (npm run test:package), on Linux x64:
+#  1. build the linux-x64-gnu addon as the release pipeline does (napi-rs's
+#     cross toolchain, glibc 2.17) and the reaper, and check that neither
+#     needs a glibc newer than 2.17;
+#  2. assemble the linux-x64-gnu platform package (scripts/assemble-platforms.mjs,
+#     through `napi artifacts`) and pack it; stage and pack the main package
+#     (scripts/stage-package.mjs);
+#  3. check the packed manifests (no install-time script, only shipped files)
+#     and the packed types with @arethetypeswrong/cli;
+#  4. install both tarballs into a fresh consumer folder, and from there:
+#     require, import, the TypeScript types (tsc --strict, node16 and
+#     bundler), the command line and the smoke test (a real execute());
+#  5. install the main tarball alone: loading it fails with the error that
+#     names the platform package it needs.
+# Elsewhere it says so and does nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+if [ "$(uname -s)-$(uname -m)" != "Linux-x86_64" ]; then
+  echo "test:package: skipped (it builds and installs the linux-x64-gnu package)"
+  exit 0
+fi
+
+# The built files stay inside the project, where `napi artifacts` works; the
+# consumers go outside it, so that nothing resolves from this repository.
+build=$root/target/package-test
+work=$(mktemp -d "${TMPDIR:-/tmp}/dsh-package-test-XXXXXX")
+trap 'rm -rf "$work" "$build"' EXIT
+rm -rf "$build"
+target=x86_64-unknown-linux-gnu
+artifacts=$build/artifacts/bindings-$target
+mkdir -p "$artifacts" "$build/npm" "$work/packs"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "build $target against glibc 2.17, and the reaper"
+npx napi build --platform --release --target "$target" --use-napi-cross \
+  --target-dir target/package --output-dir "$artifacts" --no-js --dts ../binding-types.d.ts
+node scripts/build-reaper.mjs --target "$target" --out "$artifacts"
+node scripts/check-glibc.mjs --max 2.17 "$artifacts"/*.node "$artifacts/dsh-shell-env-reaper"
+
+step "assemble and pack the platform package, stage and pack the main package"
+cp -r npm/linux-x64-gnu "$build/npm/"
+node scripts/assemble-platforms.mjs --artifacts "$build/artifacts" --npm-dir "$build/npm" --targets "$target"
+npm pack "$build/npm/linux-x64-gnu" --pack-destination "$work/packs" --silent
+node scripts/stage-package.mjs "$work/staging" >/dev/null
+npm pack "$work/staging" --pack-destination "$work/packs" --silent
+main=$(ls "$work"/packs/deepseek-ai-dsh-shell-env-0*.tgz)
+platform=$(ls "$work"/packs/deepseek-ai-dsh-shell-env-linux-x64-gnu-*.tgz)
+
+step "the packed manifests and files"
+node - "$main" "$platform" <<'JS'
+const { execFileSync } = require('node:child_process')
+const [main, platform] = process.argv.slice(2)
+const list = (tgz) => execFileSync('tar', ['tzf', tgz], { encoding: 'utf8' }).trim().split('\n').map((f) => f.replace(/^package\//, ''))
+const manifest = (tgz) => JSON.parse(execFileSync('tar', ['xzOf', tgz, 'package/package.json'], { encoding: 'utf8' }))
+const fail = (message) => { console.error(message); process.exit(1) }
+const m = manifest(main)
+const lifecycle = ['preinstall', 'install', 'postinstall', 'prepare', 'prepack', 'postpack', 'prepublish']
+if (m.scripts && Object.keys(m.scripts).some((s) => lifecycle.includes(s))) fail(`install-time scripts: ${JSON.stringify(m.scripts)}`)
+if (m.devDependencies) fail('devDependencies in the published manifest')
+if (m.optionalDependencies?.['@deepseek-ai/dsh-shell-env-linux-x64-gnu'] !== m.version) fail('no optional dependency on the platform package')
+const files = list(main)
+const unexpected = files.filter((f) => /(^|\/)(__test__|crates|src|target|bench|demo|scripts|docs|fuzz|npm)\/|\.node$|\.rs$|reaper/.test(f))
+if (unexpected.length) fail(`files a user does not need: ${unexpected.join(', ')}`)
+const shipped = list(platform).sort()
+const wanted = ['README.md', 'dsh-shell-env-reaper', 'dsh-shell-env.linux-x64-gnu.node', 'package.json']
+if (JSON.stringify(shipped) !== JSON.stringify(wanted)) fail(`platform package files: ${shipped.join(', ')}`)
+console.log(`main: ${files.length} files, no install-time script; platform: ${shipped.join(', ')}`)
+JS
+# node16 profile: the package needs Node 20 (no node10 resolution). The
+# executors (./bash-local, ./pwsh-local) are ES modules only, as the harness
+# they plug into is, so a require() of them is expected to need import().
+npx attw "$main" --profile node16 --ignore-rules cjs-resolves-to-esm
+
+step "install both tarballs into a fresh consumer"
+consumer=$work/consumer
+mkdir -p "$consumer"
+cd "$consumer"
+npm init -y >/dev/null
+npm install --no-audit --no-fund --silent "$main" "$platform"
+node -e "const p = require('@deepseek-ai/dsh-shell-env'); if (typeof p.execute !== 'function') process.exit(1); console.log('require: ok')"
+node --input-type=module -e "import { execute } from '@deepseek-ai/dsh-shell-env'; if (typeof execute !== 'function') process.exit(1); console.log('import: ok')"
+cat > consumer.mts <<'TS'
+import { ShellEnvRegistry, execute, type ShellRunResult } from '@deepseek-ai/dsh-shell-env'
+const registry = new ShellEnvRegistry({ dshHome: '/tmp/dsh' })
+registry.register({
+  name: 'example',
+  variables: { DSH_EXAMPLE: { description: 'An example.' } },
+  resolve: () => ({ DSH_EXAMPLE: 'yes' }),
+})
+const result: ShellRunResult = await (await execute({ command: 'true', registry, execution: {} })).result()
+export const code: number | null = result.exitCode
+TS
+cat > consumer.cts <<'TS'
+import pkg = require('@deepseek-ai/dsh-shell-env')
+export const prefix: 'DSH_' = pkg.DSH_ENV_PREFIX
+TS
+for resolution in node16 bundler; do
+  module=$([ "$resolution" = node16 ] && echo node16 || echo esnext)
+  node "$root/node_modules/typescript/bin/tsc" --strict --noEmit --types node --typeRoots "$root/node_modules/@types" \
+    --module "$module" --moduleResolution "$resolution" --target es2022 consumer.mts $([ "$resolution" = node16 ] && echo consumer.cts)
+  echo "tsc --strict, moduleResolution $resolution: ok"
+done
+npx dsh-shell-env --version
+npx dsh-shell-env env --home /tmp/dsh >/dev/null && echo "command line: ok"
+node "$root/scripts/smoke.mjs" --from "$consumer"
+# The executors need the harness packages they plug into (optional peers).
+npm install --no-audit --no-fund --silent @deepseek-ai/cordis@4.0.4 @deepseek-ai/dsh-shell@0.1.0-rc.8 \
+  @deepseek-ai/dsh-settings@0.1.0-rc.8 @deepseek-ai/schemastery
+node --input-type=module -e "import bash from '@deepseek-ai/dsh-shell-env/bash-local'; import pwsh from '@deepseek-ai/dsh-shell-env/pwsh-local'; if (typeof bash !== 'function' || typeof pwsh !== 'function') process.exit(1); console.log('import of the executors, with the harness installed: ok')"
+
+step "without the platform package, loading says what is missing"
+bare=$work/bare
+mkdir -p "$bare"
+cd "$bare"
+npm init -y >/dev/null
+npm install --no-audit --no-fund --silent --omit=optional "$main"
+if node -e "require('@deepseek-ai/dsh-shell-env')" 2>"$bare/error.txt"; then
+  echo "loaded without a binary"; exit 1
+fi
+grep -q 'ERR_SHELL_ENV_NATIVE_BINARY_MISSING' "$bare/error.txt"
+grep -q '@deepseek-ai/dsh-shell-env-linux-x64-gnu' "$bare/error.txt"
+grep -q 'linux-x64-gnu (glibc' "$bare/error.txt"
+grep -A1 'has no native binary' "$bare/error.txt"
+echo "test:package: ok"
