@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The package as a user installs it (npm run test:package), on Linux x64:
-#  1. build the linux-x64-gnu addon as the release pipeline does (napi-rs's
-#     cross toolchain, glibc 2.17) and the reaper, and check that neither
-#     needs a glibc newer than 2.17;
+#  1. build the linux-x64-gnu addon as the release pipeline does
+#     (cargo-zigbuild against glibc 2.17) and the reaper, and check that
+#     neither needs a glibc newer than 2.17;
 #  2. assemble the linux-x64-gnu platform package (scripts/assemble-platforms.mjs,
 #     through `napi artifacts`) and pack it; stage and pack the main package
 #     (scripts/stage-package.mjs);
@@ -36,7 +36,18 @@ mkdir -p "$artifacts" "$build/npm" "$work/packs"
 step() { printf '\n== %s\n' "$*"; }
 
 step "build $target against glibc 2.17, and the reaper"
-npx napi build --platform --release --target "$target" --use-napi-cross \
+# As the release pipeline builds it: cargo-zigbuild with a glibc version
+# suffix. Zig comes from PyPI (ziglang) and cargo-zigbuild from crates.io;
+# either is installed under target/ when it is missing.
+if ! command -v zig >/dev/null && ! python3 -m ziglang version >/dev/null 2>&1; then
+  python3 -m pip install --quiet --disable-pip-version-check --target "$root/target/tools/python" ziglang
+  export PYTHONPATH="$root/target/tools/python${PYTHONPATH:+:$PYTHONPATH}"
+fi
+if ! command -v cargo-zigbuild >/dev/null; then
+  export PATH="$root/target/tools/bin:$PATH"
+  command -v cargo-zigbuild >/dev/null || cargo install --quiet --locked --root "$root/target/tools" cargo-zigbuild
+fi
+npx napi build --platform --release --target "$target.2.17" --cross-compile \
   --target-dir target/package --output-dir "$artifacts" --no-js --dts ../binding-types.d.ts
 node scripts/build-reaper.mjs --target "$target" --out "$artifacts"
 node scripts/check-glibc.mjs --max 2.17 "$artifacts"/*.node "$artifacts/dsh-shell-env-reaper"
