@@ -54,6 +54,7 @@ pub fn watch_signal(env: &Env, signal: Option<Raw>) -> Result<Option<(AbortToken
     if js::type_of(env, aborted) != ValueType::Boolean || js::type_of(env, add) != ValueType::Function {
         return Ok(None);
     }
+    // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
     if unsafe { bool::from_napi_value(env.raw(), aborted)? } {
         sender.send_replace(true);
         return Ok(Some((AbortToken(receiver), listener)));
@@ -64,6 +65,7 @@ pub fn watch_signal(env: &Env, signal: Option<Raw>) -> Result<Option<(AbortToken
     })?;
     let on_abort = on_abort.raw();
     let options = js::object_of_strings(env, [])?;
+    // SAFETY: the Node-API contract (js.rs); converts a value owned here.
     js::set(env, options, "once", unsafe { bool::to_napi_value(env.raw(), true)? })?;
     js::call_method(env, signal, "addEventListener", &[env.create_string("abort")?.raw(), on_abort, options])?;
     listener.attached = Some((js::reference(env, signal)?, js::reference(env, on_abort)?));
@@ -79,6 +81,7 @@ impl AbortListener {
             // A signal whose removeEventListener throws has nothing left to detach.
             let _ = js::call_method(env, signal_value, "removeEventListener", &[abort.raw(), listener_value]);
         }
+        // SAFETY: the Node-API contract (js.rs); both references were made in this `env` and are deleted once, here.
         unsafe {
             sys::napi_delete_reference(env.raw(), signal);
             sys::napi_delete_reference(env.raw(), on_abort);

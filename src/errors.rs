@@ -31,6 +31,7 @@ impl Failure {
     pub fn into_js(self, env: &Env) -> napi::Error {
         let cause = match (self.cause, &self.error) {
             // The thrown value itself, whatever it was (an Error, a string, an object).
+            // SAFETY: the Node-API contract (js.rs); converts a value owned here.
             (Some(cause), _) => unsafe { napi::Error::to_napi_value(env.raw(), *cause) }.ok(),
             (None, ExecError::SpawnFailed { program, source }) => spawn_error(env, program, source).ok(),
             (None, ExecError::InvalidWorkdir { path, source }) => stat_error(env, path, source).ok(),
@@ -59,6 +60,7 @@ fn coded_error(env: &Env, code: &str, message: &str, cause: Option<Raw>) -> napi
         let code = env.create_string(code)?.raw();
         let message = env.create_string(message)?.raw();
         let mut error = ptr::null_mut();
+        // SAFETY: the Node-API contract (js.rs).
         check_status!(unsafe { sys::napi_create_error(env.raw(), code, message, &mut error) })?;
         if let Some(cause) = cause {
             set(env, error, "cause", cause)?;
@@ -70,6 +72,7 @@ fn coded_error(env: &Env, code: &str, message: &str, cause: Option<Raw>) -> napi
         // throws for a Symbol (or an object whose toString throws) and would
         // leave that TypeError pending in place of this error.
         Ok(error) => {
+            // SAFETY: a live value of the current scope, just returned by Node-API.
             napi::Error::from_unknown_without_coercion(unsafe { Unknown::from_raw_unchecked(env.raw(), error) })
         }
         Err(failed) => failed,
@@ -110,6 +113,7 @@ fn os_error(env: &Env, message: &str, source: &std::io::Error, syscall: &str, pa
     let message = env.create_string(message)?.raw();
     let code = env.create_string(name)?.raw();
     let mut error = ptr::null_mut();
+    // SAFETY: the Node-API contract (js.rs).
     check_status!(unsafe { sys::napi_create_error(env.raw(), code, message, &mut error) })?;
     set(env, error, "errno", env.create_int32(-errno)?.raw())?;
     set(env, error, "syscall", env.create_string(syscall)?.raw())?;
@@ -120,6 +124,7 @@ fn os_error(env: &Env, message: &str, source: &std::io::Error, syscall: &str, pa
 /// A promise already rejected with `failure`: async entry points report every
 /// failure by rejecting, never by throwing.
 pub fn rejected(env: &Env, failure: Failure) -> Result<JsRaw> {
+    // SAFETY: the Node-API contract (js.rs); converts a value owned here.
     let reason = unsafe { napi::Error::to_napi_value(env.raw(), failure.into_js(env)) }?;
     Ok(JsRaw(settled_promise(env, Err(reason))?))
 }

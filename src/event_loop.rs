@@ -103,6 +103,7 @@ mod libuv {
                 napi::bindgen_prelude::within_runtime_if_available(tokio::runtime::Handle::try_current).ok()?;
             let reactor = Reactor::new(runtime).ok()?;
             let mut event_loop = ptr::null_mut();
+            // SAFETY: the Node-API contract (js.rs); the out-pointer is an initialised local.
             if unsafe { sys::napi_get_uv_event_loop(env.raw(), &mut event_loop) } != sys::Status::napi_ok {
                 return None;
             }
@@ -111,17 +112,22 @@ mod libuv {
             if handle.is_null() {
                 return None;
             }
+            // SAFETY: `event_loop` is this thread's live loop and `handle` is memory of the size libuv asked for.
             if unsafe { uv_poll_init(event_loop, handle, reactor.fd()) } != 0 {
+                // SAFETY: `handle` came from `malloc` above and libuv never took it.
                 unsafe { libc::free(handle) };
                 return None;
             }
             let watched = Self { reactor, handle };
+            // SAFETY: `handle` was initialised by `uv_poll_init`; `on_readable` has the callback's signature.
             if unsafe { uv_poll_start(handle, UV_READABLE, on_readable) } != 0 {
                 return None;
             }
             // The handle alone must not keep Node alive: a pending result does
             // (its promise holds the loop), as with the runtime's supervisor.
+            // SAFETY: an initialised, active handle.
             unsafe { uv_unref(handle) };
+            // SAFETY: the Node-API contract (js.rs); `stop` is a plain `extern "C" fn`.
             let status = unsafe { sys::napi_add_env_cleanup_hook(env.raw(), Some(stop), ptr::null_mut()) };
             (status == sys::Status::napi_ok).then_some(watched)
         }
@@ -130,6 +136,7 @@ mod libuv {
     impl Drop for Watched {
         fn drop(&mut self) {
             // Closing stops the polling at once; the memory goes in the callback.
+            // SAFETY: an initialised handle, closed once (this drop); libuv frees it through `free_handle` after the close.
             unsafe { uv_close(self.handle, Some(free_handle)) };
         }
     }
@@ -143,6 +150,7 @@ mod libuv {
     }
 
     unsafe extern "C" fn free_handle(handle: *mut c_void) {
+        // SAFETY: libuv calls this once per closed handle, each allocated with `malloc` in `start`.
         unsafe { libc::free(handle) };
     }
 

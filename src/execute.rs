@@ -54,6 +54,7 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
         return match started {
             Ok(process) => {
                 let execution = NativeExecution::new(env, process, listener)?;
+                // SAFETY: the Node-API contract (js.rs); converts a value owned here.
                 let execution = unsafe { NativeExecution::to_napi_value(env.raw(), execution) }?;
                 Ok(JsRaw(js::settled_promise(env, Ok(execution))?))
             }
@@ -177,6 +178,7 @@ fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>) -> std::result::Re
             return Err(ExecError::invalid_spec("registry", "give either dshEnv or registry, not both").into())
         }
         Some(registry) => {
+            // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type (a class instance's type tag) and fails otherwise.
             let registry = unsafe { ClassInstance::<ShellEnvRegistry>::from_napi_value(env.raw(), registry) }
                 .map_err(|_| ExecError::invalid_spec("registry", "must be a ShellEnvRegistry"))?;
             let execution = match js::get_defined(env, spec, "execution").map_err(js_failure)? {
@@ -319,6 +321,7 @@ fn read_environment(env: &Env, spec: Raw, request: &mut ExecRequest) -> std::res
     }
     if let Some(terminal) = js::get_defined(env, spec, "terminalEnv").map_err(js_failure)? {
         layers.terminal = match js::type_of(env, terminal) {
+            // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
             ValueType::Boolean if !unsafe { bool::from_napi_value(env.raw(), terminal) }.map_err(js_failure)? => None,
             _ => Some(string_record(env, terminal, "terminalEnv")?),
         };
@@ -430,6 +433,7 @@ fn optional_bool(env: &Env, object: Raw, field: &str) -> std::result::Result<Opt
     match js::get_defined(env, object, field).map_err(js_failure)? {
         None => Ok(None),
         Some(value) if js::type_of(env, value) == ValueType::Boolean => {
+            // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
             Ok(Some(unsafe { bool::from_napi_value(env.raw(), value) }.map_err(js_failure)?))
         }
         Some(value) => {
@@ -442,6 +446,7 @@ fn optional_number(env: &Env, object: Raw, field: &str) -> std::result::Result<O
     match js::get_defined(env, object, field).map_err(js_failure)? {
         None => Ok(None),
         Some(value) if js::type_of(env, value) == ValueType::Number => {
+            // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
             Ok(Some(unsafe { f64::from_napi_value(env.raw(), value) }.map_err(js_failure)?))
         }
         Some(value) => {
@@ -453,12 +458,14 @@ fn optional_number(env: &Env, object: Raw, field: &str) -> std::result::Result<O
 /// An array of strings; `expected` is what the message says the field takes.
 fn string_array(env: &Env, value: Raw, field: &str, expected: &str) -> std::result::Result<Vec<String>, Failure> {
     let mut is_array = false;
+    // SAFETY: the Node-API contract (js.rs).
     unsafe { sys::napi_is_array(env.raw(), value, &mut is_array) };
     if !is_array {
         let reason = format!("must be {expected} (got {})", js::describe(env, value));
         return Err(ExecError::invalid_spec(field, reason).into());
     }
     let mut length = 0;
+    // SAFETY: the Node-API contract (js.rs).
     unsafe { sys::napi_get_array_length(env.raw(), value, &mut length) };
     let mut items = Vec::with_capacity(length as usize);
     for index in 0..length {
@@ -513,10 +520,12 @@ fn string_record_lenient(env: &Env, value: Raw) -> std::result::Result<Vec<(Stri
 
 fn bytes(env: &Env, value: Raw) -> Option<Vec<u8>> {
     let mut is_typed_array = false;
+    // SAFETY: the Node-API contract (js.rs).
     unsafe { sys::napi_is_typedarray(env.raw(), value, &mut is_typed_array) };
     if !is_typed_array {
         return None;
     }
+    // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
     let array = unsafe { Uint8Array::from_napi_value(env.raw(), value) }.ok()?;
     Some(array.to_vec())
 }
@@ -524,6 +533,7 @@ fn bytes(env: &Env, value: Raw) -> Option<Vec<u8>> {
 /// A live output sink calling the JS `onOutput` function. A throw inside the
 /// callback is captured and ignored: a faulty listener must not kill the host.
 fn output_sink(env: &Env, on_output: Raw) -> Result<OutputSink> {
+    // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
     let function = unsafe { Function::<JsRaw, Ignored>::from_napi_value(env.raw(), on_output)? };
     let threadsafe: ThreadsafeFunction<(process::StreamKind, String), Ignored, JsRaw, napi::Status, false, true> =
         function
@@ -582,6 +592,7 @@ struct TeardownHook(*mut Process);
 impl TeardownHook {
     fn add(env: &Env, process: Process) -> Result<Self> {
         let data = Box::into_raw(Box::new(process));
+        // SAFETY: the Node-API contract (js.rs); `run` is a plain `extern "C" fn` and `data` stays valid until the hook is removed or has run.
         let status = unsafe { sys::napi_add_env_cleanup_hook(env.raw(), Some(Self::run), data.cast()) };
         if status != sys::Status::napi_ok {
             // SAFETY: not registered, so still ours alone.
@@ -593,6 +604,7 @@ impl TeardownHook {
 
     /// Unregisters the hook and frees its data (JS thread).
     fn remove(self, env: &Env) {
+        // SAFETY: the Node-API contract (js.rs); the same function and data as when the hook was added.
         let status = unsafe { sys::napi_remove_env_cleanup_hook(env.raw(), Some(Self::run), self.0.cast()) };
         if status == sys::Status::napi_ok {
             // SAFETY: made by Box::into_raw in `add`; the hook can no longer run,
@@ -788,9 +800,11 @@ fn environment_to_js(env: &Env, environment: &Environment) -> Result<JsRaw> {
     let vars = js::object_of_strings(env, environment.vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
     let sources = js::object_of_strings(env, environment.sources.iter().map(|(k, s)| (k.as_str(), s.as_str())))?;
     let mut removed = std::ptr::null_mut();
+    // SAFETY: the Node-API contract (js.rs).
     check_status!(unsafe { sys::napi_create_array_with_length(env.raw(), environment.removed.len(), &mut removed) })?;
     for (index, removal) in environment.removed.iter().enumerate() {
         let entry = js::object_of_strings(env, [("key", removal.key.as_str()), ("reason", removal.reason.as_str())])?;
+        // SAFETY: the Node-API contract (js.rs).
         check_status!(unsafe { sys::napi_set_element(env.raw(), removed, index as u32, entry) })?;
     }
     let result = js::object_of_strings(env, [])?;

@@ -65,6 +65,7 @@ mod node_lock {
 
     // SAFETY: a process-wide mutex, made to be locked from any thread.
     unsafe impl Send for EnvLock {}
+    // SAFETY: as for `Send` above.
     unsafe impl Sync for EnvLock {}
 
     /// Node's lock, when this process's `node` exports it with the size of a
@@ -153,6 +154,7 @@ mod main_thread {
                 Known::ProcessEnv { env: owner, object: reference } if owner == env.raw() => {
                     let held = js::dereference(env, reference);
                     let mut same = false;
+                    // SAFETY: the Node-API contract (js.rs).
                     let status = unsafe { sys::napi_strict_equals(env.raw(), held, object, &mut same) };
                     !held.is_null() && status == sys::Status::napi_ok && same
                 }
@@ -175,7 +177,9 @@ mod main_thread {
             return None;
         }
         let reference = js::reference(env, candidate).ok()?;
+        // SAFETY: the Node-API contract (js.rs); `forget` is a plain `extern "C" fn`.
         if unsafe { sys::napi_add_env_cleanup_hook(env.raw(), Some(forget), ptr::null_mut()) } != sys::Status::napi_ok {
+            // SAFETY: the reference was made in this `env` just before and is deleted once.
             unsafe { sys::napi_delete_reference(env.raw(), reference) };
             return None;
         }
@@ -191,6 +195,7 @@ mod main_thread {
         let util = js::call_method(env, process, "getBuiltinModule", &[name.raw()]).ok()?;
         let answer = js::call_method(env, js::get(env, util, "types").ok()?, "isProxy", &[value]).ok()?;
         let mut proxy = false;
+        // SAFETY: the Node-API contract (js.rs).
         let status = unsafe { sys::napi_get_value_bool(env.raw(), answer, &mut proxy) };
         (status == sys::Status::napi_ok).then_some(proxy)
     }

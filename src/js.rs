@@ -2,6 +2,21 @@
 //! handling: every one that can run user JavaScript (getters, Proxy traps,
 //! resolvers) clears a thrown exception and returns it as a `napi::Error` that
 //! still holds the thrown value, so nothing is ever left pending.
+//!
+//! # The Node-API contract
+//!
+//! Every raw `napi_*` call in the binding (here and in the other modules,
+//! whose SAFETY comments point here) holds to this, which is all Node-API
+//! asks of a caller for memory safety:
+//! - it runs on the JS thread of the `env` it is given, inside the callback
+//!   that `env` came with (so `env` is live and a handle scope is open);
+//! - every `napi_value` passed belongs to that scope: an argument of the
+//!   callback, or made by an earlier call in it;
+//! - every out-pointer points to an initialised local of the right type.
+//!
+//! Node-API checks the kind of each value and reports a mismatch as a status,
+//! never as undefined behaviour; a status is checked, or the out-value was
+//! initialised to a safe default before the call.
 
 use std::ptr;
 
@@ -22,18 +37,22 @@ pub fn check(env: &Env, status: sys::napi_status) -> Result<()> {
     // Several calls report a throwing getter or trap as a generic failure,
     // not `napi_pending_exception`, so ask the engine instead of the status.
     let mut pending = false;
+    // SAFETY: the Node-API contract (module documentation).
     unsafe { sys::napi_is_exception_pending(env.raw(), &mut pending) };
     if !pending {
         return Err(napi::Error::from_status(Status::from(status)));
     }
     let mut thrown = ptr::null_mut();
+    // SAFETY: the Node-API contract (module documentation).
     unsafe { sys::napi_get_and_clear_last_exception(env.raw(), &mut thrown) };
+    // SAFETY: a live value of the current scope, just returned by Node-API.
     Err(napi::Error::from_unknown_without_coercion(unsafe { Unknown::from_raw_unchecked(env.raw(), thrown) }))
 }
 
 /// `typeof value`, with `null` told apart from objects.
 pub fn type_of(env: &Env, value: Raw) -> ValueType {
     let mut kind = 0;
+    // SAFETY: the Node-API contract (module documentation).
     unsafe { sys::napi_typeof(env.raw(), value, &mut kind) };
     ValueType::from(kind)
 }
@@ -57,6 +76,7 @@ pub fn describe(env: &Env, value: Raw) -> String {
 
 fn is_array(env: &Env, value: Raw) -> bool {
     let mut result = false;
+    // SAFETY: the Node-API contract (module documentation).
     unsafe { sys::napi_is_array(env.raw(), value, &mut result) };
     result
 }
@@ -75,6 +95,7 @@ pub fn get(env: &Env, value: Raw, name: &str) -> Result<Raw> {
 /// so no string is made from Rust text for it.
 pub fn get_key(env: &Env, value: Raw, key: Raw) -> Result<Raw> {
     let mut result = ptr::null_mut();
+    // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe { sys::napi_get_property(env.raw(), value, key, &mut result) })?;
     Ok(result)
 }
@@ -113,6 +134,7 @@ impl Key {
 /// has, its own and its prototype's.
 pub fn enumerable_names(env: &Env, value: Raw) -> Result<Vec<String>> {
     let mut names = ptr::null_mut();
+    // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe {
         sys::napi_get_all_property_names(
             env.raw(),
@@ -124,6 +146,7 @@ pub fn enumerable_names(env: &Env, value: Raw) -> Result<Vec<String>> {
         )
     })?;
     let mut length = 0;
+    // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe { sys::napi_get_array_length(env.raw(), names, &mut length) })?;
     (0..length).map(|index| lossy_string(env, element(env, names, index)?)).collect()
 }
@@ -135,6 +158,7 @@ pub fn own_keys(env: &Env, value: Raw, symbols: bool) -> Result<Vec<(Raw, Key)>>
     let mut names = ptr::null_mut();
     let filter =
         if symbols { sys::KeyFilter::enumerable } else { sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols };
+    // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe {
         sys::napi_get_all_property_names(
             env.raw(),
@@ -146,6 +170,7 @@ pub fn own_keys(env: &Env, value: Raw, symbols: bool) -> Result<Vec<(Raw, Key)>>
         )
     })?;
     let mut length = 0;
+    // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe { sys::napi_get_array_length(env.raw(), names, &mut length) })?;
     let mut keys = Vec::with_capacity(length as usize);
     for index in 0..length {
@@ -176,6 +201,7 @@ fn symbol_display(env: &Env, symbol: Raw) -> Result<String> {
 /// `array[index]`, running getters and Proxy traps.
 pub fn element(env: &Env, array: Raw, index: u32) -> Result<Raw> {
     let mut item = ptr::null_mut();
+    // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe { sys::napi_get_element(env.raw(), array, index, &mut item) })?;
     Ok(item)
 }
@@ -192,9 +218,11 @@ pub fn string(env: &Env, value: Raw) -> Result<std::result::Result<String, IllFo
     // That U+FFFD may be the caller's own or a replaced surrogate: decode the
     // UTF-16 itself (rare, so the common path stays one UTF-8 copy).
     let mut length = 0;
+    // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe { sys::napi_get_value_string_utf16(env.raw(), value, ptr::null_mut(), 0, &mut length) })?;
     let mut units = vec![0u16; length + 1];
     let mut written = 0;
+    // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe {
         sys::napi_get_value_string_utf16(env.raw(), value, units.as_mut_ptr(), units.len(), &mut written)
     })?;
@@ -209,6 +237,7 @@ pub fn lossy_string(env: &Env, value: Raw) -> Result<String> {
     // buffer, instead of asking for the length first.
     let mut buffer = [0u8; 256];
     let mut copied = 0;
+    // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe {
         sys::napi_get_value_string_utf8(env.raw(), value, buffer.as_mut_ptr().cast(), buffer.len(), &mut copied)
     })?;
@@ -217,6 +246,7 @@ pub fn lossy_string(env: &Env, value: Raw) -> Result<String> {
     if copied + 4 < buffer.len() - 1 {
         return Ok(String::from_utf8_lossy(&buffer[..copied]).into_owned());
     }
+    // SAFETY: the Node-API contract (module documentation); napi-rs checks the value's type and fails otherwise.
     unsafe { String::from_napi_value(env.raw(), value) }
 }
 
@@ -235,6 +265,7 @@ pub fn is_options_object(env: &Env, value: Raw) -> Result<bool> {
     let global = env.get_global()?.raw();
     let to_string = get(env, get(env, get(env, global, "Object")?, "prototype")?, "toString")?;
     let mut tag = ptr::null_mut();
+    // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe { sys::napi_call_function(env.raw(), value, to_string, 0, ptr::null(), &mut tag) })?;
     Ok(type_of(env, tag) == ValueType::String && lossy_string(env, tag)? == "[object Object]")
 }
@@ -252,6 +283,7 @@ pub fn is_plain_object(env: &Env, value: Raw) -> Result<bool> {
 
 fn prototype_of(env: &Env, value: Raw) -> Result<Raw> {
     let mut prototype = ptr::null_mut();
+    // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe { sys::napi_get_prototype(env.raw(), value, &mut prototype) })?;
     Ok(prototype)
 }
@@ -268,6 +300,7 @@ pub fn is_thenable(env: &Env, value: Raw) -> Result<bool> {
 /// `Promise.resolve(value)`: a native promise for any thenable.
 pub fn to_native_promise(env: &Env, value: Raw) -> Result<Raw> {
     let mut is_promise = false;
+    // SAFETY: the Node-API contract (module documentation).
     unsafe { sys::napi_is_promise(env.raw(), value, &mut is_promise) };
     if is_promise {
         return Ok(value);
@@ -279,8 +312,10 @@ pub fn to_native_promise(env: &Env, value: Raw) -> Result<Raw> {
 /// `function.call(undefined, ...args)`.
 pub fn call(env: &Env, function: Raw, args: &[Raw]) -> Result<Raw> {
     let mut undefined = ptr::null_mut();
+    // SAFETY: the Node-API contract (module documentation).
     unsafe { sys::napi_get_undefined(env.raw(), &mut undefined) };
     let mut result = ptr::null_mut();
+    // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe {
         sys::napi_call_function(env.raw(), undefined, function, args.len(), args.as_ptr(), &mut result)
     })?;
@@ -291,6 +326,7 @@ pub fn call(env: &Env, function: Raw, args: &[Raw]) -> Result<Raw> {
 pub fn call_method(env: &Env, receiver: Raw, name: &str, args: &[Raw]) -> Result<Raw> {
     let method = get(env, receiver, name)?;
     let mut result = ptr::null_mut();
+    // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe {
         sys::napi_call_function(env.raw(), receiver, method, args.len(), args.as_ptr(), &mut result)
     })?;
@@ -300,6 +336,7 @@ pub fn call_method(env: &Env, receiver: Raw, name: &str, args: &[Raw]) -> Result
 /// A strong reference to `value`, which keeps it alive until deleted.
 pub fn reference(env: &Env, value: Raw) -> Result<sys::napi_ref> {
     let mut reference = ptr::null_mut();
+    // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe { sys::napi_create_reference(env.raw(), value, 1, &mut reference) })?;
     Ok(reference)
 }
@@ -307,6 +344,7 @@ pub fn reference(env: &Env, value: Raw) -> Result<sys::napi_ref> {
 /// The value a strong [`reference`] holds.
 pub fn dereference(env: &Env, reference: sys::napi_ref) -> Raw {
     let mut value = ptr::null_mut();
+    // SAFETY: the Node-API contract (module documentation).
     unsafe { sys::napi_get_reference_value(env.raw(), reference, &mut value) };
     value
 }
@@ -315,12 +353,14 @@ pub fn dereference(env: &Env, reference: sys::napi_ref) -> Raw {
 pub fn has_own(env: &Env, object: Raw, name: &str) -> Result<bool> {
     let key = env.create_string(name)?;
     let mut own = false;
+    // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe { sys::napi_has_own_property(env.raw(), object, napi::JsValue::raw(&key), &mut own) })?;
     Ok(own)
 }
 
 /// `Object.freeze(value)`.
 pub fn freeze(env: &Env, value: Raw) -> Result<()> {
+    // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe { sys::napi_object_freeze(env.raw(), value) })
 }
 
@@ -362,6 +402,7 @@ pub fn get_string(env: &Env, value: Raw, name: &str) -> Result<Option<String>> {
 /// call per property was most of the cost of a `collect()` snapshot.
 pub fn object_of_strings<'a>(env: &Env, entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Raw> {
     let mut object = ptr::null_mut();
+    // SAFETY: the Node-API contract (module documentation).
     check_status!(unsafe { sys::napi_create_object(env.raw(), &mut object) })?;
     let mut names = Vec::new();
     let mut values = Vec::new();
@@ -386,6 +427,7 @@ pub fn object_of_strings<'a>(env: &Env, entries: impl IntoIterator<Item = (&'a s
         })
         .collect();
     if !descriptors.is_empty() {
+        // SAFETY: the Node-API contract (module documentation).
         check(env, unsafe { sys::napi_define_properties(env.raw(), object, descriptors.len(), descriptors.as_ptr()) })?;
     }
     Ok(object)
@@ -412,6 +454,7 @@ fn data_property(utf8name: *const std::ffi::c_char, name: Raw, value: Raw) -> sy
 /// binding created.
 pub fn set(env: &Env, object: Raw, name: &str, value: Raw) -> Result<()> {
     let descriptor = data_property(ptr::null(), env.create_string(name)?.raw(), value);
+    // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe { sys::napi_define_properties(env.raw(), object, 1, &descriptor) })
 }
 
@@ -419,7 +462,9 @@ pub fn set(env: &Env, object: Raw, name: &str, value: Raw) -> Result<()> {
 /// made on the JS thread without a round trip through the async runtime.
 pub fn settled_promise(env: &Env, outcome: std::result::Result<Raw, Raw>) -> Result<Raw> {
     let (mut deferred, mut promise) = (ptr::null_mut(), ptr::null_mut());
+    // SAFETY: the Node-API contract (module documentation).
     check_status!(unsafe { sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) })?;
+    // SAFETY: the Node-API contract (module documentation).
     check_status!(unsafe {
         match outcome {
             Ok(value) => sys::napi_resolve_deferred(env.raw(), deferred, value),

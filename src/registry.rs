@@ -432,6 +432,7 @@ fn read_timeout(env: &Env, options: Option<Raw>) -> std::result::Result<Duration
     let millis = match value {
         None => None,
         Some(value) if js::type_of(env, value) == ValueType::Number => {
+            // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
             Some(unsafe { f64::from_napi_value(env.raw(), value) }.map_err(threw("timeoutMs"))?)
         }
         Some(value) => {
@@ -540,6 +541,7 @@ fn read_declaration(env: &Env, contributor: Raw) -> std::result::Result<Declarat
         js::get_defined(env, contributor, "commandDirectories").map_err(threw("commandDirectories".into()))?
     {
         let mut is_array = false;
+        // SAFETY: the Node-API contract (js.rs).
         unsafe { napi::sys::napi_is_array(env.raw(), directories, &mut is_array) };
         if !is_array {
             return Err(invalid("commandDirectories must be an array of absolute paths".into()));
@@ -548,6 +550,7 @@ fn read_declaration(env: &Env, contributor: Raw) -> std::result::Result<Declarat
             Failure::from(ShellEnvError::InvalidDirectory { contributor: name.clone(), directory, reason })
         };
         let mut length = 0;
+        // SAFETY: the Node-API contract (js.rs).
         js::check(env, unsafe { napi::sys::napi_get_array_length(env.raw(), directories, &mut length) })
             .map_err(threw("commandDirectories".into()))?;
         // Every index up to `length`: a hole is an invalid directory, and

@@ -33,12 +33,14 @@ type ResolverTsfn = ThreadsafeFunction<Arc<ExecutionRef>, ResolverReturn, Execut
 impl JsResolver {
     /// Wraps a JS function for both calling paths.
     pub fn new(env: &Env, function: Raw) -> Result<Self> {
+        // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
         let callable = unsafe { Function::<ExecutionArg, ResolverReturn>::from_napi_value(env.raw(), function)? };
         let threadsafe = callable
             .build_threadsafe_function::<Arc<ExecutionRef>>()
             .callee_handled::<false>()
             .weak::<true>()
             .build_callback(|context| Ok(ExecutionArg(context.value.value(&context.env))))?;
+        // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
         let function = unsafe { Function::<Unknown<'static>, Unknown<'static>>::from_napi_value(env.raw(), function)? };
         Ok(Self { function: function.create_ref()?, threadsafe })
     }
@@ -136,6 +138,7 @@ impl FromNapiValue for ResolverReturn {
         Ok(match read_outcome(&env, value) {
             Outcome::Thenable => {
                 let promise = js::to_native_promise(&env, value)
+                    // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
                     .and_then(|native| unsafe { Promise::<Settled>::from_napi_value(raw_env, native) });
                 match promise {
                     Ok(promise) => ResolverReturn::Pending(promise),
@@ -167,12 +170,14 @@ pub struct ExecutionRef {
 // SAFETY: the reference is only dereferenced and deleted on its owning JS
 // thread (checked against `owner`); other threads merely move the handle.
 unsafe impl Send for ExecutionRef {}
+// SAFETY: as for `Send` above.
 unsafe impl Sync for ExecutionRef {}
 
 impl ExecutionRef {
     /// References `execution` from the current JS thread.
     pub fn new(env: &Env, execution: Raw) -> Result<Self> {
         let mut reference = ptr::null_mut();
+        // SAFETY: the Node-API contract (js.rs).
         check_status!(unsafe { sys::napi_create_reference(env.raw(), execution, 1, &mut reference) })?;
         Ok(Self { reference, env: env.raw(), owner: thread::current().id() })
     }
@@ -180,6 +185,7 @@ impl ExecutionRef {
     /// The referenced object (JS thread only).
     pub fn value(&self, env: &Env) -> Raw {
         let mut value = ptr::null_mut();
+        // SAFETY: the Node-API contract (js.rs).
         unsafe { sys::napi_get_reference_value(env.raw(), self.reference, &mut value) };
         value
     }
@@ -191,6 +197,7 @@ impl Drop for ExecutionRef {
         // elsewhere (a timed-out call still queued when its environment was
         // torn down) leaks it rather than corrupt the engine's handles.
         if thread::current().id() == self.owner {
+            // SAFETY: on the owning JS thread (checked above), whose `env` made the reference; deleted once (this drop).
             unsafe { sys::napi_delete_reference(self.env, self.reference) };
         }
     }

@@ -90,6 +90,7 @@ impl Reactor {
         if epoll < 0 {
             return Err(io::Error::last_os_error());
         }
+        // SAFETY: the descriptor was just created and nothing else owns it.
         let epoll = unsafe { OwnedFd::from_raw_fd(epoll) };
         let state = State { entries: HashMap::new(), closed: false, buf: vec![0; READ_CHUNK], text: String::new() };
         Ok(Self { inner: Arc::new(Inner { epoll, runtime, state: Mutex::new(state) }) })

@@ -94,6 +94,7 @@ pub(super) fn pidfd_open(pid: u32) -> Option<std::os::fd::OwnedFd> {
     // SAFETY: a plain syscall; on success it returns a new fd we now own
     // (always close-on-exec).
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    // SAFETY: a non-negative result is that new descriptor, owned by no one else.
     (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
 }
 
