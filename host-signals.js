@@ -18,11 +18,13 @@ const { isMainThread } = require('node:worker_threads')
 
 const binding = require('./native.js')
 
+/** @type {NodeJS.Signals[]} */
 const SIGNALS = isMainThread && process.platform !== 'win32' ? ['SIGINT', 'SIGTERM', 'SIGHUP'] : []
 
 // Node's own global and `process`: under Jest a test file's `process` is a
 // copy whose listeners never hear a signal.
 const hostGlobal = SIGNALS.length > 0 ? binding.hostGlobal() : globalThis
+/** @type {NodeJS.Process & { __signal_exit_emitter__?: { count?: number } }} */
 const host = hostGlobal.process
 
 // Every copy of this package in the process (a test runner's per-file module
@@ -38,6 +40,7 @@ let running = 0
 let listening = false
 let idleTimer = null
 
+/** @param {NodeJS.Signals} signal */
 function onSignal(signal) {
   // Listeners are read before anyone else's runs: this one is added first in
   // line, because a `process.once` listener is gone by the time it is called.

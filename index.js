@@ -24,9 +24,8 @@ class ShellExecution {
 
   constructor(token, native) {
     if (token !== kConstruct) {
-      const error = new TypeError('Illegal constructor: ShellExecution instances come from execute()')
-      error.code = 'ERR_ILLEGAL_CONSTRUCTOR'
-      throw error
+      const message = 'Illegal constructor: ShellExecution instances come from execute()'
+      throw Object.assign(new TypeError(message), { code: 'ERR_ILLEGAL_CONSTRUCTOR' })
     }
     this.#native = native
     this.#result = native.wait()

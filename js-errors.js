@@ -4,9 +4,7 @@
 
 /** An `Error` with a stable `.code`, and `.cause` when given. */
 function codedError(code, message, cause) {
-  const error = new Error(message, cause === undefined ? undefined : { cause })
-  error.code = code
-  return error
+  return Object.assign(new Error(message, cause === undefined ? undefined : { cause }), { code })
 }
 
 /**
@@ -15,11 +13,8 @@ function codedError(code, message, cause) {
  * Node's own code for this case, instead of V8's bare "Illegal invocation".
  */
 function invalidThis(className, member) {
-  const error = new TypeError(
-    `${className}.${member} must be called on a ${className}; it was called on another value (a destructured or rebound method?)`,
-  )
-  error.code = 'ERR_INVALID_THIS'
-  return error
+  const message = `${className}.${member} must be called on a ${className}; it was called on another value (a destructured or rebound method?)`
+  return Object.assign(new TypeError(message), { code: 'ERR_INVALID_THIS' })
 }
 
 module.exports = { codedError, invalidThis }

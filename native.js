@@ -13,8 +13,14 @@ const BINARY = 'dsh-shell-env'
 function platformName() {
   const base = `${process.platform}-${process.arch}`
   if (process.platform !== 'linux') return base
-  const glibc = process.report?.getReport?.().header?.glibcVersionRuntime
+  const glibc = glibcVersion()
   return `${base}-${glibc ? 'gnu' : 'musl'}`
+}
+
+/** The running glibc's version (`undefined` for musl and other systems), from Node's diagnostic report. */
+function glibcVersion() {
+  const report = /** @type {{ header?: { glibcVersionRuntime?: string } } | undefined} */ (process.report?.getReport?.())
+  return report?.header?.glibcVersionRuntime
 }
 
 /** The messages of the loader's load errors, which it chains through `cause`. */
@@ -28,7 +34,7 @@ function loadErrors(error) {
 
 function missingBinary(error) {
   const platform = platformName()
-  const libc = platform.endsWith('-gnu') ? ` (glibc ${process.report.getReport().header.glibcVersionRuntime})` : ''
+  const libc = platform.endsWith('-gnu') ? ` (glibc ${glibcVersion()})` : ''
   const local = path.join(__dirname, `${BINARY}.${platform}.node`)
   const found = fs.existsSync(local) ? ' (it exists but did not load)' : ''
   const lines = [
@@ -40,9 +46,7 @@ function missingBinary(error) {
   ]
   const details = loadErrors(error)
   if (details.length > 0) lines.push('What was tried:', ...details.map((message) => `  - ${message}`))
-  const wrapped = new Error(lines.join('\n'), { cause: error })
-  wrapped.code = 'ERR_SHELL_ENV_NATIVE_BINARY_MISSING'
-  return wrapped
+  return Object.assign(new Error(lines.join('\n'), { cause: error }), { code: 'ERR_SHELL_ENV_NATIVE_BINARY_MISSING' })
 }
 
 try {

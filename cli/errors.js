@@ -15,6 +15,10 @@ class UsageError extends Error {
 
 /** A failure the command reports itself: exit code `exitCode` (default 1). */
 class CliError extends Error {
+  /**
+   * @param {string} message
+   * @param {{ exitCode?: number, cause?: unknown }} [options]
+   */
   constructor(message, { exitCode = 1, cause } = {}) {
     super(message, cause === undefined ? undefined : { cause })
     this.name = 'CliError'

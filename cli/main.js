@@ -51,8 +51,8 @@ async function main(argv, io = processIo()) {
 /** Waits until everything written to `stream` so far is handed to the OS. */
 function drained(stream) {
   return new Promise((resolve) => {
-    if (stream.destroyed || !stream.writable) resolve()
-    else stream.write('', () => resolve())
+    if (stream.destroyed || !stream.writable) resolve(undefined)
+    else stream.write('', () => resolve(undefined))
   })
 }
 

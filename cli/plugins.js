@@ -16,9 +16,7 @@ const { PluginError } = require('./errors.js')
 
 /** An Error with a code, for `plugin FILE: CODE: message` lines. */
 function coded(code, message) {
-  const error = new Error(message)
-  error.code = code
-  return error
+  return Object.assign(new Error(message), { code })
 }
 
 function isCordisPlugin(value) {

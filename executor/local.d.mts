@@ -21,6 +21,12 @@ export interface LocalExecutorConfig {
   spillDir?: string
 }
 
+/** The config fields both executors share, as schemastery schemas with the reference's defaults (internal). */
+export declare const COMMON_CONFIG: Record<keyof LocalExecutorConfig, unknown>
+
+/** Refuses a resolved config the executor could not run with (internal). */
+export declare function assertServiceableConfig(label: string, config: LocalExecutorConfig): void
+
 /** A config schema as Cordis and the settings service use it: a Standard Schema that is also callable. */
 export interface ConfigSchema<C> extends StandardSchemaV1<C, C> {
   (config?: C): C

@@ -31,6 +31,20 @@ export const DEFAULT_MAX_SPILL_BYTES = 64 * 1024 * 1024
 // executor's own state sits under module-private symbols instead.
 const kOwner = Symbol('NativeShellExecutor.owner')
 
+/**
+ * What each executor class declares beside the base (bash-local.mjs, pwsh-local.mjs).
+ * @typedef {{ label: string, envOverrides: Record<string, string>, Config: import('@deepseek-ai/schemastery').default<any> }} ExecutorClass
+ */
+
+/**
+ * The class of `executor`, with the statics every executor declares.
+ * @param {NativeShellExecutor} executor
+ * @returns {ExecutorClass}
+ */
+function classOf(executor) {
+  return /** @type {ExecutorClass} */ (/** @type {unknown} */ (executor.constructor))
+}
+
 /** The config fields both executors share, with the reference's defaults. */
 export const COMMON_CONFIG = {
   cwd: z.string(),
@@ -84,10 +98,16 @@ function collected(stream) {
  * child runs.
  */
 export class LocalShellProcess {
+  /** @type {import('@deepseek-ai/dsh-shell').ShellProcessStatus} */
   status = 'running'
+  /** @type {number | null} */
   exitCode = null
+  /** @type {NodeJS.Signals | null} */
   signal = null
-  /** Settles once the whole process group is gone; never rejects. */
+  /**
+   * Settles once the whole process group is gone; never rejects.
+   * @type {Promise<void>}
+   */
   done
   #execution
   #killRequested = false
@@ -163,7 +183,7 @@ export class NativeShellExecutor extends ShellExecutor {
 
   constructor(ctx, config) {
     super(ctx)
-    const Class = this.constructor
+    const Class = classOf(this)
     let entry
     try {
       entry = Class.Config(config ?? {})
@@ -188,12 +208,21 @@ export class NativeShellExecutor extends ShellExecutor {
   configChanged() {}
 
   /**
+   * The argv one command runs as: each executor defines its own.
+   * @param {{ command: string }} _spec
+   * @returns {string[]}
+   */
+  argv(_spec) {
+    throw new TypeError(`${classOf(this).label} defines no argv()`)
+  }
+
+  /**
    * Fills `workdir` from `config.cwd` (else `process.cwd()`) and `timeoutMs`
    * from `config.timeoutMs`, capped at `config.maxTimeoutMs`; `stdoutMaxBytes`
    * defaults to `config.maxOutputBytes`.
    */
   resolve(request) {
-    const { label } = this.constructor
+    const { label } = classOf(this)
     const timeoutMs = clampTimeout(label, request.timeoutMs, this.config.timeoutMs, this.config.maxTimeoutMs)
     const stdoutMaxBytes = request.stdoutMaxBytes ?? this.config.maxOutputBytes
     if (!Number.isFinite(stdoutMaxBytes) || stdoutMaxBytes <= 0) {
@@ -229,7 +258,7 @@ export class NativeShellExecutor extends ShellExecutor {
       // The default scrub: credentials by name and by value, every inherited
       // DSH_* name, and what makes a program run code chosen by whoever set
       // it (BASH_ENV, LD_*, NODE_OPTIONS, GIT_CONFIG_*, …).
-      terminalEnv: this.constructor.envOverrides,
+      terminalEnv: classOf(this).envOverrides,
       ...(spec.env !== undefined ? { env: spec.env } : {}),
       ...(spec.dshEnv !== undefined ? { dshEnv: spec.dshEnv } : {}),
       ...timing,
@@ -261,6 +290,10 @@ export class NativeShellExecutor extends ShellExecutor {
     }
   }
 
+  /**
+   * @param {import('@deepseek-ai/dsh-shell').ShellExecSpec} spec
+   * @returns {import('@deepseek-ai/dsh-shell').ShellProcess}
+   */
   start(spec) {
     return this.startArgv(spec, this.argv(spec))
   }

@@ -76,7 +76,7 @@ export class PwshLocalExecutor extends NativeShellExecutor {
     // settings section may report a change before the constructor made it.
     const pwsh = this[kPwsh]
     if (pwsh === undefined) return
-    const declared = this.config.pwshPath
+    const declared = /** @type {{ pwshPath?: string }} */ (this.config).pwshPath
     if (pwsh.path !== undefined && declared === pwsh.declared) return
     pwsh.declared = declared
     pwsh.path = resolvePwshPath(declared)
