@@ -152,6 +152,20 @@ export interface OutputChunk {
 export declare function reconcileDshHome(top?: string, skillsLocal?: string, env?: Record<string, string | undefined>): string
 
 /**
+ * Every removal reason, in pipeline order, with its meaning (the command
+ * line's words for `removed`).
+ */
+export declare function removalReasons(): Array<RemovalReasonText>
+
+/** A removal reason and what it means, in words. */
+export interface RemovalReasonText {
+  /** The reason as `removed` reports it. */
+  reason: string
+  /** What the step that removes for this reason does. */
+  description: string
+}
+
+/**
  * Removes a spill file kept with `keepSpillFiles` (and its directory once
  * empty). Only this process's own spill files are touched: any other path
  * is left alone and reported as `false`.

@@ -845,6 +845,7 @@ module.exports.excludedByDefault = nativeBinding.excludedByDefault
 module.exports.execute = nativeBinding.execute
 module.exports.hostGlobal = nativeBinding.hostGlobal
 module.exports.reconcileDshHome = nativeBinding.reconcileDshHome
+module.exports.removalReasons = nativeBinding.removalReasons
 module.exports.removeSpillFile = nativeBinding.removeSpillFile
 module.exports.reservedKeys = nativeBinding.reservedKeys
 module.exports.resolveDshHome = nativeBinding.resolveDshHome

@@ -81,8 +81,8 @@ export interface ShellEnvCatalogEntry {
   description: string
   /** `'built-in'` or the declaring contributor. */
   owner: string
-  /** `always`; `agent` (agent calls); `profile` (a profile was given); `resolver` (when its resolver returns it). */
-  when: 'always' | 'agent' | 'profile' | 'resolver'
+  /** When the variable is present. */
+  when: VariableAvailability
 }
 
 /** Everything a shell call can receive. */
@@ -235,7 +235,7 @@ export interface ShellRunResult {
 export declare class ShellExecution {
   private constructor()
   readonly pid: number
-  readonly status: 'running' | 'completed' | 'killed'
+  readonly status: ExecutionStatus
   readonly exitCode: number | null
   readonly signal: string | null
   /** Settles (never rejects) once the whole process group is gone. */
@@ -258,20 +258,21 @@ export declare class ShellExecution {
  */
 export declare function execute(spec: ShellExecSpec): Promise<ShellExecution>
 
-/** Where a variable of the child environment came from. */
+// BEGIN vocabularies: generated from the core crate's enums (crates/core/src/vocabulary.rs); do not edit.
+
+/** Which step put a variable into the child's environment. */
 export type EnvironmentSource = 'inherited' | 'terminal' | 'explicit' | 'managed'
 
-/** Why an inherited variable was removed. */
-export type RemovalReason =
-  | 'managed-prefix'
-  | 'inherit'
-  | 'credential'
-  | 'secret-value'
-  | 'exclude'
-  | 'hardening'
-  | 'include-only'
-  | 'explicit-unset'
-  | 'unmanaged'
+/** Why a variable was removed: the first step of the pipeline that removed it. */
+export type RemovalReason = 'managed-prefix' | 'inherit' | 'credential' | 'secret-value' | 'exclude' | 'hardening' | 'include-only' | 'explicit-unset' | 'unmanaged'
+
+/** When a catalog variable is present: `always`; `agent` (agent calls); `profile` (a profile was given); `resolver` (when its resolver returns it). */
+export type VariableAvailability = 'always' | 'agent' | 'profile' | 'resolver'
+
+/** Where a command is in its life. */
+export type ExecutionStatus = 'running' | 'completed' | 'killed'
+
+// END vocabularies
 
 /** The environment `execute()` would give the child. */
 export interface BuiltEnvironment {

@@ -649,11 +649,7 @@ impl NativeExecution {
     /// `'running'`, `'completed'` or `'killed'`.
     #[napi(getter, ts_return_type = "'running' | 'completed' | 'killed'")]
     pub fn status(&self) -> &'static str {
-        match self.process.state().status {
-            process::Status::Running => "running",
-            process::Status::Completed => "completed",
-            process::Status::Killed => "killed",
-        }
+        self.process.state().status.as_str()
     }
 
     /// The exit code once the child exited normally.

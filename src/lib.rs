@@ -34,6 +34,26 @@ pub fn default_exclude() -> Vec<&'static str> {
     dsh_shell_env_core::credentials::CREDENTIAL_NAMES.to_vec()
 }
 
+/// A removal reason and what it means, in words.
+#[napi(object, object_from_js = false)]
+pub struct RemovalReasonText {
+    /// The reason as `removed` reports it.
+    pub reason: &'static str,
+    /// What the step that removes for this reason does.
+    pub description: &'static str,
+}
+
+/// Every removal reason, in pipeline order, with its meaning (the command
+/// line's words for `removed`).
+#[napi]
+pub fn removal_reasons() -> Vec<RemovalReasonText> {
+    use dsh_shell_env_core::environment::RemovalReason;
+    RemovalReason::ALL
+        .iter()
+        .map(|reason| RemovalReasonText { reason: reason.as_str(), description: reason.describe() })
+        .collect()
+}
+
 /// Whether the credential globs match `name`, ignoring case: the names whose
 /// values the command line masks.
 #[napi]

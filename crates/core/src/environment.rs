@@ -257,6 +257,9 @@ pub enum Source {
 }
 
 impl Source {
+    /// Every source, in pipeline order.
+    pub const ALL: [Self; 4] = [Self::Inherited, Self::Terminal, Self::Explicit, Self::Managed];
+
     /// The name a JS caller sees: `"inherited"`, `"terminal"`, `"explicit"`
     /// or `"managed"`.
     pub fn as_str(self) -> &'static str {
@@ -321,6 +324,21 @@ impl RemovalReason {
             Self::IncludeOnly => "include-only",
             Self::ExplicitUnset => "explicit-unset",
             Self::Unmanaged => "unmanaged",
+        }
+    }
+
+    /// Why this step removes a variable, in words (what `explain` prints).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::ManagedPrefix => "inherited DSH_* value; the current one is set fresh",
+            Self::Inherit => "not kept by scrub.inherit",
+            Self::Credential => "name looks secret (*KEY*, *PASSWORD*, *SECRET*, *TOKEN*, …)",
+            Self::SecretValue => "value looks like a credential (a URL with a password, a known token shape)",
+            Self::Exclude => "matched scrub.exclude",
+            Self::Hardening => "could run code before the command",
+            Self::IncludeOnly => "not in scrub.includeOnly",
+            Self::ExplicitUnset => "unset by the caller",
+            Self::Unmanaged => "a DSH_* entry from env or terminalEnv; only the registry sets managed keys",
         }
     }
 }

@@ -14,5 +14,6 @@ pub mod process;
 pub mod registry;
 pub mod snapshot;
 pub mod text;
+pub mod vocabulary;
 
 pub use error::{ExecError, ShellEnvError};

@@ -170,6 +170,9 @@ pub enum Availability {
 }
 
 impl Availability {
+    /// Every availability, from the widest.
+    pub const ALL: [Self; 4] = [Self::Always, Self::Agent, Self::Profile, Self::Resolver];
+
     /// The name JS callers see: `always`, `agent`, `profile` or `resolver`.
     pub fn as_str(self) -> &'static str {
         match self {

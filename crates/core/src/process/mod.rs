@@ -165,6 +165,20 @@ pub enum Status {
     Killed,
 }
 
+impl Status {
+    /// Every status, in the order a process goes through them.
+    pub const ALL: [Self; 3] = [Self::Running, Self::Completed, Self::Killed];
+
+    /// The name JS callers see: `"running"`, `"completed"` or `"killed"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Completed => "completed",
+            Self::Killed => "killed",
+        }
+    }
+}
+
 /// A snapshot of a process's status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcessState {
