@@ -74,7 +74,8 @@ if (m.scripts && Object.keys(m.scripts).some((s) => lifecycle.includes(s))) fail
 if (m.devDependencies) fail('devDependencies in the published manifest')
 if (m.optionalDependencies?.['@deepseek-ai/dsh-shell-env-linux-x64-gnu'] !== m.version) fail('no optional dependency on the platform package')
 const files = list(main)
-const unexpected = files.filter((f) => /(^|\/)(__test__|crates|src|target|bench|demo|scripts|docs|fuzz|npm)\/|\.node$|\.rs$|reaper/.test(f))
+// The manual's parts in docs/ ship with the README that links to them; docs/performance.md does not.
+const unexpected = files.filter((f) => f === 'docs/performance.md' || /(^|\/)(__test__|crates|src|target|bench|demo|scripts|fuzz|npm)\/|\.node$|\.rs$|reaper/.test(f))
 if (unexpected.length) fail(`files a user does not need: ${unexpected.join(', ')}`)
 const shipped = list(platform).sort()
 const wanted = ['README.md', 'dsh-shell-env-reaper', 'dsh-shell-env.linux-x64-gnu.node', 'package.json']
