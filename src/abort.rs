@@ -76,15 +76,12 @@ impl AbortListener {
     /// Removes the listener (JS thread).
     pub fn detach(mut self, env: &Env) {
         let Some((signal, on_abort)) = self.attached.take() else { return };
-        let (signal_value, listener_value) = (js::dereference(env, signal), js::dereference(env, on_abort));
-        if let Ok(abort) = env.create_string("abort") {
+        let values = js::dereference(env, signal).and_then(|signal| Ok((signal, js::dereference(env, on_abort)?)));
+        if let (Ok((signal_value, listener_value)), Ok(abort)) = (values, env.create_string("abort")) {
             // A signal whose removeEventListener throws has nothing left to detach.
             let _ = js::call_method(env, signal_value, "removeEventListener", &[abort.raw(), listener_value]);
         }
-        // SAFETY: the Node-API contract (js.rs); both references were made in this `env` and are deleted once, here.
-        unsafe {
-            sys::napi_delete_reference(env.raw(), signal);
-            sys::napi_delete_reference(env.raw(), on_abort);
-        }
+        // Refused deletions leave nothing to do: the values go with the `env`.
+        let _ = (js::unreference(env, signal), js::unreference(env, on_abort));
     }
 }

@@ -457,16 +457,11 @@ fn optional_number(env: &Env, object: Raw, field: &str) -> std::result::Result<O
 
 /// An array of strings; `expected` is what the message says the field takes.
 fn string_array(env: &Env, value: Raw, field: &str, expected: &str) -> std::result::Result<Vec<String>, Failure> {
-    let mut is_array = false;
-    // SAFETY: the Node-API contract (js.rs).
-    unsafe { sys::napi_is_array(env.raw(), value, &mut is_array) };
-    if !is_array {
+    if !js::is_array(env, value) {
         let reason = format!("must be {expected} (got {})", js::describe(env, value));
         return Err(ExecError::invalid_spec(field, reason).into());
     }
-    let mut length = 0;
-    // SAFETY: the Node-API contract (js.rs).
-    unsafe { sys::napi_get_array_length(env.raw(), value, &mut length) };
+    let length = js::array_length(env, value).map_err(js_failure)?;
     let mut items = Vec::with_capacity(length as usize);
     for index in 0..length {
         let item = js::element(env, value, index).map_err(js_failure)?;
@@ -519,10 +514,7 @@ fn string_record_lenient(env: &Env, value: Raw) -> std::result::Result<Vec<(Stri
 }
 
 fn bytes(env: &Env, value: Raw) -> Option<Vec<u8>> {
-    let mut is_typed_array = false;
-    // SAFETY: the Node-API contract (js.rs).
-    unsafe { sys::napi_is_typedarray(env.raw(), value, &mut is_typed_array) };
-    if !is_typed_array {
+    if !js::is_typed_array(env, value) {
         return None;
     }
     // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.

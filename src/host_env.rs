@@ -152,7 +152,7 @@ mod main_thread {
             }
             match *known.borrow() {
                 Known::ProcessEnv { env: owner, object: reference } if owner == env.raw() => {
-                    let held = js::dereference(env, reference);
+                    let Ok(held) = js::dereference(env, reference) else { return false };
                     let mut same = false;
                     // SAFETY: the Node-API contract (js.rs).
                     let status = unsafe { sys::napi_strict_equals(env.raw(), held, object, &mut same) };
@@ -179,8 +179,8 @@ mod main_thread {
         let reference = js::reference(env, candidate).ok()?;
         // SAFETY: the Node-API contract (js.rs); `forget` is a plain `extern "C" fn`.
         if unsafe { sys::napi_add_env_cleanup_hook(env.raw(), Some(forget), ptr::null_mut()) } != sys::Status::napi_ok {
-            // SAFETY: the reference was made in this `env` just before and is deleted once.
-            unsafe { sys::napi_delete_reference(env.raw(), reference) };
+            // A refused deletion leaves nothing to do: the value goes with the `env`.
+            let _ = js::unreference(env, reference);
             return None;
         }
         Some(Known::ProcessEnv { env: env.raw(), object: reference })

@@ -38,22 +38,28 @@ pub fn check(env: &Env, status: sys::napi_status) -> Result<()> {
     // not `napi_pending_exception`, so ask the engine instead of the status.
     let mut pending = false;
     // SAFETY: the Node-API contract (module documentation).
-    unsafe { sys::napi_is_exception_pending(env.raw(), &mut pending) };
-    if !pending {
+    let asked = unsafe { sys::napi_is_exception_pending(env.raw(), &mut pending) };
+    if asked != sys::Status::napi_ok || !pending {
         return Err(napi::Error::from_status(Status::from(status)));
     }
     let mut thrown = ptr::null_mut();
     // SAFETY: the Node-API contract (module documentation).
-    unsafe { sys::napi_get_and_clear_last_exception(env.raw(), &mut thrown) };
+    let taken = unsafe { sys::napi_get_and_clear_last_exception(env.raw(), &mut thrown) };
+    if taken != sys::Status::napi_ok || thrown.is_null() {
+        return Err(napi::Error::from_status(Status::from(status)));
+    }
     // SAFETY: a live value of the current scope, just returned by Node-API.
     Err(napi::Error::from_unknown_without_coercion(unsafe { Unknown::from_raw_unchecked(env.raw(), thrown) }))
 }
 
-/// `typeof value`, with `null` told apart from objects.
+/// `typeof value`, with `null` told apart from objects; `Unknown` if the
+/// engine cannot tell (then every caller refuses the value as mistyped).
 pub fn type_of(env: &Env, value: Raw) -> ValueType {
     let mut kind = 0;
     // SAFETY: the Node-API contract (module documentation).
-    unsafe { sys::napi_typeof(env.raw(), value, &mut kind) };
+    if unsafe { sys::napi_typeof(env.raw(), value, &mut kind) } != sys::Status::napi_ok {
+        return ValueType::Unknown;
+    }
     ValueType::from(kind)
 }
 
@@ -74,11 +80,26 @@ pub fn describe(env: &Env, value: Raw) -> String {
     }
 }
 
-fn is_array(env: &Env, value: Raw) -> bool {
+/// `Array.isArray(value)`; `false` if the engine cannot tell.
+pub fn is_array(env: &Env, value: Raw) -> bool {
     let mut result = false;
     // SAFETY: the Node-API contract (module documentation).
-    unsafe { sys::napi_is_array(env.raw(), value, &mut result) };
-    result
+    unsafe { sys::napi_is_array(env.raw(), value, &mut result) == sys::Status::napi_ok && result }
+}
+
+/// Whether `value` is a typed array; `false` if the engine cannot tell.
+pub fn is_typed_array(env: &Env, value: Raw) -> bool {
+    let mut result = false;
+    // SAFETY: the Node-API contract (module documentation).
+    unsafe { sys::napi_is_typedarray(env.raw(), value, &mut result) == sys::Status::napi_ok && result }
+}
+
+/// The `length` of an array (one [`is_array`] accepted).
+pub fn array_length(env: &Env, array: Raw) -> Result<u32> {
+    let mut length = 0;
+    // SAFETY: the Node-API contract (module documentation).
+    check(env, unsafe { sys::napi_get_array_length(env.raw(), array, &mut length) })?;
+    Ok(length)
 }
 
 /// Whether `value` is an object or function (something with properties).
@@ -301,7 +322,7 @@ pub fn is_thenable(env: &Env, value: Raw) -> Result<bool> {
 pub fn to_native_promise(env: &Env, value: Raw) -> Result<Raw> {
     let mut is_promise = false;
     // SAFETY: the Node-API contract (module documentation).
-    unsafe { sys::napi_is_promise(env.raw(), value, &mut is_promise) };
+    check(env, unsafe { sys::napi_is_promise(env.raw(), value, &mut is_promise) })?;
     if is_promise {
         return Ok(value);
     }
@@ -313,7 +334,7 @@ pub fn to_native_promise(env: &Env, value: Raw) -> Result<Raw> {
 pub fn call(env: &Env, function: Raw, args: &[Raw]) -> Result<Raw> {
     let mut undefined = ptr::null_mut();
     // SAFETY: the Node-API contract (module documentation).
-    unsafe { sys::napi_get_undefined(env.raw(), &mut undefined) };
+    check(env, unsafe { sys::napi_get_undefined(env.raw(), &mut undefined) })?;
     let mut result = ptr::null_mut();
     // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe {
@@ -342,11 +363,19 @@ pub fn reference(env: &Env, value: Raw) -> Result<sys::napi_ref> {
 }
 
 /// The value a strong [`reference`] holds.
-pub fn dereference(env: &Env, reference: sys::napi_ref) -> Raw {
+pub fn dereference(env: &Env, reference: sys::napi_ref) -> Result<Raw> {
     let mut value = ptr::null_mut();
     // SAFETY: the Node-API contract (module documentation).
-    unsafe { sys::napi_get_reference_value(env.raw(), reference, &mut value) };
-    value
+    check(env, unsafe { sys::napi_get_reference_value(env.raw(), reference, &mut value) })?;
+    Ok(value)
+}
+
+/// Deletes a strong [`reference`]; `false` if the engine refused, which
+/// leaves nothing to do (the value then goes with the `env`).
+pub fn unreference(env: &Env, reference: sys::napi_ref) -> bool {
+    // SAFETY: the Node-API contract (module documentation); the caller deletes
+    // each reference once.
+    unsafe { sys::napi_delete_reference(env.raw(), reference) == sys::Status::napi_ok }
 }
 
 /// `Object.hasOwn(object, name)`, running Proxy traps.

@@ -540,19 +540,13 @@ fn read_declaration(env: &Env, contributor: Raw) -> std::result::Result<Declarat
     if let Some(directories) =
         js::get_defined(env, contributor, "commandDirectories").map_err(threw("commandDirectories".into()))?
     {
-        let mut is_array = false;
-        // SAFETY: the Node-API contract (js.rs).
-        unsafe { napi::sys::napi_is_array(env.raw(), directories, &mut is_array) };
-        if !is_array {
+        if !js::is_array(env, directories) {
             return Err(invalid("commandDirectories must be an array of absolute paths".into()));
         }
         let invalid_directory = |directory: String, reason: &'static str| {
             Failure::from(ShellEnvError::InvalidDirectory { contributor: name.clone(), directory, reason })
         };
-        let mut length = 0;
-        // SAFETY: the Node-API contract (js.rs).
-        js::check(env, unsafe { napi::sys::napi_get_array_length(env.raw(), directories, &mut length) })
-            .map_err(threw("commandDirectories".into()))?;
+        let length = js::array_length(env, directories).map_err(threw("commandDirectories".into()))?;
         // Every index up to `length`: a hole is an invalid directory, and
         // extra named properties on the array are not directories.
         for index in 0..length {

@@ -39,7 +39,7 @@ impl JsResolver {
             .build_threadsafe_function::<Arc<ExecutionRef>>()
             .callee_handled::<false>()
             .weak::<true>()
-            .build_callback(|context| Ok(ExecutionArg(context.value.value(&context.env))))?;
+            .build_callback(|context| Ok(ExecutionArg(context.value.value(&context.env)?)))?;
         // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
         let function = unsafe { Function::<Unknown<'static>, Unknown<'static>>::from_napi_value(env.raw(), function)? };
         Ok(Self { function: function.create_ref()?, threadsafe })
@@ -183,11 +183,8 @@ impl ExecutionRef {
     }
 
     /// The referenced object (JS thread only).
-    pub fn value(&self, env: &Env) -> Raw {
-        let mut value = ptr::null_mut();
-        // SAFETY: the Node-API contract (js.rs).
-        unsafe { sys::napi_get_reference_value(env.raw(), self.reference, &mut value) };
-        value
+    pub fn value(&self, env: &Env) -> Result<Raw> {
+        js::dereference(env, self.reference)
     }
 }
 
@@ -197,8 +194,10 @@ impl Drop for ExecutionRef {
         // elsewhere (a timed-out call still queued when its environment was
         // torn down) leaks it rather than corrupt the engine's handles.
         if thread::current().id() == self.owner {
-            // SAFETY: on the owning JS thread (checked above), whose `env` made the reference; deleted once (this drop).
-            unsafe { sys::napi_delete_reference(self.env, self.reference) };
+            // On the owning JS thread (checked above), whose `env` made the
+            // reference; deleted once (this drop). A refused deletion leaves
+            // nothing to do.
+            let _ = js::unreference(&Env::from_raw(self.env), self.reference);
         }
     }
 }

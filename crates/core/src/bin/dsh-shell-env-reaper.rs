@@ -17,8 +17,8 @@
 //! - SIGUSR1 (the spawner's hard kill, and the guardian's at the host's death)
 //!   SIGKILLs every descendant at once;
 //! - SIGTERM (followed by SIGCONT), SIGINT, SIGHUP and SIGQUIT are passed on to
-//!   every descendant; from the parent, which signals the whole group, only to
-//!   those outside it;
+//!   every descendant: the spawner sends its SIGTERM to this process alone, so
+//!   a command started after the signal arrived still gets it;
 //! - it holds none of the command's pipes open: its stdin, stdout and stderr
 //!   become `/dev/null` once PROGRAM runs.
 //!
@@ -189,7 +189,7 @@ mod linux {
                     self.killing = true;
                 }
                 if self.killing {
-                    signal_descendants(&[libc::SIGKILL], None);
+                    signal_descendants(&[libc::SIGKILL]);
                 }
                 let timeout = if self.killing {
                     Some(KILL_SCAN_INTERVAL)
@@ -227,7 +227,7 @@ mod linux {
         /// The command exited: SIGTERM to what it left behind, SIGKILL after
         /// the grace. Nothing to do when it left nothing.
         fn after_exit(&mut self) {
-            if signal_descendants(&[libc::SIGTERM, libc::SIGCONT], None) > 0 {
+            if signal_descendants(&[libc::SIGTERM, libc::SIGCONT]) > 0 {
                 self.term_due = Some(Instant::now() + self.grace);
             }
         }
@@ -238,12 +238,9 @@ mod linux {
                 libc::SIGCHLD => {}
                 libc::SIGUSR1 => self.killing = true,
                 _ => {
-                    // SAFETY: getppid/getpgrp cannot fail.
-                    let (parent, group) = unsafe { (libc::getppid(), libc::getpgrp()) };
-                    let from_parent = info.ssi_pid as libc::pid_t == parent;
                     let signals: &[libc::c_int] =
                         if signal == libc::SIGTERM { &[libc::SIGTERM, libc::SIGCONT] } else { &[signal] };
-                    signal_descendants(signals, from_parent.then_some(group));
+                    signal_descendants(signals);
                 }
             }
         }
@@ -265,24 +262,19 @@ mod linux {
         }
     }
 
-    /// Sends `signals`, in order, to every descendant, skipping members of
-    /// `skip_group`. Returns how many descendants there were.
+    /// Sends `signals`, in order, to every descendant. Returns how many
+    /// descendants there were.
     ///
     /// A pid in the list was a live descendant a moment before. One that was
     /// reaped since by its own parent frees its pid, but pids are handed out
     /// in increasing order, so another process gets it only after the whole
     /// pid space wrapped within those microseconds.
-    fn signal_descendants(signals: &[libc::c_int], skip_group: Option<libc::pid_t>) -> usize {
+    fn signal_descendants(signals: &[libc::c_int]) -> usize {
         let descendants = descendants();
         for &pid in &descendants {
-            // SAFETY: getpgid and kill only touch the process table.
-            unsafe {
-                if skip_group.is_some_and(|group| libc::getpgid(pid) == group) {
-                    continue;
-                }
-                for &signal in signals {
-                    libc::kill(pid, signal);
-                }
+            for &signal in signals {
+                // SAFETY: kill only touches the process table.
+                unsafe { libc::kill(pid, signal) };
             }
         }
         descendants.len()

@@ -5,9 +5,11 @@
 //! group signal can never reach an unrelated process. The lock in [`Group`]
 //! orders every signal before the reap.
 //!
-//! A group led by the [reaper](super::reaper) is never sent SIGKILL first: that
-//! would kill the reaper before the descendants only it can reach. Its hard
-//! kill is SIGUSR1 to the reaper, which SIGKILLs every descendant and exits;
+//! A group led by the [reaper](super::reaper) is never signalled as a group
+//! while the reaper runs. Its SIGTERM goes to the reaper, which passes it on to
+//! every descendant; a SIGKILL would kill the reaper before the descendants
+//! only it can reach, so its hard kill is SIGUSR1 to the reaper, which
+//! SIGKILLs every descendant and exits;
 //! the group's SIGKILL follows only if the reaper has not exited [`FORCE_AFTER`]
 //! later (it was stopped or killed by the command).
 
@@ -241,7 +243,13 @@ impl Group {
         if state.reaped {
             return;
         }
-        signal_group(self.pgid, Signal::Term);
+        if self.reaped_by_reaper && state.exit.is_none() {
+            // The reaper passes it on to every descendant, also to a command
+            // it had not started yet when this arrived.
+            signal_leader(self.pgid, libc::SIGTERM);
+        } else {
+            signal_group(self.pgid, Signal::Term);
+        }
         self.start_grace(state);
     }
 
@@ -266,17 +274,20 @@ impl Group {
 
 /// Asks a running reaper to SIGKILL every descendant and exit; SIGCONT first,
 /// in case its command stopped it.
-#[cfg(unix)]
 pub(super) fn signal_reaper(pid: u32) {
+    signal_leader(pid, libc::SIGCONT);
+    signal_leader(pid, libc::SIGUSR1);
+}
+
+/// Sends `signal` to the group's leader alone.
+#[cfg(unix)]
+fn signal_leader(pid: u32, signal: libc::c_int) {
     // SAFETY: kill has no memory effects; the pid is our unreaped child's.
-    unsafe {
-        libc::kill(pid as libc::pid_t, libc::SIGCONT);
-        libc::kill(pid as libc::pid_t, libc::SIGUSR1);
-    }
+    unsafe { libc::kill(pid as libc::pid_t, signal) };
 }
 
 #[cfg(not(unix))]
-pub(super) fn signal_reaper(_pid: u32) {}
+fn signal_leader(_pid: u32, _signal: i32) {}
 
 /// Signals every process in the group. ESRCH (nothing left but a zombie) and
 /// EPERM (a member changed its credentials) leave nothing to do.
