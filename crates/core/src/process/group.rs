@@ -62,7 +62,7 @@ pub(super) struct Group {
     pgid: u32,
     grace: Duration,
     /// The leader is the reaper (see the module comment).
-    reaped_by_reaper: bool,
+    led_by_reaper: bool,
     state: Mutex<GroupState>,
     /// Wakes the supervising task when a kill changes the schedule.
     pub(super) changed: Notify,
@@ -90,7 +90,7 @@ impl Group {
     /// The group led by `pid`; `reaper` when the leader is the reaper.
     pub(super) fn new(pid: u32, grace: Duration, reaper: bool) -> Self {
         let state = Mutex::new(GroupState::default());
-        Self { pgid: pid, grace, reaped_by_reaper: reaper, state, changed: Notify::new() }
+        Self { pgid: pid, grace, led_by_reaper: reaper, state, changed: Notify::new() }
     }
 
     /// The state as [`super::Process::state`] reports it.
@@ -149,11 +149,11 @@ impl Group {
         // A reaper hard-killed before it took over its signals dies of the
         // SIGUSR1 itself, having started nothing: that is the SIGKILL it stands for.
         let exit = match exit.signal {
-            Some("SIGUSR1") if self.reaped_by_reaper => Exit { signal: Some("SIGKILL"), ..exit },
+            Some("SIGUSR1") if self.led_by_reaper => Exit { signal: Some("SIGKILL"), ..exit },
             _ => exit,
         };
         state.exit = Some(exit);
-        state.alone = self.reaped_by_reaper && exit.signal != Some("SIGKILL") && exit != Exit::UNKNOWN;
+        state.alone = self.led_by_reaper && exit.signal != Some("SIGKILL") && exit != Exit::UNKNOWN;
         self.after_exit(&mut state);
     }
 
@@ -199,7 +199,7 @@ impl Group {
     /// end after its hard kill.
     pub(super) fn force_due(&self) -> Option<Instant> {
         let state = lock(&self.state);
-        let waiting = self.reaped_by_reaper && !state.forced && state.exit.is_none() && !state.reaped;
+        let waiting = self.led_by_reaper && !state.forced && state.exit.is_none() && !state.reaped;
         state.killed_at.filter(|_| waiting).map(|killed| killed + FORCE_AFTER)
     }
 
@@ -243,7 +243,7 @@ impl Group {
         if state.reaped {
             return;
         }
-        if self.reaped_by_reaper && state.exit.is_none() {
+        if self.led_by_reaper && state.exit.is_none() {
             // The reaper passes it on to every descendant, also to a command
             // it had not started yet when this arrived.
             signal_leader(self.pgid, libc::SIGTERM);
@@ -263,7 +263,7 @@ impl Group {
         if state.reaped || state.killed_at.is_some() {
             return;
         }
-        if self.reaped_by_reaper && state.exit.is_none() {
+        if self.led_by_reaper && state.exit.is_none() {
             signal_reaper(self.pgid);
         } else {
             signal_group(self.pgid, Signal::Kill);

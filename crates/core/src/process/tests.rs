@@ -102,6 +102,15 @@ impl Drop for TestDir {
     }
 }
 
+/// Waits until `condition` holds, for at most two seconds.
+async fn eventually(condition: impl Fn() -> bool, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 /// Runs `start` with spawns on this thread made without the reaper.
 fn without_reaper<T>(start: impl FnOnce() -> T) -> T {
     with_reaper(None, start)
@@ -889,10 +898,12 @@ async fn the_last_spill_file_takes_the_directory_with_it() {
     let dir = first_file.parent().unwrap().to_owned();
     assert_eq!(second_file.parent(), Some(dir.as_path()));
 
+    // The supervising task may hold a result a moment after publishing it.
     drop(first);
-    assert!(!first_file.exists() && second_file.exists(), "the other file keeps the directory");
+    eventually(|| !first_file.exists(), "the first spill file to go").await;
+    assert!(second_file.exists(), "the other file keeps the directory");
     drop(second);
-    assert!(!second_file.exists() && !dir.exists(), "{} outlived its last file", dir.display());
+    eventually(|| !second_file.exists() && !dir.exists(), "the directory to go with its last file").await;
 
     let again = spilled().await;
     assert_eq!(fs::read_to_string(again.stdout.spill_path.as_ref().unwrap()).unwrap(), "0123456789");
@@ -1163,9 +1174,13 @@ mod descendants_outside_the_group {
         let process = spawn(in_dir(&dir, &format!("{SETSID_ESCAPEE}; kill -STOP $PPID; sleep 100"))).unwrap();
         let escapee = pid_in(&dir.0.join("pid")).await;
         tokio::time::sleep(Duration::from_millis(50)).await;
+        let killed = Instant::now();
         assert!(process.kill(KillReason::Requested));
         let result = tokio::time::timeout(SLACK, process.wait()).await.expect("the result in time");
-        assert_eq!(result.signal, Some("SIGTERM"));
+        // The stopped reaper holds the SIGTERM until the hard kill continues
+        // it; it then reads both, in either order.
+        assert!(matches!(result.signal, Some("SIGTERM" | "SIGKILL")), "{:?}", result.signal);
+        assert!(killed.elapsed() >= Duration::from_millis(300), "{:?}", killed.elapsed());
         assert!(!running(escapee), "{escapee} outlived its command");
     }
 
