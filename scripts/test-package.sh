@@ -17,6 +17,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+# Run as `npm run test:package`, npm hands this repository's settings down as
+# npm_config_* variables (.npmrc's legacy-peer-deps among them); a user's
+# install sees none of them.
+while IFS= read -r name; do unset "$name"; done < <(env | sed -n 's/^\(npm_config_[^=]*\)=.*/\1/p')
 
 if [ "$(uname -s)-$(uname -m)" != "Linux-x86_64" ]; then
   echo "test:package: skipped (it builds and installs the linux-x64-gnu package)"
