@@ -60,7 +60,7 @@ pub fn check_workdir(path: &Path) -> Result<(), ExecError> {
 
 /// `Ok` when `path` is a regular file this process may execute, else the errno
 /// `execve` would give.
-fn check_executable(path: &Path) -> Result<(), i32> {
+pub(super) fn check_executable(path: &Path) -> Result<(), i32> {
     let meta = fs::metadata(path).map_err(|e| e.raw_os_error().unwrap_or(libc::ENOENT))?;
     // execve refuses directories and other non-regular files with EACCES.
     if !meta.is_file() {

@@ -19,7 +19,6 @@
 
 use std::ffi::CStr;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -86,5 +85,5 @@ fn loaded_from() -> Option<PathBuf> {
 }
 
 fn is_executable(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    super::program::check_executable(path).is_ok()
 }

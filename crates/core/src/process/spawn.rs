@@ -100,18 +100,8 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
 #[cfg(target_os = "linux")]
 fn contain(spec: &ProcessSpec) -> Result<Option<&'static Path>, ExecError> {
     let Some(reaper) = super::reaper::reaper() else { return Ok(None) };
-    let refuse = |errno| Err(spawn_failed(&spec.program, io::Error::from_raw_os_error(errno)));
-    match std::fs::metadata(&spec.program) {
-        Err(error) => return Err(spawn_failed(&spec.program, error)),
-        Ok(meta) if !meta.is_file() => return refuse(libc::EACCES),
-        Ok(_) => {}
-    }
-    let path = std::ffi::CString::new(spec.program.as_os_str().as_encoded_bytes())
-        .map_err(|_| ExecError::invalid_spec("program", "must not contain a NUL byte"))?;
-    // SAFETY: access only reads the NUL-terminated path.
-    if unsafe { libc::access(path.as_ptr(), libc::X_OK) } != 0 {
-        return Err(spawn_failed(&spec.program, io::Error::last_os_error()));
-    }
+    super::program::check_executable(&spec.program)
+        .map_err(|errno| spawn_failed(&spec.program, io::Error::from_raw_os_error(errno)))?;
     Ok(Some(reaper))
 }
 
