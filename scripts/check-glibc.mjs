@@ -13,7 +13,7 @@ const newer = (a, b) => {
 }
 
 /** The newest GLIBC_x.y a file needs (`null`: none), and whether it asks for a program interpreter. */
-export function glibcNeeds(file) {
+function glibcNeeds(file) {
   const versions = execFileSync('readelf', ['--version-info', '--wide', file], { encoding: 'utf8' })
   const headers = execFileSync('readelf', ['--program-headers', '--wide', file], { encoding: 'utf8' })
   const needed = [...versions.matchAll(/Name: GLIBC_([\d.]+)/g)].map((match) => match[1])
@@ -21,18 +21,16 @@ export function glibcNeeds(file) {
   return { newest, interpreter: headers.includes('Requesting program interpreter') }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  if (positionals.length === 0) {
-    console.error('usage: node scripts/check-glibc.mjs [--max 2.28] FILE...')
-    process.exit(2)
-  }
-  let failed = false
-  for (const file of positionals) {
-    const { newest, interpreter } = glibcNeeds(file)
-    const tooNew = newest !== null && newer(parse(newest), parse(values.max))
-    failed ||= tooNew
-    const what = newest ? `needs GLIBC_${newest}` : interpreter ? 'needs no glibc symbol version' : 'is statically linked'
-    console.log(`${file}: ${what}${tooNew ? ` (newer than ${values.max})` : ''}`)
-  }
-  process.exit(failed ? 1 : 0)
+if (positionals.length === 0) {
+  console.error('usage: node scripts/check-glibc.mjs [--max 2.28] FILE...')
+  process.exit(2)
 }
+let failed = false
+for (const file of positionals) {
+  const { newest, interpreter } = glibcNeeds(file)
+  const tooNew = newest !== null && newer(parse(newest), parse(values.max))
+  failed ||= tooNew
+  const what = newest ? `needs GLIBC_${newest}` : interpreter ? 'needs no glibc symbol version' : 'is statically linked'
+  console.log(`${file}: ${what}${tooNew ? ` (newer than ${values.max})` : ''}`)
+}
+process.exit(failed ? 1 : 0)
