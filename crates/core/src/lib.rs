@@ -3,6 +3,7 @@
 //! child environment pipeline and process control. Nothing here knows about
 //! Node; the napi binding converts values and errors at the edge.
 
+pub mod abort;
 pub mod command;
 pub mod credentials;
 pub mod environment;
@@ -10,6 +11,7 @@ pub mod error;
 pub mod home;
 pub mod host_env;
 pub mod keys;
+pub mod launch;
 pub mod process;
 pub mod registry;
 pub mod snapshot;

@@ -2,13 +2,20 @@
 //! against its declaration, and the command-directory PATH, folded into the
 //! frozen snapshot a shell call receives.
 //!
-//! The caller drives it (it owns the resolvers): take a [`Collection`], call
-//! each contributor's resolver in [`Collection::contributors`] order, hand the
-//! values to [`Collection::accept`], then [`Collection::finish`].
+//! The caller owns the resolvers: take a [`Collection`], have each
+//! contributor's resolver answered in [`Collection::contributors`] order
+//! ([`Collection::resolve_each`] on the caller's thread,
+//! [`Collection::resolve_all`] asynchronously under one deadline and an
+//! abort), then [`Collection::finish`].
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::abort::AbortToken;
 
 use crate::command::duration_from_millis;
 
@@ -93,6 +100,56 @@ impl<R> Collection<R> {
         // can overwrite a built-in or another contributor's value.
         self.values.extend(accepted);
         Ok(())
+    }
+
+    /// Has every contributor's resolver answered on this thread, in
+    /// [`Collection::contributors`] order; the first error (`resolve`'s own or
+    /// a refused value) ends the collection.
+    pub fn resolve_each<E>(
+        mut self,
+        mut resolve: impl FnMut(&Contributor<R>) -> Result<Vec<(String, ResolvedValue)>, E>,
+    ) -> Result<Self, E>
+    where
+        E: From<ShellEnvError>,
+    {
+        for contributor in self.contributors.clone() {
+            let values = resolve(&contributor)?;
+            self.accept(&contributor, values)?;
+        }
+        Ok(self)
+    }
+
+    /// Has every contributor's resolver answered, one after the other in
+    /// [`Collection::contributors`] order, within one `timeout` for all of
+    /// them together. An abort wins over an answer that is ready at the same
+    /// moment; the resolver still running when the time is up or the token
+    /// fires is named in the timeout error, or dropped for the abort error.
+    pub async fn resolve_all<E, Answer>(
+        mut self,
+        timeout: Duration,
+        abort: AbortToken,
+        mut resolve: impl FnMut(Arc<Contributor<R>>) -> Answer,
+    ) -> Result<Self, E>
+    where
+        E: From<ShellEnvError>,
+        Answer: Future<Output = Result<Vec<(String, ResolvedValue)>, E>>,
+    {
+        let deadline = Instant::now() + timeout;
+        let aborted = abort.aborted();
+        tokio::pin!(aborted);
+        for contributor in self.contributors.clone() {
+            let values = tokio::select! {
+                biased;
+                () = &mut aborted => return Err(ShellEnvError::Aborted.into()),
+                values = resolve(Arc::clone(&contributor)) => values?,
+                () = tokio::time::sleep_until(deadline) => {
+                    let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+                    return Err(ShellEnvError::ResolverTimeout { contributor: contributor.name().into(), timeout_ms }.into());
+                }
+            };
+            self.accept(&contributor, values)?;
+        }
+        Ok(self)
     }
 
     /// Completes the snapshot. When any contributor declares command
@@ -183,10 +240,9 @@ mod tests {
         session: Option<&str>,
         inherited_path: Option<&str>,
     ) -> Result<Snapshot, ShellEnvError> {
-        let mut collection = Collection::begin(registry, session.map(string))?;
-        for contributor in collection.contributors().to_vec() {
-            collection.accept(&contributor, contributor.resolver().clone())?;
-        }
+        let collection = Collection::begin(registry, session.map(string))?;
+        let collection =
+            collection.resolve_each(|contributor| Ok::<_, ShellEnvError>(contributor.resolver().clone()))?;
         Ok(collection.finish(inherited_path))
     }
 
@@ -300,6 +356,101 @@ mod tests {
         let collection = Collection::begin(&registry, None).unwrap();
         register(&registry, "b", &["DSH_B"], &[], vec![]);
         assert_eq!(collection.contributors().len(), 1);
+    }
+
+    /// Three contributors whose resolvers answer after `delays` (paused time),
+    /// collected asynchronously; the names called, in order, and the result.
+    async fn resolve_all_after(
+        delays: [u64; 3],
+        timeout_ms: u64,
+        abort: AbortToken,
+    ) -> (Vec<String>, Result<Snapshot, ShellEnvError>) {
+        let registry = Registry::new("/h".into(), None);
+        for name in ["c", "a", "b"] {
+            let key = format!("DSH_{}", name.to_uppercase());
+            register(&registry, name, &[key.as_str()], &[], vec![(key.clone(), string(name))]);
+        }
+        let called = std::sync::Mutex::new(Vec::new());
+        let collection = Collection::begin(&registry, None).unwrap();
+        let result = collection
+            .resolve_all(Duration::from_millis(timeout_ms), abort, |contributor| {
+                called.lock().unwrap().push(contributor.name().to_string());
+                let delay = delays[called.lock().unwrap().len() - 1];
+                async move {
+                    tokio::time::sleep(Duration::from_millis(delay)).await;
+                    Ok(contributor.resolver().clone())
+                }
+            })
+            .await;
+        (called.into_inner().unwrap(), result.map(|collection| collection.finish(None)))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn async_collection_asks_in_name_order_and_merges_every_answer() {
+        let (called, result) = resolve_all_after([10, 10, 10], 1000, AbortToken::never()).await;
+        assert_eq!(called, ["a", "b", "c"]);
+        let snapshot = result.unwrap();
+        assert_eq!(
+            pairs(&snapshot),
+            [("DSH_A", "a"), ("DSH_B", "b"), ("DSH_C", "c"), ("DSH_HOME", "/h"), ("DSH_SHELL", "1")]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn async_collection_has_one_deadline_for_all_resolvers_together() {
+        // Each answers well within the timeout; the third one crosses it.
+        let (called, result) = resolve_all_after([40, 40, 40], 100, AbortToken::never()).await;
+        assert_eq!(called, ["a", "b", "c"]);
+        assert_eq!(result.unwrap_err(), ShellEnvError::ResolverTimeout { contributor: "c".into(), timeout_ms: 100 });
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_abort_wins_over_answers_ready_at_the_same_moment() {
+        let (_, result) = resolve_all_after([0, 0, 0], 1000, AbortToken::fired()).await;
+        assert_eq!(result.unwrap_err(), ShellEnvError::Aborted);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_abort_during_a_resolver_ends_the_collection_without_asking_the_rest() {
+        let (abort, token) = crate::abort::pair();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(15)).await;
+            abort.abort();
+        });
+        let (called, result) = resolve_all_after([10, 60_000, 10], 120_000, token).await;
+        assert_eq!(called, ["a", "b"]);
+        assert_eq!(result.unwrap_err(), ShellEnvError::Aborted);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refused_answer_ends_the_async_collection_there() {
+        let registry = Registry::new("/h".into(), None);
+        register(&registry, "a", &["DSH_A"], &[], vec![("DSH_NOT_MINE".into(), string("x"))]);
+        register(&registry, "b", &["DSH_B"], &[], vec![("DSH_B".into(), string("b"))]);
+        let mut called = Vec::new();
+        let result = Collection::begin(&registry, None)
+            .unwrap()
+            .resolve_all(DEFAULT_COLLECT_TIMEOUT, AbortToken::never(), |contributor| {
+                called.push(contributor.name().to_string());
+                std::future::ready(Ok::<_, ShellEnvError>(contributor.resolver().clone()))
+            })
+            .await;
+        assert_eq!(result.unwrap_err().code(), "ERR_SHELL_ENV_UNDECLARED_KEY");
+        assert_eq!(called, ["a"]);
+    }
+
+    #[test]
+    fn a_resolver_error_ends_the_collection_on_the_callers_thread() {
+        let registry = Registry::new("/h".into(), None);
+        register(&registry, "a", &["DSH_A"], &[], vec![]);
+        register(&registry, "b", &["DSH_B"], &[], vec![]);
+        let mut called = Vec::new();
+        let result = Collection::begin(&registry, None).unwrap().resolve_each(|contributor| {
+            called.push(contributor.name().to_string());
+            Err(ShellEnvError::Aborted)
+        });
+        assert_eq!(result.unwrap_err(), ShellEnvError::Aborted);
+        assert_eq!(called, ["a"]);
     }
 
     proptest! {
