@@ -23,32 +23,9 @@
 //   6. Object.prototype is unpolluted, in this realm and in the addon's.
 // Each row of ACCEPTED is an odd but valid input with its exact behaviour.
 //
-// Decisions this file pins (shape chosen by the implementation):
-// - ARG_MAX: an environment, argument or command past the kernel's limits is
-//   not refused up front. Only execve knows the real limit (RLIMIT_STACK / 4
-//   in total, MAX_ARG_STRLEN = 128 KiB per string, pointer overhead), so the
-//   spawn fails and execute() rejects with ERR_SHELL_EXEC_SPAWN_FAILED whose
-//   cause is the OS error (`code: 'E2BIG'`, `syscall: 'spawn'`); nothing
-//   starts. buildEnvironment() of the same spec works: it does not exec.
-// - Lone surrogates: refused wherever a string is used — names, keys,
-//   values, paths, homes, descriptions, commands, stdin text — with the code of
-//   that field (never replaced by U+FFFD, which would hand a child something
-//   other than what the caller wrote). Entries of a *parent* environment
-//   object that are not well-formed, or hold a NUL, are dropped like other
-//   entries that could never reach execve; a real environment cannot hold them.
-// - NUL bytes: refused in contributor names and descriptions, homes,
-//   inheritedPath and globs too, not only where they would reach execve.
-// - `__proto__` and `constructor` are ordinary names: valid contributor names
-//   and environment variable names (the child gets them, buildEnvironment()
-//   reports them), invalid DSH_ keys; nothing is ever assigned through them.
-// - Objects: an options bag or a record of variables may be any object whose
-//   Object.prototype.toString tag is Object (plain, null-prototype, class
-//   instances, process.env, Proxies of those, frozen or not); arrays,
-//   functions, Map, Set and Date are refused. A resolver must still return a
-//   plain object. Symbol keys are refused in records and resolver results.
-// - A method called on a foreign receiver (a destructured method) throws a
-//   TypeError with Node's code ERR_INVALID_THIS (collectAsync() and result()
-//   reject with it); `new ShellExecution()` throws ERR_ILLEGAL_CONSTRUCTOR.
+// The rules themselves (coded errors, all or nothing, text unchanged or
+// refused, the kernel's limits, which objects count as records, receivers)
+// are the input-validation policy in CONTRIBUTING.md.
 
 const fs = require('node:fs')
 const os = require('node:os')
