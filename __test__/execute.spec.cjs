@@ -555,7 +555,7 @@ describe('process behaviour', () => {
     expect(result.durationMs).toBeLessThan(20_000)
   }, T)
 
-  it('a timeout ends and reaps the child while the JS thread is blocked (README: where children are watched)', async () => {
+  it('a timeout ends and reaps the child while the JS thread is blocked', async () => {
     const execution = await execute({ command: ['sleep', '30'], timeoutMs: 200, graceMs: 200 })
     // Busy past the timeout: neither the kill nor the reap may wait for this thread.
     const until = Date.now() + 3_000
@@ -573,7 +573,7 @@ describe('process behaviour', () => {
     expect(result.signal).toBe('SIGTERM')
   }, T)
 
-  it.each(['direct', 'registry'])('the calling thread’s event loop watches its children, also when its first execution used a %s spawn (README: where children are watched)', (first) => {
+  it.each(['direct', 'registry'])('the calling thread’s event loop watches its children, also when its first execution used a %s spawn', (first) => {
     if (process.platform !== 'linux') return
     const child = runNode([path.join(FIXTURES, 'exec-driver.cjs'), ROOT, first])
     expect(child.status).toBe(0)
@@ -761,8 +761,8 @@ describe('process behaviour', () => {
     await groupGone(execution.pid)
   }, T)
 
-  it('after the leader exits, a TERM-ignoring background job without pipes is SIGKILLed after the grace (README)', async () => {
-    // README "Process behaviour": when the leader exits, whatever is left of its group gets the same treatment.
+  it('after the leader exits, a TERM-ignoring background job without pipes is SIGKILLed after the grace', async () => {
+    // docs/process.md: when the leader exits, whatever is left of its group gets the same treatment.
     const graceMs = 500
     const flag = path.join(TMP, 'background-no-pipes-flag')
     const execution = await execute({
@@ -1394,7 +1394,7 @@ describe('buildEnvironment(spec, parentEnv)', () => {
   }, T)
 
   // On a main thread the package reads its own process.env from the OS
-  // environment (README: Process behaviour); these runs take that path.
+  // environment (docs/process.md); these runs take that path.
   it('the main thread’s own process.env, read from the OS environment, gives what reading it as an object gives', () => {
     const child = runNode([path.join(FIXTURES, 'host-env.cjs'), ROOT, 'genuine'])
     expect(child.stderr).toBe('')
@@ -1498,7 +1498,7 @@ describe('teardown of the JS environment ends the group (child process)', () => 
   }, T)
 })
 
-describe('spill files do not outlive the process (README: the directory is removed when the process exits)', () => {
+describe('spill files do not outlive the process', () => {
   it.each([
     ['process.exit()', 'spill-exit'],
     ['the event loop running empty', 'spill-natural'],

@@ -35,7 +35,7 @@ beforeAll(() => {
 })
 afterAll(() => {
   fs.rmSync(TMP, { recursive: true, force: true })
-  // Vitest ends its fork workers with SIGTERM, which runs no exit hook (README:
+  // Vitest ends its fork workers with SIGTERM, which runs no exit hook (docs/process.md:
   // a host killed by a signal runs none), so the spill files this file's runs
   // left for the garbage collector would stay in the temp dir. Every run here
   // has settled; the exit-time removal itself is checked in child processes below.
@@ -348,7 +348,7 @@ describe('1,000 executions, 16 at a time, every kind of ending', () => {
   }, 120_000)
 })
 
-describe('spill files live as long as their execution (README "Process behaviour")', () => {
+describe('spill files live as long as their execution', () => {
   // The fixture runs with --expose-gc: spill files of dropped executions must
   // go at the next garbage collections, those of live ones must stay, and the
   // directory must go when the process exits, however it exits.

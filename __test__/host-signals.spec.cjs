@@ -69,7 +69,7 @@ async function withHost(mode, body) {
   }
 }
 
-describe('a host stopped by a signal ends its commands (README: Process behaviour)', () => {
+describe('a host stopped by a signal ends its commands', () => {
   it.each(SIGNALS)('%s: the groups end, the spill files go, and the host dies of the signal', async (signal) => {
     await withHost('plain', async ({ host, report, exit }) => {
       expect(report.listeners).toEqual({ SIGINT: 1, SIGTERM: 1, SIGHUP: 1 })
