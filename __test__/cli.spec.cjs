@@ -2,7 +2,7 @@
 
 // The `dsh-shell-env` command. Every case runs `node bin/dsh-shell-env.js …`
 // as a real child process; nothing is mocked. Runs unchanged under
-// `vitest run` (globals: true) and `jest`. JSON shapes are the ones the README
+// `vitest run` (globals: true) and `jest`. JSON shapes are the ones docs/cli.md
 // documents; human tables are checked for width and escapes, not byte by byte.
 
 const { spawn, spawnSync } = require('node:child_process')
