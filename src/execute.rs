@@ -19,7 +19,6 @@ use napi_derive::napi;
 use crate::abort::{watch_signal, AbortListener, AbortToken};
 use crate::errors::{rejected, Failure};
 use crate::event_loop;
-use crate::host_env;
 use crate::js::{self, JsRaw, Raw};
 use crate::registry::{begin, caller_env, resolve_all, ShellEnvRegistry};
 use crate::resolver::{ExecutionRef, JsResolver};
@@ -382,12 +381,8 @@ fn record_keys(env: &Env, record: Raw, field: &str) -> std::result::Result<Vec<(
 }
 
 /// The parent environment's variables: those of `parentEnv`, or with none
-/// (`undefined` or `null`) those of the calling thread's `process.env`. The
-/// main thread's own `process.env` is read from the C environment (see `host_env`).
+/// (`undefined` or `null`) those of the calling thread's `process.env`.
 fn parent_vars(env: &Env, parent_env: Option<Unknown>) -> std::result::Result<Vec<(String, String)>, Failure> {
-    if let Some(vars) = parent_env.and_then(|parent| host_env::vars(env, parent.raw())) {
-        return Ok(vars);
-    }
     string_record_lenient(env, parent_env_of(env, parent_env)?)
 }
 

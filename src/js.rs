@@ -378,15 +378,6 @@ pub fn unreference(env: &Env, reference: sys::napi_ref) -> bool {
     unsafe { sys::napi_delete_reference(env.raw(), reference) == sys::Status::napi_ok }
 }
 
-/// `Object.hasOwn(object, name)`, running Proxy traps.
-pub fn has_own(env: &Env, object: Raw, name: &str) -> Result<bool> {
-    let key = env.create_string(name)?;
-    let mut own = false;
-    // SAFETY: the Node-API contract (module documentation).
-    check(env, unsafe { sys::napi_has_own_property(env.raw(), object, napi::JsValue::raw(&key), &mut own) })?;
-    Ok(own)
-}
-
 /// `Object.freeze(value)`.
 pub fn freeze(env: &Env, value: Raw) -> Result<()> {
     // SAFETY: the Node-API contract (module documentation).

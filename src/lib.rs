@@ -7,7 +7,6 @@ mod errors;
 mod event_loop;
 mod execute;
 mod home;
-mod host_env;
 mod js;
 mod registry;
 mod resolver;
