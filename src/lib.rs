@@ -8,6 +8,7 @@ mod event_loop;
 mod execute;
 mod home;
 mod js;
+mod read;
 mod registry;
 mod resolver;
 
