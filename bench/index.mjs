@@ -1,7 +1,7 @@
 // `npm run bench`: the package side by side with what users would use instead,
 // in one process, at one moment, interleaved (see lib.mjs), medians and ratios.
 //
-//   node --max-old-space-size=4096 bench/index.mjs [--quick] [--out FILE]
+//   node --max-old-space-size=4096 bench/index.mjs [--quick] [--out FILE] [--baseline FILE.node]
 //
 // Environment: BENCH_QUICK=1 (same as --quick: a tiny workload for the smoke
 // test), BENCH_OUTPUT=FILE (same as --out; default bench/results.json),
@@ -21,6 +21,9 @@
 //  7. what containment and the default scrub cost: execute() of /bin/true with
 //     and without the default scrub, and child_process.spawn of /bin/true
 //     directly and under the reaper (what the reaper's own start adds)
+//  8. with --baseline FILE.node: the binding's per-call cost (collect(),
+//     buildEnvironment(), execute()) of this build beside that build of the
+//     addon, both loaded here (baseline.mjs)
 //  1 and 2 run again after this process holds ~1 GiB of live strings.
 
 import assert from 'node:assert/strict'
@@ -34,6 +37,7 @@ import v8 from 'node:v8'
 
 import { execa } from 'execa'
 
+import { baselineRows } from './baseline.mjs'
 import { formatMs, interleave, markdownTable, stats, table } from './lib.mjs'
 import { PlainShellEnvRegistry } from './plain-registry.mjs'
 
@@ -47,6 +51,8 @@ const QUICK = argv.includes('--quick') || ['1', 'true', 'yes'].includes(String(p
 const outIndex = argv.indexOf('--out')
 const OUTPUT = path.resolve(outIndex >= 0 ? argv[outIndex + 1] : (process.env.BENCH_OUTPUT ?? path.join(HERE, 'results.json')))
 const FLOOR_MODE = process.env.BENCH_FLOOR ?? 'build'
+const baselineIndex = argv.indexOf('--baseline')
+const BASELINE = baselineIndex >= 0 ? argv[baselineIndex + 1] : undefined
 
 const MiB = 1024 * 1024
 /** Workload sizes: full run, and the tiny one for the smoke test. */
@@ -408,6 +414,13 @@ async function main() {
       contenders,
       samples,
     })
+  }
+
+  // 8. This build beside a baseline build (default heap).
+  if (BASELINE) {
+    log(`rows: per-call cost beside ${BASELINE}`)
+    const size = QUICK ? { rounds: 2, perRound: 3, batch: 5 } : { rounds: 30, perRound: 20, batch: 20 }
+    for (const row of await baselineRows(BASELINE, size)) addRow({ ...row, heap: { phase: 'default', ...heapInfo() } })
   }
 
   // 3. collect()

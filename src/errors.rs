@@ -1,14 +1,11 @@
 //! The one place core errors become JS errors: an `Error` with the core's
 //! stable `.code`, its message, and `.cause` where there is one.
 
-use std::ptr;
-
 use dsh_shell_env_core::error::errno_name;
 use dsh_shell_env_core::{ExecError, ShellEnvError};
 use napi::bindgen_prelude::*;
-use napi::sys;
 
-use crate::js::{set, settled_promise, JsRaw, Raw};
+use crate::js::{self, set, settled_promise, JsRaw, Raw};
 
 /// A core error and the JS value that caused it, carried from wherever the
 /// failure happened (possibly a Tokio thread) to the JS thread that reports it.
@@ -59,9 +56,7 @@ fn coded_error(env: &Env, code: &str, message: &str, cause: Option<Raw>) -> napi
     let build = || -> Result<Raw> {
         let code = env.create_string(code)?.raw();
         let message = env.create_string(message)?.raw();
-        let mut error = ptr::null_mut();
-        // SAFETY: the Node-API contract (js.rs).
-        check_status!(unsafe { sys::napi_create_error(env.raw(), code, message, &mut error) })?;
+        let error = js::error(env, code, message)?;
         if let Some(cause) = cause {
             set(env, error, "cause", cause)?;
         }
@@ -112,9 +107,7 @@ fn os_error(env: &Env, message: &str, source: &std::io::Error, syscall: &str, pa
     let (errno, name) = errno_of(source);
     let message = env.create_string(message)?.raw();
     let code = env.create_string(name)?.raw();
-    let mut error = ptr::null_mut();
-    // SAFETY: the Node-API contract (js.rs).
-    check_status!(unsafe { sys::napi_create_error(env.raw(), code, message, &mut error) })?;
+    let error = js::error(env, code, message)?;
     set(env, error, "errno", env.create_int32(-errno)?.raw())?;
     set(env, error, "syscall", env.create_string(syscall)?.raw())?;
     set(env, error, "path", env.create_string(path)?.raw())?;

@@ -19,9 +19,9 @@ use napi_derive::napi;
 use crate::abort::{watch_signal, AbortListener, AbortToken};
 use crate::errors::{rejected, Failure};
 use crate::event_loop;
-use crate::host_env;
 use crate::js::{self, JsRaw, Raw};
-use crate::registry::{begin, caller_env, resolve_all, ShellEnvRegistry};
+use crate::read::{self, Field, Kind, Read};
+use crate::registry::{begin, resolve_all, ShellEnvRegistry};
 use crate::resolver::{ExecutionRef, JsResolver};
 
 /// Starts a command; the promise resolves with a native execution once the
@@ -90,27 +90,17 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
     ts_return_type = "BuiltEnvironment"
 )]
 pub fn build_environment_js(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<JsRaw> {
-    let built = (|| -> std::result::Result<Environment, Failure> {
-        let spec = spec.raw();
-        if !js::is_options_object(env, spec).map_err(js_failure)? {
-            return Err(ExecError::invalid_spec(
-                "spec",
-                format!("must be an object (got {})", js::describe(env, spec)),
-            )
-            .into());
-        }
-        check_spec_fields(env, spec)?;
+    let built = (|| -> Read<Environment> {
+        let spec = spec_of(env, spec.raw())?;
         for field in ["registry", "execution"] {
-            if js::get_defined(env, spec, field).map_err(js_failure)?.is_some() {
+            if spec.has(field)? {
                 let reason = "is not read by buildEnvironment(), which collects nothing: pass dshEnv (registry.collect(execution))";
                 return Err(ExecError::invalid_spec(field, reason).into());
             }
         }
         let mut request = ExecRequest::default();
-        read_environment(env, spec, &mut request)?;
-        if let Some(dsh_env) = js::get_defined(env, spec, "dshEnv").map_err(js_failure)? {
-            request.environment.managed = string_record(env, dsh_env, "dshEnv")?;
-        }
+        read_environment(&spec, &mut request)?;
+        read_managed(&spec, &mut request)?;
         let parent = parent_vars(env, parent_env)?;
         Ok(build_environment(&Platform::current(), parent, &request.environment)?)
     })();
@@ -118,10 +108,14 @@ pub fn build_environment_js(env: &Env, spec: Unknown, parent_env: Option<Unknown
     environment_to_js(env, &environment)
 }
 
-/// Refuses a spec field the package does not know, own or inherited.
-fn check_spec_fields(env: &Env, spec: Raw) -> std::result::Result<(), Failure> {
-    let fields = js::enumerable_names(env, spec).map_err(js_failure)?;
-    Ok(command::check_fields("", fields.iter().map(String::as_str), command::SPEC_FIELDS)?)
+/// The spec as a field: an options object whose fields, own or inherited,
+/// are all ones the package knows.
+fn spec_of(env: &Env, spec: Raw) -> Read<Field<'_>> {
+    let spec = Field::container(env, Kind::Spec, spec, "spec");
+    spec.options_object("an object")?;
+    let fields = spec.enumerable_names()?;
+    command::check_fields("", fields.iter().map(String::as_str), command::SPEC_FIELDS)?;
+    Ok(spec)
 }
 
 /// Ends every running command's process group (SIGKILL) and removes the spill
@@ -152,21 +146,16 @@ struct PendingCollection {
 
 /// Everything read on the JS thread: the spec, `process.env`, the caller's
 /// directory, the registry's contributor set, the output sink and the signal.
-fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>) -> std::result::Result<Prepared, Failure> {
-    if !js::is_options_object(env, spec).map_err(js_failure)? {
-        return Err(
-            ExecError::invalid_spec("spec", format!("must be an object (got {})", js::describe(env, spec))).into()
-        );
-    }
-    check_spec_fields(env, spec)?;
-    let request = read_request(env, spec)?;
+fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>) -> Read<Prepared> {
+    let spec = spec_of(env, spec)?;
+    let request = read_request(&spec)?;
     let parent = parent_vars(env, parent_env)?;
     let cwd = std::env::current_dir().map_err(|source| ExecError::InvalidWorkdir { path: ".".into(), source })?;
 
-    let registry = js::get_defined(env, spec, "registry").map_err(js_failure)?;
-    let dsh_env_given = js::get_defined(env, spec, "dshEnv").map_err(js_failure)?.is_some();
+    let registry = spec.get("registry")?;
+    let dsh_env_given = spec.has("dshEnv")?;
     let collect = match registry {
-        None if js::get_defined(env, spec, "execution").map_err(js_failure)?.is_some() => {
+        None if spec.has("execution")? => {
             return Err(ExecError::invalid_spec(
                 "execution",
                 "is read only to collect from registry: give registry too, or dshEnv collected for that execution",
@@ -179,29 +168,29 @@ fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>) -> std::result::Re
         }
         Some(registry) => {
             // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type (a class instance's type tag) and fails otherwise.
-            let registry = unsafe { ClassInstance::<ShellEnvRegistry>::from_napi_value(env.raw(), registry) }
-                .map_err(|_| ExecError::invalid_spec("registry", "must be a ShellEnvRegistry"))?;
-            let execution = match js::get_defined(env, spec, "execution").map_err(js_failure)? {
-                Some(execution) => execution,
-                None => js::object_of_strings(env, []).map_err(js_failure)?,
+            let registry = unsafe { ClassInstance::<ShellEnvRegistry>::from_napi_value(env.raw(), registry.raw()) }
+                .map_err(|_| registry.invalid("must be a ShellEnvRegistry"))?;
+            let execution = match spec.get("execution")? {
+                Some(execution) => execution.raw(),
+                None => js::object_of_strings(env, []).map_err(|thrown| spec.threw(thrown))?,
             };
             let collection = begin(env, registry.core(), execution)?;
             let inherited = command::path_before_managed(&request, parent.clone(), &Platform::current())?;
-            let execution = Arc::new(ExecutionRef::new(env, execution).map_err(js_failure)?);
+            let execution = Arc::new(ExecutionRef::new(env, execution).map_err(|thrown| spec.threw(thrown))?);
             Some(PendingCollection { collection, execution, inherited })
         }
     };
 
-    let sink = match js::get_defined(env, spec, "onOutput").map_err(js_failure)? {
+    let sink = match spec.get("onOutput")? {
         None => None,
-        Some(on_output) if js::type_of(env, on_output) == ValueType::Function => {
-            Some(output_sink(env, on_output).map_err(js_failure)?)
+        Some(on_output) if on_output.is_function() => {
+            Some(output_sink(env, on_output.raw()).map_err(|thrown| on_output.threw(thrown))?)
         }
-        Some(_) => return Err(ExecError::invalid_spec("onOutput", "must be a function").into()),
+        Some(on_output) => return Err(on_output.invalid("must be a function")),
     };
-    let signal = js::get_defined(env, spec, "signal").map_err(js_failure)?;
-    let (token, listener) = watch_signal(env, signal)
-        .map_err(js_failure)?
+    let signal = spec.get("signal")?;
+    let (token, listener) = watch_signal(env, signal.map(|signal| signal.raw()))
+        .map_err(|thrown| spec.threw(thrown))?
         .ok_or_else(|| ExecError::invalid_spec("signal", "must be an AbortSignal"))?;
     Ok(Prepared { request, parent, cwd, collect, sink, token, listener })
 }
@@ -243,283 +232,101 @@ fn watch_abort(process: &Process, token: AbortToken) {
 }
 
 /// Reads every plain-data field of a spec.
-fn read_request(env: &Env, spec: Raw) -> std::result::Result<ExecRequest, Failure> {
+fn read_request(spec: &Field<'_>) -> Read<ExecRequest> {
     // Fields are read in this order, so the first bad one is the one reported.
     let mut request = ExecRequest {
-        command: match js::get_defined(env, spec, "command").map_err(js_failure)? {
+        command: match spec.get("command")? {
             None => None,
-            Some(command) if js::type_of(env, command) == ValueType::String => {
-                Some(CommandLine::Script(text(env, command, || "command".into())?))
-            }
-            Some(command) => {
-                Some(CommandLine::Argv(string_array(env, command, "command", "a string or an array of strings")?))
-            }
+            Some(command) if command.type_of() == ValueType::String => Some(CommandLine::Script(command.text()?)),
+            Some(command) => Some(CommandLine::Argv(command.string_array("a string or an array of strings")?)),
         },
-        shell: optional_string(env, spec, "shell")?,
-        workdir: optional_string(env, spec, "workdir")?,
-        timeout_ms: optional_number(env, spec, "timeoutMs")?,
-        grace_ms: optional_number(env, spec, "graceMs")?,
-        stdout_max_bytes: optional_number(env, spec, "stdoutMaxBytes")?,
-        stderr_max_bytes: optional_number(env, spec, "stderrMaxBytes")?,
-        spill_max_bytes: optional_number(env, spec, "spillMaxBytes")?,
-        spill_dir: optional_string(env, spec, "spillDir")?,
-        keep_spill_files: optional_bool(env, spec, "keepSpillFiles")?.unwrap_or(false),
-        on_expiry: match optional_string(env, spec, "onExpiry")? {
+        shell: spec.optional_string("shell")?,
+        workdir: spec.optional_string("workdir")?,
+        timeout_ms: spec.optional_number("timeoutMs")?,
+        grace_ms: spec.optional_number("graceMs")?,
+        stdout_max_bytes: spec.optional_number("stdoutMaxBytes")?,
+        stderr_max_bytes: spec.optional_number("stderrMaxBytes")?,
+        spill_max_bytes: spec.optional_number("spillMaxBytes")?,
+        spill_dir: spec.optional_string("spillDir")?,
+        keep_spill_files: spec.optional_bool("keepSpillFiles")?.unwrap_or(false),
+        on_expiry: match spec.optional_string("onExpiry")? {
             Some(on_expiry) => on_expiry.parse()?,
             None => Default::default(),
         },
-        stdin: match js::get_defined(env, spec, "stdin").map_err(js_failure)? {
+        stdin: match spec.get("stdin")? {
             None => None,
-            Some(stdin) if js::type_of(env, stdin) == ValueType::String => {
-                Some(text(env, stdin, || "stdin".into())?.into_bytes())
-            }
-            Some(stdin) => Some(
-                bytes(env, stdin)
-                    .ok_or_else(|| ExecError::invalid_spec("stdin", "must be a string or a Uint8Array"))?,
-            ),
+            Some(stdin) if stdin.type_of() == ValueType::String => Some(stdin.text()?.into_bytes()),
+            Some(stdin) => Some(stdin.bytes().ok_or_else(|| stdin.invalid("must be a string or a Uint8Array"))?),
         },
         environment: Default::default(),
     };
-    read_environment(env, spec, &mut request)?;
-    if let Some(dsh_env) = js::get_defined(env, spec, "dshEnv").map_err(js_failure)? {
-        request.environment.managed = string_record(env, dsh_env, "dshEnv")?;
-    }
+    read_environment(spec, &mut request)?;
+    read_managed(spec, &mut request)?;
     Ok(request)
 }
 
+/// `dshEnv`: the managed variables, already collected.
+fn read_managed(spec: &Field<'_>, request: &mut ExecRequest) -> Read<()> {
+    if let Some(dsh_env) = spec.get("dshEnv")? {
+        request.environment.managed = dsh_env.string_record()?;
+    }
+    Ok(())
+}
+
 /// `scrub`, `terminalEnv` and `env`: the layers shared with `buildEnvironment()`.
-fn read_environment(env: &Env, spec: Raw, request: &mut ExecRequest) -> std::result::Result<(), Failure> {
+fn read_environment(spec: &Field<'_>, request: &mut ExecRequest) -> Read<()> {
     let layers = &mut request.environment;
-    if let Some(scrub) = js::get_defined(env, spec, "scrub").map_err(js_failure)? {
-        if !js::is_options_object(env, scrub).map_err(js_failure)? {
-            return Err(ExecError::invalid_spec(
-                "scrub",
-                format!("must be an object (got {})", js::describe(env, scrub)),
-            )
-            .into());
-        }
-        let fields = js::enumerable_names(env, scrub).map_err(js_failure)?;
+    if let Some(scrub) = spec.get("scrub")? {
+        scrub.options_object("an object")?;
+        let fields = scrub.enumerable_names()?;
         command::check_fields("scrub.", fields.iter().map(String::as_str), command::SCRUB_FIELDS)?;
-        if let Some(inherit) = optional_string(env, scrub, "inherit").map_err(|f| rename(f, "scrub.inherit"))? {
+        // These three have always reported a throw under their own name.
+        if let Some(inherit) = scrub.throws_here().optional_string("inherit")? {
             layers.scrub.inherit = inherit.parse::<Inherit>()?;
         }
-        if let Some(exclude) = js::get_defined(env, scrub, "exclude").map_err(js_failure)? {
-            layers.scrub.exclude = string_array(env, exclude, "scrub.exclude", "an array of strings")?;
+        if let Some(exclude) = scrub.get("exclude")? {
+            layers.scrub.exclude = exclude.string_array("an array of strings")?;
         }
-        if let Some(include_only) = js::get_defined(env, scrub, "includeOnly").map_err(js_failure)? {
-            layers.scrub.include_only =
-                Some(string_array(env, include_only, "scrub.includeOnly", "an array of strings")?);
+        if let Some(include_only) = scrub.get("includeOnly")? {
+            layers.scrub.include_only = Some(include_only.string_array("an array of strings")?);
         }
-        if let Some(hardening) = optional_bool(env, scrub, "hardening").map_err(|f| rename(f, "scrub.hardening"))? {
+        if let Some(hardening) = scrub.throws_here().optional_bool("hardening")? {
             layers.scrub.hardening = hardening;
         }
-        if let Some(default_exclude) =
-            optional_bool(env, scrub, "defaultExclude").map_err(|f| rename(f, "scrub.defaultExclude"))?
-        {
+        if let Some(default_exclude) = scrub.throws_here().optional_bool("defaultExclude")? {
             layers.scrub.default_exclude = default_exclude;
         }
     }
-    if let Some(terminal) = js::get_defined(env, spec, "terminalEnv").map_err(js_failure)? {
-        layers.terminal = match js::type_of(env, terminal) {
-            // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
-            ValueType::Boolean if !unsafe { bool::from_napi_value(env.raw(), terminal) }.map_err(js_failure)? => None,
-            _ => Some(string_record(env, terminal, "terminalEnv")?),
+    if let Some(terminal) = spec.get("terminalEnv")? {
+        layers.terminal = match terminal.type_of() {
+            ValueType::Boolean if !terminal.bool()? => None,
+            _ => Some(terminal.string_record()?),
         };
     }
-    if let Some(explicit) = js::get_defined(env, spec, "env").map_err(js_failure)? {
-        if !js::is_options_object(env, explicit).map_err(js_failure)? {
-            let reason = format!(
-                "must be an object of strings (undefined removes a variable) (got {})",
-                js::describe(env, explicit)
-            );
-            return Err(ExecError::invalid_spec("env", reason).into());
-        }
+    if let Some(explicit) = spec.get("env")? {
+        explicit.options_object("an object of strings (undefined removes a variable)")?;
         let mut entries = Vec::new();
-        for (raw, key) in record_keys(env, explicit, "env")? {
-            let value = js::get_key(env, explicit, raw).map_err(js_failure)?;
-            entries.push(match js::type_of(env, value) {
-                ValueType::Undefined => (key, None),
-                ValueType::String => {
-                    let value = text(env, value, || format!("env.{key}"))?;
-                    (key, Some(value))
-                }
-                _ => {
-                    let reason = format!("must be a string or undefined (got {})", js::describe(env, value));
-                    return Err(ExecError::invalid_spec(format!("env.{key}"), reason).into());
-                }
-            });
+        for (raw, key) in explicit.record_keys()? {
+            let value = explicit.entry(raw, &key)?;
+            let value = match value.type_of() {
+                ValueType::Undefined => None,
+                ValueType::String => Some(value.text()?),
+                _ => return Err(value.invalid(format!("must be a string or undefined (got {})", value.describe()))),
+            };
+            entries.push((key, value));
         }
         layers.explicit = entries;
     }
     Ok(())
 }
 
-/// A string read for `field`. One with a lone surrogate is an invalid spec
-/// naming the field: it could not reach the child unchanged.
-fn text(env: &Env, value: Raw, field: impl FnOnce() -> String) -> std::result::Result<String, Failure> {
-    js::string(env, value).map_err(js_failure)?.map_err(|ill| ExecError::invalid_spec(field(), ill.to_string()).into())
-}
-
-/// The own enumerable string keys of a record of variables (`env`, `dshEnv`,
-/// `terminalEnv`). A symbol key or a key with a lone surrogate names no
-/// variable a child could get: an invalid spec naming it.
-fn record_keys(env: &Env, record: Raw, field: &str) -> std::result::Result<Vec<(Raw, String)>, Failure> {
-    let mut names = Vec::new();
-    for (raw, key) in js::own_keys(env, record, true).map_err(js_failure)? {
-        match key {
-            js::Key::Name(name) => names.push((raw, name)),
-            js::Key::IllFormed(lossy, ill) => {
-                return Err(ExecError::invalid_spec(format!("{field}.{lossy}"), format!("name {ill}")).into())
-            }
-            js::Key::Symbol(symbol) => {
-                return Err(
-                    ExecError::invalid_spec(format!("{field}[{symbol}]"), "name must be a string (got symbol)").into()
-                )
-            }
-        }
-    }
-    Ok(names)
-}
-
 /// The parent environment's variables: those of `parentEnv`, or with none
-/// (`undefined` or `null`) those of the calling thread's `process.env`. The
-/// main thread's own `process.env` is read from the C environment (see `host_env`).
-fn parent_vars(env: &Env, parent_env: Option<Unknown>) -> std::result::Result<Vec<(String, String)>, Failure> {
-    if let Some(vars) = parent_env.and_then(|parent| host_env::vars(env, parent.raw())) {
-        return Ok(vars);
-    }
-    string_record_lenient(env, parent_env_of(env, parent_env)?)
-}
-
-/// `parentEnv` as an object of variables. Read leniently (see
-/// `string_record_lenient`), but it must be an object of variables, and a
-/// throwing getter or Proxy trap is reported, not skipped.
-fn parent_env_of(env: &Env, parent_env: Option<Unknown>) -> std::result::Result<Raw, Failure> {
-    let parent_threw = |thrown| {
-        Failure::caused_by(ExecError::invalid_spec("parentEnv", "reading the parent environment threw"), thrown)
-    };
-    caller_env(env, parent_env).map_err(parent_threw)?.map_err(|found| {
-        ExecError::invalid_spec("parentEnv", format!("must be an object of environment variables (got {found})")).into()
-    })
-}
-
-/// A JS error met while reading the spec (a throwing getter, a Proxy trap).
-fn js_failure(thrown: napi::Error) -> Failure {
-    let reason = "reading the spec threw".to_string();
-    Failure::caused_by(ExecError::invalid_spec("spec", reason), thrown)
-}
-
-/// The same failure reported for `field`; a thrown `cause` is kept.
-fn rename(failure: Failure, field: &str) -> Failure {
-    match failure.error {
-        ExecError::InvalidSpec { reason, .. } => {
-            Failure { error: ExecError::invalid_spec(field, reason), cause: failure.cause }
-        }
-        _ => failure,
-    }
-}
-
-fn optional_string(env: &Env, object: Raw, field: &str) -> std::result::Result<Option<String>, Failure> {
-    match js::get_defined(env, object, field).map_err(js_failure)? {
-        None => Ok(None),
-        Some(value) if js::type_of(env, value) == ValueType::String => Ok(Some(text(env, value, || field.into())?)),
-        Some(value) => {
-            Err(ExecError::invalid_spec(field, format!("must be a string (got {})", js::describe(env, value))).into())
-        }
-    }
-}
-
-fn optional_bool(env: &Env, object: Raw, field: &str) -> std::result::Result<Option<bool>, Failure> {
-    match js::get_defined(env, object, field).map_err(js_failure)? {
-        None => Ok(None),
-        Some(value) if js::type_of(env, value) == ValueType::Boolean => {
-            // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
-            Ok(Some(unsafe { bool::from_napi_value(env.raw(), value) }.map_err(js_failure)?))
-        }
-        Some(value) => {
-            Err(ExecError::invalid_spec(field, format!("must be a boolean (got {})", js::describe(env, value))).into())
-        }
-    }
-}
-
-fn optional_number(env: &Env, object: Raw, field: &str) -> std::result::Result<Option<f64>, Failure> {
-    match js::get_defined(env, object, field).map_err(js_failure)? {
-        None => Ok(None),
-        Some(value) if js::type_of(env, value) == ValueType::Number => {
-            // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
-            Ok(Some(unsafe { f64::from_napi_value(env.raw(), value) }.map_err(js_failure)?))
-        }
-        Some(value) => {
-            Err(ExecError::invalid_spec(field, format!("must be a number (got {})", js::describe(env, value))).into())
-        }
-    }
-}
-
-/// An array of strings; `expected` is what the message says the field takes.
-fn string_array(env: &Env, value: Raw, field: &str, expected: &str) -> std::result::Result<Vec<String>, Failure> {
-    if !js::is_array(env, value) {
-        let reason = format!("must be {expected} (got {})", js::describe(env, value));
-        return Err(ExecError::invalid_spec(field, reason).into());
-    }
-    let length = js::array_length(env, value).map_err(js_failure)?;
-    let mut items = Vec::with_capacity(length as usize);
-    for index in 0..length {
-        let item = js::element(env, value, index).map_err(js_failure)?;
-        if js::type_of(env, item) != ValueType::String {
-            let reason = format!("must be a string (got {})", js::describe(env, item));
-            return Err(ExecError::invalid_spec(format!("{field}[{index}]"), reason).into());
-        }
-        items.push(text(env, item, || format!("{field}[{index}]"))?);
-    }
-    Ok(items)
-}
-
-/// An object whose values must all be strings (`dshEnv`, `terminalEnv`).
-fn string_record(env: &Env, value: Raw, field: &str) -> std::result::Result<Vec<(String, String)>, Failure> {
-    if !js::is_options_object(env, value).map_err(js_failure)? {
-        let reason = format!("must be an object of strings (got {})", js::describe(env, value));
-        return Err(ExecError::invalid_spec(field, reason).into());
-    }
-    let mut entries = Vec::new();
-    for (raw, key) in record_keys(env, value, field)? {
-        let item = js::get_key(env, value, raw).map_err(js_failure)?;
-        if js::type_of(env, item) != ValueType::String {
-            let reason = format!("must be a string (got {})", js::describe(env, item));
-            return Err(ExecError::invalid_spec(format!("{field}.{key}"), reason).into());
-        }
-        let item = text(env, item, || format!("{field}.{key}"))?;
-        entries.push((key, item));
-    }
-    Ok(entries)
-}
-
-/// A parent environment: string values kept, anything else skipped, like
-/// entries that could never reach `execve` (see the core's pipeline): a name
-/// or value with a lone surrogate could not have come from a real environment.
-fn string_record_lenient(env: &Env, value: Raw) -> std::result::Result<Vec<(String, String)>, Failure> {
-    let threw = |thrown| {
-        Failure::caused_by(ExecError::invalid_spec("parentEnv", "reading the parent environment threw"), thrown)
-    };
-    let mut entries = Vec::new();
-    for (raw, key) in js::own_keys(env, value, false).map_err(threw)? {
-        let js::Key::Name(key) = key else { continue };
-        let item = js::get_key(env, value, raw).map_err(threw)?;
-        if js::type_of(env, item) == ValueType::String {
-            if let Ok(item) = js::string(env, item).map_err(threw)? {
-                entries.push((key, item));
-            }
-        }
-    }
-    Ok(entries)
-}
-
-fn bytes(env: &Env, value: Raw) -> Option<Vec<u8>> {
-    if !js::is_typed_array(env, value) {
-        return None;
-    }
-    // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
-    let array = unsafe { Uint8Array::from_napi_value(env.raw(), value) }.ok()?;
-    Some(array.to_vec())
+/// (`undefined` or `null`) those of the calling thread's `process.env`, read
+/// leniently (see `Field::lenient_string_record`); a throwing getter or Proxy
+/// trap is reported, not skipped.
+fn parent_vars(env: &Env, parent_env: Option<Unknown>) -> Read<Vec<(String, String)>> {
+    read::caller_env(env, Kind::ParentEnv, "parentEnv", parent_env, "an object of environment variables")?
+        .lenient_string_record()
 }
 
 /// A live output sink calling the JS `onOutput` function. A throw inside the
@@ -787,14 +594,12 @@ fn run_result(result: &RunResult) -> ShellRunResult {
 fn environment_to_js(env: &Env, environment: &Environment) -> Result<JsRaw> {
     let vars = js::object_of_strings(env, environment.vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
     let sources = js::object_of_strings(env, environment.sources.iter().map(|(k, s)| (k.as_str(), s.as_str())))?;
-    let mut removed = std::ptr::null_mut();
-    // SAFETY: the Node-API contract (js.rs).
-    check_status!(unsafe { sys::napi_create_array_with_length(env.raw(), environment.removed.len(), &mut removed) })?;
-    for (index, removal) in environment.removed.iter().enumerate() {
-        let entry = js::object_of_strings(env, [("key", removal.key.as_str()), ("reason", removal.reason.as_str())])?;
-        // SAFETY: the Node-API contract (js.rs).
-        check_status!(unsafe { sys::napi_set_element(env.raw(), removed, index as u32, entry) })?;
-    }
+    let removed = js::array_of(
+        env,
+        environment.removed.iter().map(|removal| {
+            js::object_of_strings(env, [("key", removal.key.as_str()), ("reason", removal.reason.as_str())])
+        }),
+    )?;
     let result = js::object_of_strings(env, [])?;
     js::set(env, result, "env", vars)?;
     js::set(env, result, "sources", sources)?;

@@ -87,6 +87,33 @@ pub fn is_array(env: &Env, value: Raw) -> bool {
     unsafe { sys::napi_is_array(env.raw(), value, &mut result) == sys::Status::napi_ok && result }
 }
 
+/// A JS number's value (one [`type_of`] called a number).
+pub fn number(env: &Env, value: Raw) -> Result<f64> {
+    let mut number = 0.0;
+    // SAFETY: the Node-API contract (module documentation).
+    check(env, unsafe { sys::napi_get_value_double(env.raw(), value, &mut number) })?;
+    Ok(number)
+}
+
+/// A JS boolean's value (one [`type_of`] called a boolean).
+pub fn boolean(env: &Env, value: Raw) -> Result<bool> {
+    let mut boolean = false;
+    // SAFETY: the Node-API contract (module documentation).
+    check(env, unsafe { sys::napi_get_value_bool(env.raw(), value, &mut boolean) })?;
+    Ok(boolean)
+}
+
+/// A copy of the bytes of a `Uint8Array` (a `Buffer` too); `None` for any
+/// other value, other typed arrays included.
+pub fn bytes(env: &Env, value: Raw) -> Option<Vec<u8>> {
+    if !is_typed_array(env, value) {
+        return None;
+    }
+    // SAFETY: the Node-API contract (module documentation); napi-rs checks the value's type and fails otherwise.
+    let array = unsafe { Uint8Array::from_napi_value(env.raw(), value) }.ok()?;
+    Some(array.to_vec())
+}
+
 /// Whether `value` is a typed array; `false` if the engine cannot tell.
 pub fn is_typed_array(env: &Env, value: Raw) -> bool {
     let mut result = false;
@@ -378,13 +405,24 @@ pub fn unreference(env: &Env, reference: sys::napi_ref) -> bool {
     unsafe { sys::napi_delete_reference(env.raw(), reference) == sys::Status::napi_ok }
 }
 
-/// `Object.hasOwn(object, name)`, running Proxy traps.
-pub fn has_own(env: &Env, object: Raw, name: &str) -> Result<bool> {
-    let key = env.create_string(name)?;
-    let mut own = false;
+/// `new Error(message)` with `error.code = code`, both JS strings.
+pub fn error(env: &Env, code: Raw, message: Raw) -> Result<Raw> {
+    let mut error = ptr::null_mut();
     // SAFETY: the Node-API contract (module documentation).
-    check(env, unsafe { sys::napi_has_own_property(env.raw(), object, napi::JsValue::raw(&key), &mut own) })?;
-    Ok(own)
+    check(env, unsafe { sys::napi_create_error(env.raw(), code, message, &mut error) })?;
+    Ok(error)
+}
+
+/// A new array holding `items`, in order.
+pub fn array_of(env: &Env, items: impl ExactSizeIterator<Item = Result<Raw>>) -> Result<Raw> {
+    let mut array = ptr::null_mut();
+    // SAFETY: the Node-API contract (module documentation).
+    check(env, unsafe { sys::napi_create_array_with_length(env.raw(), items.len(), &mut array) })?;
+    for (index, item) in items.enumerate() {
+        // SAFETY: the Node-API contract (module documentation).
+        check(env, unsafe { sys::napi_set_element(env.raw(), array, index as u32, item?) })?;
+    }
+    Ok(array)
 }
 
 /// `Object.freeze(value)`.

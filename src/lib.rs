@@ -7,8 +7,8 @@ mod errors;
 mod event_loop;
 mod execute;
 mod home;
-mod host_env;
 mod js;
+mod read;
 mod registry;
 mod resolver;
 

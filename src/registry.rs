@@ -7,7 +7,7 @@ use std::time::Duration;
 use dsh_shell_env_core::home::{check_configured, resolve_dsh_home, HomeContext};
 use dsh_shell_env_core::registry::{check_config_field, check_profile_field, Declaration, Profile, Registry};
 use dsh_shell_env_core::snapshot::{check_inherited_path, collect_timeout, Collection, ResolvedValue, Snapshot};
-use dsh_shell_env_core::text::{IllFormedText, ILL_FORMED};
+use dsh_shell_env_core::text::ILL_FORMED;
 use dsh_shell_env_core::ShellEnvError;
 use napi::bindgen_prelude::*;
 use napi::ValueType;
@@ -17,6 +17,7 @@ use tokio::time::Instant;
 use crate::abort::{watch_signal, AbortToken};
 use crate::errors::{rejected, shell_env_error, Failure};
 use crate::js::{self, JsRaw, Raw};
+use crate::read::{self, Field, Kind, Read};
 use crate::resolver::{ExecutionRef, JsResolver, Outcome, ResolverReturn};
 
 /// The core registry as the binding stores it.
@@ -38,24 +39,24 @@ impl ShellEnvRegistry {
     pub fn new(env: &Env, options: Option<Unknown>, parent_env: Option<Unknown>) -> Result<Self> {
         let built = (|| {
             let options = options_object(env, options)?;
-            if let Some(options) = options {
-                for field in field_names(env, options, threw("config"))? {
+            if let Some(options) = &options {
+                // A throw while listing the fields is reported as `config`.
+                for field in Field::named(env, Kind::Option, options.raw(), "config").own_field_names()? {
                     check_config_field(&field)?;
                 }
             }
-            let configured = match options {
-                Some(options) => configured_home(env, options)?,
+            let configured = match &options {
+                Some(options) => configured_home(options)?,
                 None => None,
             };
-            let profile = match options {
-                Some(options) => match js::get_defined(env, options, "profile").map_err(profile_threw("profile"))? {
-                    Some(profile) => Some(read_profile(env, profile)?),
+            let profile = match &options {
+                Some(options) => match options.as_kind(Kind::Profile).get("profile")? {
+                    Some(profile) => Some(read_profile(&profile)?),
                     None => None,
                 },
                 None => None,
             };
-            let parent_env = parent_env_option(env, parent_env)?;
-            let env_home = js::get_string(env, parent_env, "DSH_HOME").map_err(threw("parentEnv"))?;
+            let env_home = parent_env_option(env, parent_env)?.lenient_string("DSH_HOME")?;
             let dsh_home = resolve_dsh_home(configured.as_deref(), &HomeContext::current(env_home));
             Ok(Self { core: Arc::new(Registry::new(dsh_home, profile)) })
         })();
@@ -98,7 +99,7 @@ impl ShellEnvRegistry {
         let execution = execution.raw();
         let result = (|| {
             let options = options_object(env, options)?;
-            let inherited_path = inherited_path(env, options, parent_env)?;
+            let inherited_path = inherited_path(env, options.as_ref(), parent_env)?;
             let mut collection = begin(env, &self.core, execution)?;
             for contributor in collection.contributors().to_vec() {
                 let values = contributor.resolver().call_sync(env, execution).into_values(contributor.name())?;
@@ -125,25 +126,25 @@ impl ShellEnvRegistry {
         let execution = execution.raw();
         let started = (|| {
             let options = options_object(env, options)?;
-            let inherited_path = inherited_path(env, options, parent_env)?;
-            let timeout = read_timeout(env, options)?;
-            let signal = match options {
-                Some(options) => js::get_defined(env, options, "signal").map_err(threw("signal"))?,
+            let inherited_path = inherited_path(env, options.as_ref(), parent_env)?;
+            let timeout = read_timeout(options.as_ref())?;
+            let signal = match &options {
+                Some(options) => options.get("signal")?,
                 None => None,
             };
-            let (token, listener) = watch_signal(env, signal).map_err(threw("signal"))?.ok_or_else(|| {
-                Failure::from(ShellEnvError::InvalidOption {
-                    option: "signal",
-                    reason: "must be an AbortSignal".into(),
-                })
-            })?;
+            let signal_field =
+                signal.unwrap_or_else(|| Field::named(env, Kind::Option, std::ptr::null_mut(), "signal"));
+            let (token, listener) = watch_signal(env, signal.map(|signal| signal.raw()))
+                .map_err(|thrown| signal_field.threw(thrown))?
+                .ok_or_else(|| signal_field.invalid("must be an AbortSignal"))?;
             let collection = if token.is_aborted() {
                 Err(Failure::from(ShellEnvError::Aborted))
             } else {
                 begin(env, &self.core, execution)
             };
             match collection.and_then(|collection| {
-                let reference = ExecutionRef::new(env, execution).map_err(threw("execution"))?;
+                let reference = ExecutionRef::new(env, execution)
+                    .map_err(|thrown| Field::named(env, Kind::Option, execution, "execution").threw(thrown))?;
                 Ok((collection, Arc::new(reference)))
             }) {
                 Ok((collection, reference)) => Ok((collection, reference, inherited_path, timeout, token, listener)),
@@ -259,14 +260,11 @@ pub struct Catalog {
 }
 
 /// Starts a collection: validates the execution and reads the built-ins.
-pub fn begin(env: &Env, core: &CoreRegistry, execution: Raw) -> std::result::Result<Collection<JsResolver>, Failure> {
+pub fn begin(env: &Env, core: &CoreRegistry, execution: Raw) -> Read<Collection<JsResolver>> {
     if !js::is_object(env, execution) {
         return Err(ShellEnvError::InvalidExecution { found: Some(js::describe(env, execution)) }.into());
     }
-    let session_id = session_id(env, execution).map_err(|thrown| {
-        let reason = "could not be read: a getter or Proxy trap threw".to_string();
-        Failure::caused_by(ShellEnvError::InvalidAgent { reason }, thrown)
-    })?;
+    let session_id = session_id(&Field::named(env, Kind::Agent, execution, "execution"))?;
     // A malformed agent is the execution's fault, not the registry's own.
     match &session_id {
         Some(ResolvedValue::Other(found)) => {
@@ -284,24 +282,19 @@ pub fn begin(env: &Env, core: &CoreRegistry, execution: Raw) -> std::result::Res
 }
 
 /// `execution.agent.session.header.id` when `execution.agent` is set.
-fn session_id(env: &Env, execution: Raw) -> Result<Option<ResolvedValue>> {
-    let Some(agent) = js::get_defined(env, execution, "agent")? else { return Ok(None) };
-    if js::type_of(env, agent) == ValueType::Null {
+fn session_id(execution: &Field<'_>) -> Read<Option<ResolvedValue>> {
+    let Some(agent) = execution.get("agent")? else { return Ok(None) };
+    if agent.type_of() == ValueType::Null {
         return Ok(None);
     }
-    let mut value = Some(agent);
-    for name in ["session", "header", "id"] {
-        value = match value {
-            Some(object) => js::get_defined(env, object, name)?,
-            None => None,
-        };
-    }
-    Ok(Some(match value {
-        Some(id) if js::type_of(env, id) == ValueType::String => match js::string(env, id)? {
+    let Some(session) = agent.get("session")? else { return Ok(Some(ResolvedValue::Other("undefined".into()))) };
+    let Some(header) = session.get("header")? else { return Ok(Some(ResolvedValue::Other("undefined".into()))) };
+    Ok(Some(match header.get("id")? {
+        Some(id) if id.type_of() == ValueType::String => match id.text_or_ill_formed()? {
             Ok(id) => ResolvedValue::String(id),
             Err(ill_formed) => ResolvedValue::IllFormed(ill_formed),
         },
-        Some(other) => ResolvedValue::Other(js::describe(env, other)),
+        Some(other) => ResolvedValue::Other(other.describe()),
         None => ResolvedValue::Other("undefined".into()),
     }))
 }
@@ -340,196 +333,106 @@ pub async fn resolve_all(
 
 /// The options object: `None` for `undefined` or `null`; anything but an
 /// object (an array, a function, a primitive) is an invalid option.
-fn options_object(env: &Env, options: Option<Unknown>) -> std::result::Result<Option<Raw>, Failure> {
+fn options_object<'a>(env: &'a Env, options: Option<Unknown>) -> Read<Option<Field<'a>>> {
     let Some(options) = options.map(|options| options.raw()) else { return Ok(None) };
-    match js::type_of(env, options) {
+    let options = Field::container(env, Kind::Option, options, "options");
+    match options.type_of() {
         ValueType::Undefined | ValueType::Null => Ok(None),
-        _ if js::is_options_object(env, options).map_err(threw("options"))? => Ok(Some(options)),
         _ => {
-            let reason = format!("must be an object (got {})", js::describe(env, options));
-            Err(ShellEnvError::InvalidOption { option: "options", reason }.into())
+            options.options_object("an object")?;
+            Ok(Some(options))
         }
     }
 }
 
 /// `options.dshHome`: a string (checked by the core), or `undefined`/`null` for the default.
-fn configured_home(env: &Env, options: Raw) -> std::result::Result<Option<String>, Failure> {
-    let Some(value) = js::get_defined(env, options, "dshHome").map_err(threw("dshHome"))? else { return Ok(None) };
-    let invalid = |reason: String| Failure::from(ShellEnvError::InvalidOption { option: "dshHome", reason });
-    match js::type_of(env, value) {
-        ValueType::Null => Ok(None),
-        ValueType::String => {
-            let home = js::string(env, value).map_err(threw("dshHome"))?.map_err(|ill| invalid(ill.to_string()))?;
+fn configured_home(options: &Field<'_>) -> Read<Option<String>> {
+    match options.get("dshHome")? {
+        Some(home) if home.type_of() != ValueType::Null => {
+            let home = home.string()?;
             check_configured("dshHome", &home)?;
             Ok(Some(home))
         }
-        _ => Err(invalid(format!("must be a string (got {})", js::describe(env, value)))),
-    }
-}
-
-/// Maps a JS throw while reading an option (a getter, a Proxy trap) to an
-/// option error that keeps the thrown value as `cause`.
-fn threw(option: &'static str) -> impl Fn(napi::Error) -> Failure {
-    move |thrown| {
-        let reason = "reading it threw".to_string();
-        Failure::caused_by(ShellEnvError::InvalidOption { option, reason }, thrown)
+        _ => Ok(None),
     }
 }
 
 /// The `inheritedPath` option, else `PATH` of the caller's environment
 /// (`parentEnv`, which the package passes as the caller's `process.env`).
-fn inherited_path(
-    env: &Env,
-    options: Option<Raw>,
-    parent_env: Option<Unknown>,
-) -> std::result::Result<Option<String>, Failure> {
-    if let Some(options) = options {
-        if let Some(path) = js::get_defined(env, options, "inheritedPath").map_err(threw("inheritedPath"))? {
-            if js::type_of(env, path) != ValueType::String {
-                let reason = format!("must be a string (got {})", js::describe(env, path));
-                return Err(ShellEnvError::InvalidOption { option: "inheritedPath", reason }.into());
-            }
-            let invalid =
-                |ill: IllFormedText| ShellEnvError::InvalidOption { option: "inheritedPath", reason: ill.to_string() };
-            let path = js::string(env, path).map_err(threw("inheritedPath"))?.map_err(invalid)?;
-            check_inherited_path(&path)?;
-            return Ok(Some(path));
-        }
+fn inherited_path(env: &Env, options: Option<&Field<'_>>, parent_env: Option<Unknown>) -> Read<Option<String>> {
+    if let Some(path) = options.map(|options| options.get("inheritedPath")).transpose()?.flatten() {
+        let path = path.string()?;
+        check_inherited_path(&path)?;
+        return Ok(Some(path));
     }
-    let parent_env = parent_env_option(env, parent_env)?;
-    js::get_string(env, parent_env, "PATH").map_err(threw("parentEnv"))
+    parent_env_option(env, parent_env)?.lenient_string("PATH")
 }
 
-/// The caller's environment object: `parentEnv` when given, else (for
-/// `undefined` or `null`) `process.env`. Anything that is not an object of
-/// variables (a primitive, an array, a `Map`, …) is `Ok(Err(description))`,
-/// for the caller to report in its own terms; the outer `Err` holds what a
-/// Proxy trap or `Symbol.toStringTag` getter threw.
-pub fn caller_env(env: &Env, parent_env: Option<Unknown>) -> Result<std::result::Result<Raw, String>> {
-    let Some(parent_env) = parent_env.map(|value| value.raw()) else { return js::process_env(env).map(Ok) };
-    match js::type_of(env, parent_env) {
-        ValueType::Undefined | ValueType::Null => js::process_env(env).map(Ok),
-        _ if js::is_options_object(env, parent_env)? => Ok(Ok(parent_env)),
-        _ => Ok(Err(js::describe(env, parent_env))),
-    }
-}
-
-/// `caller_env` for the entry points whose `parentEnv` only the package's own
-/// wrapper passes: a wrong one is an invalid `parentEnv` option.
-fn parent_env_option(env: &Env, parent_env: Option<Unknown>) -> std::result::Result<Raw, Failure> {
-    caller_env(env, parent_env).map_err(threw("parentEnv"))?.map_err(|found| {
-        let reason = format!("must be an object (got {found})");
-        ShellEnvError::InvalidOption { option: "parentEnv", reason }.into()
-    })
+/// The caller's environment for the entry points whose `parentEnv` only the
+/// package's own wrapper passes: a wrong one is an invalid `parentEnv` option.
+fn parent_env_option<'a>(env: &'a Env, parent_env: Option<Unknown>) -> Read<Field<'a>> {
+    read::caller_env(env, Kind::Option, "parentEnv", parent_env, "an object")
 }
 
 /// The `timeoutMs` option, read as a number; the core checks it.
-fn read_timeout(env: &Env, options: Option<Raw>) -> std::result::Result<Duration, Failure> {
-    let value = match options {
-        Some(options) => js::get_defined(env, options, "timeoutMs").map_err(threw("timeoutMs"))?,
+fn read_timeout(options: Option<&Field<'_>>) -> Read<Duration> {
+    let millis = match options.map(|options| options.get("timeoutMs")).transpose()?.flatten() {
+        Some(value) => Some(value.number("a positive finite number of milliseconds")?),
         None => None,
-    };
-    let millis = match value {
-        None => None,
-        Some(value) if js::type_of(env, value) == ValueType::Number => {
-            // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
-            Some(unsafe { f64::from_napi_value(env.raw(), value) }.map_err(threw("timeoutMs"))?)
-        }
-        Some(value) => {
-            let reason = format!("must be a positive finite number of milliseconds (got {})", js::describe(env, value));
-            return Err(ShellEnvError::InvalidOption { option: "timeoutMs", reason }.into());
-        }
     };
     Ok(collect_timeout(millis)?)
 }
 
-/// Maps a JS throw while reading the profile to a profile error keeping the
-/// thrown value as `cause`.
-fn profile_threw(field: &'static str) -> impl Fn(napi::Error) -> Failure {
-    move |thrown| Failure::caused_by(ShellEnvError::InvalidProfile { reason: format!("reading {field} threw") }, thrown)
-}
-
-fn read_profile(env: &Env, profile: Raw) -> std::result::Result<Profile, Failure> {
-    let invalid = |reason: String| Failure::from(ShellEnvError::InvalidProfile { reason });
-    if !js::is_options_object(env, profile).map_err(profile_threw("profile"))? {
-        return Err(invalid(format!("profile must be an object {{ name, dir }} (got {})", js::describe(env, profile))));
-    }
-    for field in field_names(env, profile, profile_threw("profile"))? {
+/// `options.profile`: `{ name, dir }`, both strings; the core checks them.
+fn read_profile(profile: &Field<'_>) -> Read<Profile> {
+    profile.options_object("an object { name, dir }")?;
+    for field in profile.own_field_names()? {
         check_profile_field(&field)?;
     }
-    let field = |name: &'static str, field: &'static str| -> std::result::Result<String, Failure> {
-        match js::get_defined(env, profile, name).map_err(profile_threw(field))? {
-            Some(value) if js::type_of(env, value) == ValueType::String => {
-                js::string(env, value).map_err(profile_threw(field))?.map_err(|ill| invalid(format!("{field} {ill}")))
-            }
-            _ => Err(invalid(format!("{field} must be a string"))),
+    let field = |name: &'static str| -> Read<String> {
+        match profile.get(name)? {
+            Some(value) if value.type_of() == ValueType::String => value.text(),
+            _ => Err(profile.field(name).invalid("must be a string")),
         }
     };
-    let name = field("name", "profile.name")?;
-    let dir = field("dir", "profile.dir")?;
+    let name = field("name")?;
+    let dir = field("dir")?;
     Ok(Profile::new(name, dir)?)
-}
-
-/// The own enumerable field names of a config object, symbols shown as
-/// `Symbol(description)` so that the core refuses them by name.
-fn field_names(
-    env: &Env,
-    object: Raw,
-    threw: impl Fn(napi::Error) -> Failure,
-) -> std::result::Result<Vec<String>, Failure> {
-    let keys = js::own_keys(env, object, true).map_err(threw)?;
-    Ok(keys.into_iter().map(|(_, key)| key.display().to_string()).collect())
 }
 
 /// Reads `{ name, variables, commandDirectories?, resolve }` into a core
 /// declaration. Only types and text are checked here; the core validates the
 /// rest. A getter or Proxy trap that throws becomes a coded error whose
 /// `cause` is the thrown value.
-fn read_declaration(env: &Env, contributor: Raw) -> std::result::Result<Declaration<JsResolver>, Failure> {
+fn read_declaration(env: &Env, contributor: Raw) -> Read<Declaration<JsResolver>> {
     if !js::is_object(env, contributor) {
         return Err(ShellEnvError::InvalidName { found: Some(js::describe(env, contributor)) }.into());
     }
-    let invalid_name = |found: &str| ShellEnvError::InvalidName { found: Some(found.into()) };
-    let name_threw = |thrown| Failure::caused_by(invalid_name("a name property that threw when read"), thrown);
-    let name = js::get_defined(env, contributor, "name").map_err(name_threw)?;
-    let name = match name.filter(|name| js::type_of(env, *name) == ValueType::String) {
-        Some(name) => {
-            js::string(env, name).map_err(name_threw)?.map_err(|_| invalid_name("a string with a lone surrogate"))?
+    let name = match Field::container(env, Kind::Name, contributor, "contributor").get("name")? {
+        Some(name) if name.type_of() == ValueType::String => {
+            name.text_or_ill_formed()?.map_err(|_| name.invalid("a string with a lone surrogate"))?
         }
-        None => {
-            return Err(invalid_name(&name.map_or_else(|| "undefined".into(), |name| js::describe(env, name))).into())
-        }
+        Some(name) => return Err(name.invalid(name.describe())),
+        None => return Err(ShellEnvError::InvalidName { found: Some("undefined".into()) }.into()),
     };
+    let fields = Field::container(env, Kind::Contributor(&name), contributor, "contributor");
     let invalid =
         |reason: String| Failure::from(ShellEnvError::InvalidContributor { contributor: name.clone(), reason });
-    let threw = |field: String| {
-        let contributor = name.clone();
-        move |thrown| {
-            let reason = format!("reading {field} threw");
-            Failure::caused_by(ShellEnvError::InvalidContributor { contributor, reason }, thrown)
-        }
-    };
 
-    let variables_value = js::get_defined(env, contributor, "variables").map_err(threw("variables".into()))?;
-    let variables_value = match variables_value {
-        Some(value) if js::is_options_object(env, value).map_err(threw("variables".into()))? => value,
-        _ => return Err(invalid("variables must be an object of { [DSH_KEY]: { description } }".into())),
+    let variables_value = match fields.get("variables")? {
+        Some(value) if value.is_options_object()? => value,
+        _ => return Err(fields.field("variables").invalid("must be an object of { [DSH_KEY]: { description } }")),
     };
     let mut variables = Vec::new();
-    for (raw, key) in js::own_keys(env, variables_value, true).map_err(threw("variables".into()))? {
+    for (raw, key) in variables_value.own_keys()? {
         let js::Key::Name(key) = key else {
             // An ill-formed or symbol key is no DSH_ key: the core says so.
             variables.push((key.display().to_string(), None));
             continue;
         };
-        let declaration = js::get_key(env, variables_value, raw).map_err(threw(format!("variables.{key}")))?;
-        let description = match js::get_defined(env, declaration, "description")
-            .map_err(threw(format!("variables.{key}.description")))?
-        {
-            Some(description) if js::type_of(env, description) == ValueType::String => Some(
-                js::string(env, description)
-                    .map_err(threw(format!("variables.{key}.description")))?
-                    .map_err(|ill| invalid(format!("the description of {key} {ill}")))?,
+        let description = match variables_value.entry(raw, &key)?.get("description")? {
+            Some(description) if description.type_of() == ValueType::String => Some(
+                description.text_or_ill_formed()?.map_err(|ill| invalid(format!("the description of {key} {ill}")))?,
             ),
             _ => None,
         };
@@ -537,39 +440,28 @@ fn read_declaration(env: &Env, contributor: Raw) -> std::result::Result<Declarat
     }
 
     let mut command_directories = Vec::new();
-    if let Some(directories) =
-        js::get_defined(env, contributor, "commandDirectories").map_err(threw("commandDirectories".into()))?
-    {
-        if !js::is_array(env, directories) {
-            return Err(invalid("commandDirectories must be an array of absolute paths".into()));
+    if let Some(directories) = fields.get("commandDirectories")? {
+        if !directories.is_array() {
+            return Err(directories.invalid("must be an array of absolute paths"));
         }
         let invalid_directory = |directory: String, reason: &'static str| {
             Failure::from(ShellEnvError::InvalidDirectory { contributor: name.clone(), directory, reason })
         };
-        let length = js::array_length(env, directories).map_err(threw("commandDirectories".into()))?;
         // Every index up to `length`: a hole is an invalid directory, and
         // extra named properties on the array are not directories.
-        for index in 0..length {
-            let field = format!("commandDirectories[{index}]");
-            let directory = js::element(env, directories, index).map_err(threw(field.clone()))?;
-            if js::type_of(env, directory) != ValueType::String {
-                return Err(invalid_directory(format!("<{}>", js::describe(env, directory)), "must be a string"));
+        command_directories = directories.elements(|directory| {
+            if directory.type_of() != ValueType::String {
+                return Err(invalid_directory(format!("<{}>", directory.describe()), "must be a string"));
             }
-            match js::string(env, directory).map_err(threw(field))? {
-                Ok(directory) => command_directories.push(directory),
-                Err(_) => {
-                    let lossy = js::lossy_string(env, directory).unwrap_or_default();
-                    return Err(invalid_directory(lossy, ILL_FORMED));
-                }
-            }
-        }
+            directory.text_or_ill_formed()?.map_err(|_| invalid_directory(directory.lossy_text(), ILL_FORMED))
+        })?;
     }
 
-    let resolve = js::get_defined(env, contributor, "resolve")
-        .map_err(threw("resolve".into()))?
-        .filter(|resolve| js::type_of(env, *resolve) == ValueType::Function)
-        .ok_or_else(|| invalid("resolve must be a function (execution) => values".into()))?;
-    let resolver = JsResolver::new(env, resolve).map_err(threw("resolve".into()))?;
+    let resolve = fields
+        .get("resolve")?
+        .filter(Field::is_function)
+        .ok_or_else(|| fields.field("resolve").invalid("must be a function (execution) => values"))?;
+    let resolver = JsResolver::new(env, resolve.raw()).map_err(|thrown| resolve.threw(thrown))?;
     Ok(Declaration { name, variables, command_directories, resolver })
 }
 

@@ -7,7 +7,6 @@
 //! getter that throws — ends up as an [`Outcome`], never as a pending
 //! exception or a fatal one.
 
-use std::ptr;
 use std::sync::Arc;
 use std::thread::{self, ThreadId};
 
@@ -176,9 +175,7 @@ unsafe impl Sync for ExecutionRef {}
 impl ExecutionRef {
     /// References `execution` from the current JS thread.
     pub fn new(env: &Env, execution: Raw) -> Result<Self> {
-        let mut reference = ptr::null_mut();
-        // SAFETY: the Node-API contract (js.rs).
-        check_status!(unsafe { sys::napi_create_reference(env.raw(), execution, 1, &mut reference) })?;
+        let reference = js::reference(env, execution)?;
         Ok(Self { reference, env: env.raw(), owner: thread::current().id() })
     }
 

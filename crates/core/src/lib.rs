@@ -9,7 +9,6 @@ pub mod credentials;
 pub mod environment;
 pub mod error;
 pub mod home;
-pub mod host_env;
 pub mod keys;
 pub mod launch;
 pub mod process;
