@@ -1,36 +1,11 @@
-//! Bridges a JS `AbortSignal` to Rust: a flag any thread can await, and the
-//! listener removed again once the operation is over.
+//! Bridges a JS `AbortSignal` to the core's [`AbortToken`]: the signal's
+//! listener fires it, and is removed again once the operation is over.
 
+use dsh_shell_env_core::abort::{self, AbortToken};
 use napi::bindgen_prelude::*;
 use napi::{sys, ValueType};
-use tokio::sync::watch;
 
 use crate::js::{self, Raw};
-
-/// The Rust side of a signal: cheap to clone, awaitable from any thread.
-#[derive(Clone)]
-pub struct AbortToken(watch::Receiver<bool>);
-
-impl AbortToken {
-    /// Resolves once the signal has fired (never, when there was no signal).
-    pub async fn aborted(mut self) {
-        if self.0.wait_for(|aborted| *aborted).await.is_err() {
-            // The listener is gone without firing: the signal can no longer abort.
-            std::future::pending::<()>().await;
-        }
-    }
-
-    /// Whether the signal has fired.
-    pub fn is_aborted(&self) -> bool {
-        *self.0.borrow()
-    }
-
-    /// Whether the signal has fired or still can: `false` when there was no
-    /// signal, so nothing needs to watch the token.
-    pub fn can_fire(&self) -> bool {
-        self.is_aborted() || self.0.has_changed().is_ok()
-    }
-}
 
 /// A listener attached to a caller's signal. Call [`AbortListener::detach`]
 /// on the JS thread when the operation ends, so the signal does not keep the
@@ -43,10 +18,9 @@ pub struct AbortListener {
 /// fires). An already-aborted signal yields an aborted token. `Ok(None)` means
 /// the value is not an `AbortSignal`; the caller reports that in its own terms.
 pub fn watch_signal(env: &Env, signal: Option<Raw>) -> Result<Option<(AbortToken, AbortListener)>> {
-    let (sender, receiver) = watch::channel(false);
     let mut listener = AbortListener { attached: None };
     let Some(signal) = signal.filter(|signal| js::type_of(env, *signal) != ValueType::Undefined) else {
-        return Ok(Some((AbortToken(receiver), listener)));
+        return Ok(Some((AbortToken::never(), listener)));
     };
     let aborted = js::get_defined(env, signal, "aborted")?;
     let add = js::get_defined(env, signal, "addEventListener")?;
@@ -56,11 +30,11 @@ pub fn watch_signal(env: &Env, signal: Option<Raw>) -> Result<Option<(AbortToken
     }
     // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
     if unsafe { bool::from_napi_value(env.raw(), aborted)? } {
-        sender.send_replace(true);
-        return Ok(Some((AbortToken(receiver), listener)));
+        return Ok(Some((AbortToken::fired(), listener)));
     }
+    let (abort, token) = abort::pair();
     let on_abort = env.create_function_from_closure::<(), (), _>("onAbort", move |_| {
-        sender.send_replace(true);
+        abort.abort();
         Ok(())
     })?;
     let on_abort = on_abort.raw();
@@ -69,7 +43,7 @@ pub fn watch_signal(env: &Env, signal: Option<Raw>) -> Result<Option<(AbortToken
     js::set(env, options, "once", unsafe { bool::to_napi_value(env.raw(), true)? })?;
     js::call_method(env, signal, "addEventListener", &[env.create_string("abort")?.raw(), on_abort, options])?;
     listener.attached = Some((js::reference(env, signal)?, js::reference(env, on_abort)?));
-    Ok(Some((AbortToken(receiver), listener)))
+    Ok(Some((token, listener)))
 }
 
 impl AbortListener {

@@ -3,26 +3,25 @@
 //! process layer and hands back a native execution handle.
 
 use std::cell::RefCell;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use dsh_shell_env_core::command::{self, CommandLine, ExecRequest};
 use dsh_shell_env_core::environment::{build_environment, Environment, Inherit, Platform};
+use dsh_shell_env_core::launch::{Launch, ManagedSource, PendingCollection};
 use dsh_shell_env_core::process::{self, KillReason, OutputSink, Process, RunResult, StreamResult};
-use dsh_shell_env_core::snapshot::{Collection, DEFAULT_COLLECT_TIMEOUT};
 use dsh_shell_env_core::ExecError;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, ValueType};
 use napi_derive::napi;
 
-use crate::abort::{watch_signal, AbortListener, AbortToken};
+use crate::abort::{watch_signal, AbortListener};
 use crate::errors::{rejected, Failure};
 use crate::event_loop;
 use crate::js::{self, JsRaw, Raw};
 use crate::read::{self, Field, Kind, Read};
-use crate::registry::{begin, resolve_all, ShellEnvRegistry};
-use crate::resolver::{ExecutionRef, JsResolver};
+use crate::registry::{begin, ShellEnvRegistry};
+use crate::resolver::{self, ExecutionRef, JsResolver};
 
 /// Starts a command; the promise resolves with a native execution once the
 /// child runs, or rejects with a coded error and nothing started.
@@ -35,7 +34,7 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
         Ok(prepared) => prepared,
         Err(failure) => return rejected(env, failure),
     };
-    let Prepared { request, parent, cwd, collect, sink, token, listener } = prepared;
+    let Prepared { launch, collect, listener } = prepared;
     // Without a registry to collect from, the child is spawned right here on
     // the JS thread, as `child_process` does (`posix_spawn` returns once the
     // child has exec'd): handing the spawn to another thread and the execution
@@ -44,13 +43,7 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
     // may be async, so that path spawns from the runtime once they have
     // answered; the same event loop watches those children.
     let Some(collect) = collect else {
-        let started = within_runtime_if_available(|| -> std::result::Result<Process, Failure> {
-            let mut spec = command::plan(&request, parent, &Platform::current(), &cwd)?;
-            spec.on_output = sink;
-            let process = event_loop::spawn(env, spec)?;
-            watch_abort(&process, token);
-            Ok(process)
-        });
+        let started = within_runtime_if_available(|| launch.start(|spec| event_loop::spawn(env, spec)));
         return match started {
             Ok(process) => {
                 let execution = NativeExecution::new(env, process, listener)?;
@@ -58,9 +51,9 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
                 let execution = unsafe { NativeExecution::to_napi_value(env.raw(), execution) }?;
                 Ok(JsRaw(js::settled_promise(env, Ok(execution))?))
             }
-            Err(failure) => {
+            Err(error) => {
                 listener.detach(env);
-                rejected(env, failure)
+                rejected(env, error.into())
             }
         };
     };
@@ -69,7 +62,13 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
     // execution object itself. This clone is the last one and goes in the callback.
     let execution = Arc::clone(&collect.execution);
     let spawner = event_loop::spawner(env);
-    let task = async move { Ok(start(request, parent, cwd, collect, sink, token, spawner).await) };
+    let task = async move {
+        let RegistryCollection { pending, execution } = collect;
+        let answer = |contributor| resolver::answer(contributor, Arc::clone(&execution));
+        // Off the runtime's workers: see spawn_async.
+        let spawn = |spec| async move { spawner.spawn_async(spec).await };
+        Ok(launch.start_collected::<_, Failure, _, _>(pending, answer, spawn).await)
+    };
     let promise = env.spawn_future_with_callback(task, move |env, started| {
         drop(execution);
         match started {
@@ -127,21 +126,18 @@ pub fn end_all_commands() {
     process::end_all();
 }
 
+/// What `execute()` read on the JS thread.
 struct Prepared {
-    request: ExecRequest,
-    parent: Vec<(String, String)>,
-    cwd: PathBuf,
-    collect: Option<PendingCollection>,
-    sink: Option<OutputSink>,
-    token: AbortToken,
+    launch: Launch,
+    collect: Option<RegistryCollection>,
     listener: AbortListener,
 }
 
-/// A registry collection begun on the JS thread, finished right before the spawn.
-struct PendingCollection {
-    collection: Collection<JsResolver>,
+/// A registry collection begun on the JS thread, finished right before the
+/// spawn, and the caller's execution its resolvers receive.
+struct RegistryCollection {
+    pending: PendingCollection<JsResolver>,
     execution: Arc<ExecutionRef>,
-    inherited: Option<String>,
 }
 
 /// Everything read on the JS thread: the spec, `process.env`, the caller's
@@ -153,32 +149,24 @@ fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>) -> Read<Prepared> 
     let cwd = std::env::current_dir().map_err(|source| ExecError::InvalidWorkdir { path: ".".into(), source })?;
 
     let registry = spec.get("registry")?;
-    let dsh_env_given = spec.has("dshEnv")?;
-    let collect = match registry {
-        None if spec.has("execution")? => {
-            return Err(ExecError::invalid_spec(
-                "execution",
-                "is read only to collect from registry: give registry too, or dshEnv collected for that execution",
-            )
-            .into())
-        }
-        None => None,
-        Some(_) if dsh_env_given => {
-            return Err(ExecError::invalid_spec("registry", "give either dshEnv or registry, not both").into())
-        }
-        Some(registry) => {
+    let dsh_env = spec.has("dshEnv")?;
+    // `execution` is not read when the spec is refused for giving both.
+    let execution = if registry.is_some() && dsh_env { None } else { spec.get("execution")? };
+    let collect = match (ManagedSource::of_spec(dsh_env, registry.is_some(), execution.is_some())?, registry) {
+        (ManagedSource::Registry, Some(registry)) => {
             // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type (a class instance's type tag) and fails otherwise.
             let registry = unsafe { ClassInstance::<ShellEnvRegistry>::from_napi_value(env.raw(), registry.raw()) }
                 .map_err(|_| registry.invalid("must be a ShellEnvRegistry"))?;
-            let execution = match spec.get("execution")? {
+            let execution = match execution {
                 Some(execution) => execution.raw(),
                 None => js::object_of_strings(env, []).map_err(|thrown| spec.threw(thrown))?,
             };
             let collection = begin(env, registry.core(), execution)?;
-            let inherited = command::path_before_managed(&request, parent.clone(), &Platform::current())?;
+            let inherited_path = command::path_before_managed(&request, parent.clone(), &Platform::current())?;
             let execution = Arc::new(ExecutionRef::new(env, execution).map_err(|thrown| spec.threw(thrown))?);
-            Some(PendingCollection { collection, execution, inherited })
+            Some(RegistryCollection { pending: PendingCollection { collection, inherited_path }, execution })
         }
+        _ => None,
     };
 
     let sink = match spec.get("onOutput")? {
@@ -189,46 +177,10 @@ fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>) -> Read<Prepared> 
         Some(on_output) => return Err(on_output.invalid("must be a function")),
     };
     let signal = spec.get("signal")?;
-    let (token, listener) = watch_signal(env, signal.map(|signal| signal.raw()))
+    let (abort, listener) = watch_signal(env, signal.map(|signal| signal.raw()))
         .map_err(|thrown| spec.threw(thrown))?
         .ok_or_else(|| ExecError::invalid_spec("signal", "must be an AbortSignal"))?;
-    Ok(Prepared { request, parent, cwd, collect, sink, token, listener })
-}
-
-/// `execute()` with a registry, off the JS thread: collect, plan, spawn.
-async fn start(
-    mut request: ExecRequest,
-    parent: Vec<(String, String)>,
-    cwd: PathBuf,
-    collect: PendingCollection,
-    sink: Option<OutputSink>,
-    token: AbortToken,
-    spawner: process::Spawner,
-) -> std::result::Result<Process, Failure> {
-    let PendingCollection { collection, execution, inherited } = collect;
-    let collection = resolve_all(collection, execution, DEFAULT_COLLECT_TIMEOUT, token.clone()).await?;
-    request.environment.managed = collection.finish(inherited.as_deref()).into_iter().collect();
-    let mut spec = command::plan(&request, parent, &Platform::current(), &cwd)?;
-    spec.on_output = sink;
-    // Off the runtime's workers: see spawn_async.
-    let process = spawner.spawn_async(spec).await?;
-    watch_abort(&process, token);
-    Ok(process)
-}
-
-/// Kills `process` when `token` fires. An abort that came before the spawn
-/// still counts: the child is stopped at once. Must run inside the runtime.
-fn watch_abort(process: &Process, token: AbortToken) {
-    if !token.can_fire() {
-        return;
-    }
-    let watched = process.clone();
-    tokio::spawn(async move {
-        tokio::select! {
-            () = token.aborted() => { watched.kill(KillReason::Aborted); }
-            _ = watched.wait() => {}
-        }
-    });
+    Ok(Prepared { launch: Launch { request, parent, cwd, on_output: sink, abort }, collect, listener })
 }
 
 /// Reads every plain-data field of a spec.

@@ -12,13 +12,12 @@ use dsh_shell_env_core::ShellEnvError;
 use napi::bindgen_prelude::*;
 use napi::ValueType;
 use napi_derive::napi;
-use tokio::time::Instant;
 
-use crate::abort::{watch_signal, AbortToken};
+use crate::abort::watch_signal;
 use crate::errors::{rejected, shell_env_error, Failure};
 use crate::js::{self, JsRaw, Raw};
 use crate::read::{self, Field, Kind, Read};
-use crate::resolver::{ExecutionRef, JsResolver, Outcome, ResolverReturn};
+use crate::resolver::{self, ExecutionRef, JsResolver};
 
 /// The core registry as the binding stores it.
 pub type CoreRegistry = Registry<JsResolver>;
@@ -100,11 +99,9 @@ impl ShellEnvRegistry {
         let result = (|| {
             let options = options_object(env, options)?;
             let inherited_path = inherited_path(env, options.as_ref(), parent_env)?;
-            let mut collection = begin(env, &self.core, execution)?;
-            for contributor in collection.contributors().to_vec() {
-                let values = contributor.resolver().call_sync(env, execution).into_values(contributor.name())?;
-                collection.accept(&contributor, values)?;
-            }
+            let collection = begin(env, &self.core, execution)?.resolve_each(|contributor| {
+                contributor.resolver().call_sync(env, execution).into_values(contributor.name())
+            })?;
             Ok(collection.finish(inherited_path.as_deref()))
         })();
         result.map_err(|failure: Failure| failure.into_js(env)).and_then(|snapshot| frozen(env, &snapshot))
@@ -160,7 +157,8 @@ impl ShellEnvRegistry {
         };
         let task_execution = Arc::clone(&execution);
         let task = async move {
-            let snapshot = resolve_all(collection, task_execution, timeout, token).await;
+            let answer = |contributor| resolver::answer(contributor, Arc::clone(&task_execution));
+            let snapshot = collection.resolve_all(timeout, token, answer).await;
             Ok(snapshot.map(|collection| collection.finish(inherited_path.as_deref())))
         };
         let promise = env.spawn_future_with_callback(task, move |env, result| {
@@ -297,38 +295,6 @@ fn session_id(execution: &Field<'_>) -> Read<Option<ResolvedValue>> {
         Some(other) => ResolvedValue::Other(other.describe()),
         None => ResolvedValue::Other("undefined".into()),
     }))
-}
-
-/// Runs every resolver of `collection` through its threadsafe function, in
-/// name order, all within `timeout`, stopping when `abort` fires.
-pub async fn resolve_all(
-    mut collection: Collection<JsResolver>,
-    execution: Arc<ExecutionRef>,
-    timeout: Duration,
-    abort: AbortToken,
-) -> std::result::Result<Collection<JsResolver>, Failure> {
-    let deadline = Instant::now() + timeout;
-    for contributor in collection.contributors().to_vec() {
-        let name = contributor.name();
-        let call = async {
-            let outcome = match contributor.resolver().call_async(Arc::clone(&execution)).await {
-                Err(thrown) => Outcome::Threw(thrown),
-                Ok(ResolverReturn::Ready(outcome)) => outcome,
-                Ok(ResolverReturn::Pending(promise)) => promise.await.map_or_else(Outcome::Threw, |settled| settled.0),
-            };
-            outcome.into_values(name)
-        };
-        let values = tokio::select! {
-            values = call => values?,
-            () = tokio::time::sleep_until(deadline) => {
-                let timeout_ms = timeout.as_millis() as u64;
-                return Err(ShellEnvError::ResolverTimeout { contributor: name.into(), timeout_ms }.into());
-            }
-            () = abort.clone().aborted() => return Err(ShellEnvError::Aborted.into()),
-        };
-        collection.accept(&contributor, values)?;
-    }
-    Ok(collection)
 }
 
 /// The options object: `None` for `undefined` or `null`; anything but an

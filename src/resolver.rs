@@ -10,6 +10,7 @@
 use std::sync::Arc;
 use std::thread::{self, ThreadId};
 
+use dsh_shell_env_core::registry::Contributor;
 use dsh_shell_env_core::snapshot::ResolvedValue;
 use dsh_shell_env_core::ShellEnvError;
 use napi::bindgen_prelude::*;
@@ -61,6 +62,21 @@ impl JsResolver {
     pub async fn call_async(&self, execution: Arc<ExecutionRef>) -> std::result::Result<ResolverReturn, napi::Error> {
         self.threadsafe.call_async_catch(execution).await
     }
+}
+
+/// `contributor`'s answer for `execution`, from any thread: the resolver's
+/// values once it returned or its promise settled, or the error naming the
+/// contributor. What the core's `Collection::resolve_all` awaits.
+pub async fn answer(
+    contributor: Arc<Contributor<JsResolver>>,
+    execution: Arc<ExecutionRef>,
+) -> std::result::Result<Vec<(String, ResolvedValue)>, Failure> {
+    let outcome = match contributor.resolver().call_async(execution).await {
+        Err(thrown) => Outcome::Threw(thrown),
+        Ok(ResolverReturn::Ready(outcome)) => outcome,
+        Ok(ResolverReturn::Pending(promise)) => promise.await.map_or_else(Outcome::Threw, |settled| settled.0),
+    };
+    outcome.into_values(contributor.name())
 }
 
 /// What a resolver produced, read on the JS thread.
