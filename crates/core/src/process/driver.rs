@@ -57,7 +57,7 @@ pub async fn spawn_async(spec: ProcessSpec) -> Result<Process, ExecError> {
 }
 
 /// Where the children a spawner starts go: the runtime's supervisor (the
-/// default), or a reactor (see [`Reactor::spawner`]), as [`start`]'s rules say.
+/// default), or a reactor (see [`Reactor::spawner`]), as the rules in `driver` say.
 #[derive(Clone, Default)]
 pub struct Spawner {
     reactor: Option<Arc<Inner>>,

@@ -16,7 +16,7 @@
 //! Node, a test binary's directory or its parent for `cargo test`). Without it,
 //! commands run as the leaders of their groups as on other systems, and a
 //! descendant that leaves the group is not reached. Where the platform has no
-//! subreapers ([`platform::SUBREAPERS`]), there is never a reaper.
+//! subreapers (`platform::SUBREAPERS`), there is never a reaper.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -99,7 +99,7 @@ async fn drive(shared: &Shared, io: Io, mut timeout_at: Option<Instant>) {
             () = &mut feed, if !fed => fed = true,
             () = sleep_until(timeout_at) => {
                 timeout_at = None;
-                // The group's own kill: this task is the driver already.
+                // The group's kill, not `Shared::kill`: this task is the driver a kill would tell.
                 shared.group.kill(KillCause::Timeout);
             }
             () = sleep_until(shared.group.kill_due()) => {
