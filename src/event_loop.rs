@@ -7,30 +7,22 @@
 //! libuv is Node's own, reached through the `uv_*` symbols the `node` binary
 //! exports to addons; nothing else here depends on its version.
 
-use dsh_shell_env_core::process::{self, Process, ProcessSpec, Spawner};
+use dsh_shell_env_core::process::{Process, ProcessSpec, Spawner};
 use dsh_shell_env_core::ExecError;
 use napi::Env;
 
 /// Starts `spec`, driven by this thread's event loop where the reactor can
-/// take it, otherwise by the runtime. Call on the JS thread, inside the runtime.
+/// take it, otherwise by the runtime (the core chooses). Call on the JS
+/// thread, inside the runtime.
 pub fn spawn(env: &Env, spec: ProcessSpec) -> Result<Process, ExecError> {
-    #[cfg(target_os = "linux")]
-    return libuv::with_reactor(env, |reactor| match reactor {
-        Some(reactor) => reactor.spawn(spec),
-        None => process::spawn(spec),
-    });
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = env;
-        process::spawn(spec)
-    }
+    spawner(env).spawn(spec)
 }
 
 /// For spawns made later on another thread (after a registry collection):
 /// their children are driven by this thread's event loop too.
 pub fn spawner(env: &Env) -> Spawner {
     #[cfg(target_os = "linux")]
-    return libuv::with_reactor(env, |reactor| reactor.map(|reactor| reactor.spawner()).unwrap_or_default());
+    return libuv::with_reactor(env, Spawner::new);
     #[cfg(not(target_os = "linux"))]
     {
         let _ = env;

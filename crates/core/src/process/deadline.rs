@@ -1,4 +1,4 @@
-//! Timeouts of the processes a [`super::Reactor`] drives, fired from one thread
+//! Timeouts of the processes a [`Reactor`](super::Reactor) drives, fired from one thread
 //! of their own: the caller's event loop may be busy, and a timeout must not
 //! wait for it.
 //!
@@ -12,7 +12,9 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError, Weak};
 use std::thread;
 use std::time::Instant;
 
-use super::{lock, Process, Shared};
+use super::group::KillCause;
+use super::lifecycle::Shared;
+use super::sync::lock;
 
 /// Identifies one pending deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -29,15 +31,17 @@ static PENDING: Mutex<Pending> = Mutex::new(Pending { deadlines: BTreeMap::new()
 static CHANGED: Condvar = Condvar::new();
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
-/// Expires `shared`'s process at `at`, unless the deadline is removed first.
-/// `None` when no timer thread can be started: the caller must not rely on it.
-pub(super) fn add(at: Instant, shared: &Arc<Shared>) -> Option<Key> {
+/// Whether the timer thread runs, started by the first call. When it cannot
+/// be started, no process may rely on [`add`].
+pub(super) fn available() -> bool {
     static RUNNING: OnceLock<bool> = OnceLock::new();
-    let running = RUNNING
-        .get_or_init(|| thread::Builder::new().name("dsh-deadlines".into()).stack_size(64 * 1024).spawn(run).is_ok());
-    if !running {
-        return None;
-    }
+    *RUNNING
+        .get_or_init(|| thread::Builder::new().name("dsh-deadlines".into()).stack_size(64 * 1024).spawn(run).is_ok())
+}
+
+/// Expires `shared`'s process at `at`, unless the deadline is removed first.
+/// Only once [`available`] said the timer thread runs.
+pub(super) fn add(at: Instant, shared: &Arc<Shared>) -> Key {
     let key = Key(at, NEXT.fetch_add(1, Ordering::Relaxed));
     let mut pending = lock(&PENDING);
     pending.deadlines.insert(key, Arc::downgrade(shared));
@@ -45,7 +49,7 @@ pub(super) fn add(at: Instant, shared: &Arc<Shared>) -> Option<Key> {
     if pending.sleeping_until.is_none_or(|until| at < until) {
         CHANGED.notify_one();
     }
-    Some(key)
+    key
 }
 
 /// Drops a deadline that is no longer needed.
@@ -74,10 +78,16 @@ fn run() {
         drop(pending);
         if let Some(shared) = due {
             // A panic here must not end the thread every later timeout needs.
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Process { shared }.expire()));
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| expire(&shared)));
         }
         pending = lock(&PENDING);
     }
+}
+
+/// The timeout ran out: the kill tells the driver, which lets go of the
+/// process (the supervisor keeps a timer of its own).
+fn expire(shared: &Shared) {
+    shared.kill(KillCause::Timeout);
 }
 
 /// Whether a deadline for `shared` is still pending.

@@ -18,7 +18,11 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
-use super::{lock, ProcessState, Status};
+use super::exit::{Exit, Signal};
+use super::platform;
+use super::result::{ProcessState, Status};
+use super::sync::lock;
+use super::teardown;
 
 /// How long output may still drain after the group got SIGKILL. Killed writers
 /// close their pipes at once; this only bounds descendants that left the group.
@@ -28,32 +32,15 @@ const DRAIN_AFTER_KILL: Duration = Duration::from_millis(250);
 /// SIGKILL anyway.
 pub(super) const FORCE_AFTER: Duration = Duration::from_secs(1);
 
-/// How the group leader ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Exit {
-    pub(super) code: Option<i32>,
-    pub(super) signal: Option<&'static str>,
-}
-
-impl Exit {
-    /// The status could not be read (the child was reaped by someone else, for
-    /// instance when SIGCHLD is ignored).
-    pub(super) const UNKNOWN: Exit = Exit { code: None, signal: None };
-}
-
 /// Why this package killed a process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum KillCause {
+    /// The timer ran out.
     Timeout,
+    /// An explicit kill, or a teardown's.
     Requested,
+    /// The caller's abort signal.
     Aborted,
-}
-
-/// The two signals this package sends.
-#[derive(Debug, Clone, Copy)]
-enum Signal {
-    Term,
-    Kill,
 }
 
 /// One process group and its kill schedule.
@@ -207,7 +194,7 @@ impl Group {
     pub(super) fn force(&self) {
         let mut state = lock(&self.state);
         if !state.reaped && !state.forced {
-            signal_group(self.pgid, Signal::Kill);
+            platform::signal_group(self.pgid, Signal::Kill);
             state.forced = true;
         }
     }
@@ -223,18 +210,15 @@ impl Group {
     /// still in the group and has not been sent SIGKILL.
     pub(super) fn members_left(&self) -> bool {
         let state = lock(&self.state);
-        !state.reaped && !state.alone && state.killed_at.is_none() && group_has_live_members(self.pgid)
+        !state.reaped && !state.alone && state.killed_at.is_none() && platform::group_has_live_members(self.pgid)
     }
 
     /// Reaps the exited leader; no group signal can follow.
     pub(super) fn reap(&self) {
         let mut state = lock(&self.state);
         if !state.reaped {
-            #[cfg(unix)]
-            {
-                super::teardown::forget(self.pgid);
-                super::wait::reap(self.pgid);
-            }
+            teardown::forget(self.pgid);
+            platform::reap(self.pgid);
             state.reaped = true;
         }
     }
@@ -246,9 +230,9 @@ impl Group {
         if self.led_by_reaper && state.exit.is_none() {
             // The reaper passes it on to every descendant, also to a command
             // it had not started yet when this arrived.
-            signal_leader(self.pgid, libc::SIGTERM);
+            platform::signal_leader(self.pgid, Signal::Term);
         } else {
-            signal_group(self.pgid, Signal::Term);
+            platform::signal_group(self.pgid, Signal::Term);
         }
         self.start_grace(state);
     }
@@ -264,78 +248,13 @@ impl Group {
             return;
         }
         if self.led_by_reaper && state.exit.is_none() {
-            signal_reaper(self.pgid);
+            platform::signal_reaper(self.pgid);
         } else {
-            signal_group(self.pgid, Signal::Kill);
+            platform::signal_group(self.pgid, Signal::Kill);
         }
         state.killed_at = Some(Instant::now());
     }
 }
-
-/// Asks a running reaper to SIGKILL every descendant and exit; SIGCONT first,
-/// in case its command stopped it.
-pub(super) fn signal_reaper(pid: u32) {
-    signal_leader(pid, libc::SIGCONT);
-    signal_leader(pid, libc::SIGUSR1);
-}
-
-/// Sends `signal` to the group's leader alone.
-#[cfg(unix)]
-fn signal_leader(pid: u32, signal: libc::c_int) {
-    // SAFETY: kill has no memory effects; the pid is our unreaped child's.
-    unsafe { libc::kill(pid as libc::pid_t, signal) };
-}
-
-#[cfg(not(unix))]
-fn signal_leader(_pid: u32, _signal: i32) {}
-
-/// Signals every process in the group. ESRCH (nothing left but a zombie) and
-/// EPERM (a member changed its credentials) leave nothing to do.
-#[cfg(unix)]
-fn signal_group(pgid: u32, signal: Signal) {
-    let signal = match signal {
-        Signal::Term => libc::SIGTERM,
-        Signal::Kill => libc::SIGKILL,
-    };
-    // SAFETY: killpg has no memory effects; the pgid is our unreaped child's pid.
-    unsafe { libc::killpg(pgid as libc::pid_t, signal) };
-}
-
-/// Whether any process but `pgid` itself is a live (not zombie) member of
-/// group `pgid`. Elsewhere than on Linux there is no cheap way to ask, and
-/// members that outlive the SIGTERM are not chased.
-///
-/// Every live pid in `/proc` is asked for its group, one `getpgid` call each;
-/// only a match reads `/proc/<pid>/stat` for its state. The scan is not
-/// narrowed by the namespace's last pid: a privileged command can write it.
-#[cfg(target_os = "linux")]
-fn group_has_live_members(pgid: u32) -> bool {
-    let is_member = |pid: u32| {
-        // SAFETY: getpgid only reads the kernel's process table.
-        pid != pgid
-            && unsafe { libc::getpgid(pid as libc::pid_t) } == pgid as libc::pid_t
-            && stat_state(pid).is_some_and(|state| state != 'Z' && state != 'X')
-    };
-    let Ok(entries) = std::fs::read_dir("/proc") else { return false };
-    entries.flatten().filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok()).any(is_member)
-}
-
-/// The state letter of `pid`, from `/proc/<pid>/stat`: `pid (comm) state …`,
-/// where `comm` may itself hold spaces and parentheses.
-#[cfg(target_os = "linux")]
-fn stat_state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.get(stat.rfind(')')? + 1..)?.split_ascii_whitespace().next()?.chars().next()
-}
-
-#[cfg(not(target_os = "linux"))]
-fn group_has_live_members(_pgid: u32) -> bool {
-    false
-}
-
-/// No process can exist where spawning is unsupported.
-#[cfg(not(unix))]
-fn signal_group(_pgid: u32, _signal: Signal) {}
 
 #[cfg(test)]
 mod tests {

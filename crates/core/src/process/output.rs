@@ -1,5 +1,5 @@
 //! Output capture: a bounded tail for the final result, bounded unread text for
-//! [`super::Process::read_output`], a spill file holding the whole stream once it
+//! [`Process::read_output`](super::Process::read_output), a spill file holding the whole stream once it
 //! overflows, and a streaming UTF-8 decoder for live output.
 
 use std::collections::VecDeque;
@@ -10,11 +10,29 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::platform::PipeReader;
+use super::result::StreamResult;
 use super::spill::{SpillFile, SpillPlace};
-use super::{lock, OutputLimits, OutputSink, StreamKind, StreamResult, LIVE_OUTPUT_BUDGET};
+use super::stream::{OutputLimits, StreamKind};
+use super::sync::lock;
+
+/// Receives output as it arrives, decoded to text; a multi-byte character is
+/// never split across two calls. Called from a runtime thread: it must not block
+/// for long or panic.
+///
+/// Each chunk comes with an [`OutputReceipt`]: keep it until the chunk has been
+/// consumed (for Node, until the JS callback ran), then drop it. While the
+/// receipts a process's sink holds add up to [`LIVE_OUTPUT_BUDGET`], reading
+/// that process's pipes pauses and the child blocks on a full pipe, so a
+/// consumer slower than the child (a busy JS thread) slows the child down
+/// instead of queueing its output without bound.
+pub type OutputSink = Arc<dyn Fn(StreamKind, &str, OutputReceipt) + Send + Sync>;
+
+/// How much live output (bytes of text) one process may have handed to its
+/// sink and not yet had back as dropped [`OutputReceipt`]s.
+pub const LIVE_OUTPUT_BUDGET: usize = 1 << 20;
 
 /// Bytes per read from a pipe (the default Linux pipe holds 64 KiB).
-#[cfg(unix)]
 pub(super) const READ_CHUNK: usize = 32 * 1024;
 
 /// One stream's captured output.
@@ -260,14 +278,12 @@ pub(super) fn take_chunk(capture: &Mutex<Capture>, decoder: &mut Utf8Decoder, by
 
 /// One pipe still to be read, and its decoder (which may carry part of a
 /// character from reads made before the pipe came here).
-#[cfg(unix)]
-pub(super) type OpenStream = (tokio::net::unix::pipe::Receiver, Utf8Decoder);
+pub(super) type OpenStream = (PipeReader, Utf8Decoder);
 
-/// Reads one pipe to its end into the stream's capture, feeding `live` as it
-/// goes. `None`: the stream has already ended.
-#[cfg(unix)]
+/// Reads one pipe to its end into `capture` (the `kind` stream's), feeding
+/// `live` as it goes. `None`: the stream has already ended.
 pub(super) async fn read_stream(
-    shared: &super::Shared,
+    capture: &Mutex<Capture>,
     kind: StreamKind,
     stream: Option<OpenStream>,
     live: Option<LiveOutput>,
@@ -275,7 +291,6 @@ pub(super) async fn read_stream(
     use tokio::io::AsyncReadExt;
 
     let Some((mut pipe, mut decoder)) = stream else { return };
-    let capture = shared.capture(kind);
     let mut buf = vec![0; READ_CHUNK];
     let mut text = String::new();
     loop {

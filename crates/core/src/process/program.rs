@@ -8,6 +8,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::platform;
 use crate::error::ExecError;
 
 /// What `execvp` searches when PATH is unset (glibc's `_CS_PATH`).
@@ -66,14 +67,5 @@ pub(super) fn check_executable(path: &Path) -> Result<(), i32> {
     if !meta.is_file() {
         return Err(libc::EACCES);
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        let path = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| libc::ENOENT)?;
-        // SAFETY: a valid NUL-terminated path; access only reads it.
-        if unsafe { libc::access(path.as_ptr(), libc::X_OK) } != 0 {
-            return Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EACCES));
-        }
-    }
-    Ok(())
+    platform::may_execute(path)
 }

@@ -12,38 +12,47 @@
 //! follows the kill schedule as for any other process: a kill of any kind
 //! (kill, abort, timeout, teardown), or a group that outlives its leader (pipes
 //! still open, members left). Timeouts fire from a thread of their own (see
-//! `deadline`), so a busy caller thread cannot hold them up. Live output
-//! (back-pressure) and stdin (a writer) are left to the runtime from the start.
+//! `deadline`), so a busy caller thread cannot hold them up. Which processes
+//! a reactor takes at all is decided in `driver` (live output and stdin stay
+//! with the runtime from the start); starting processes on a reactor
+//! ([`Reactor::spawn`], [`Reactor::spawner`]) is there too.
+//!
+//! The reactor learns of a kill through the hook it installs on the process
+//! ([`OnKill`]), never the other way round: the lifecycle does not know it.
+//! The descriptors and the readiness set are the platform's ([`Poller`]);
+//! where there is none, [`Reactor::new`] fails and the runtime drives every child.
 
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
-use tokio::net::unix::pipe;
 use tokio::runtime::Handle;
 
 use super::deadline;
-use super::group::Exit;
+use super::exit::Exit;
+use super::handle::Process;
+use super::lifecycle::{finish, OnKill, Shared};
 use super::output::{take_chunk, OpenStream, Utf8Decoder, READ_CHUNK};
-use super::spawn::{self, spawn_failed, Spawner, Started};
+use super::platform::{self, ExitWatch, Fd, Poller};
+use super::spawn::{spawn_failed, Started};
+use super::stream::StreamKind;
 use super::supervise::{self, Io};
-use super::wait::{self, ExitWatch};
-use super::{lock, Process, ProcessSpec, Shared, StreamKind};
+use super::sync::lock;
 use crate::error::ExecError;
 
 /// Children driven by the caller's event loop: watch [`Reactor::fd`] for
 /// readability and call [`Reactor::turn`] when it is readable. Dropping the
 /// reactor hands whatever it still drives to the runtime.
 pub struct Reactor {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
 /// What the reactor and the processes it drives share.
 pub(super) struct Inner {
-    epoll: OwnedFd,
-    runtime: Handle,
+    poller: Poller,
+    /// Where processes go that leave the fast path, or never take it.
+    pub(super) runtime: Handle,
     state: Mutex<State>,
 }
 
@@ -59,7 +68,7 @@ struct State {
 /// One process on the fast path.
 struct Entry {
     shared: Arc<Shared>,
-    pidfd: OwnedFd,
+    pidfd: Fd,
     stdout: Option<Stream>,
     stderr: Option<Stream>,
     exit: Option<Exit>,
@@ -69,7 +78,7 @@ struct Entry {
 
 /// A pipe not yet at its end.
 struct Stream {
-    fd: OwnedFd,
+    fd: Fd,
     decoder: Utf8Decoder,
 }
 
@@ -77,57 +86,39 @@ struct Stream {
 /// fast as it can neither holds the caller's thread nor the lock for long.
 const READ_BUDGET: usize = 256 * 1024;
 
-/// What an epoll event is about; the low two bits of its token.
+/// What a readiness event is about; the low two bits of its token.
 const PIDFD: u64 = 0;
 const STDOUT: u64 = 1;
 const STDERR: u64 = 2;
 
 impl Reactor {
-    /// A reactor whose hand-overs go to `runtime`.
+    /// A reactor whose hand-overs go to `runtime`. Fails where the platform
+    /// has no readiness set for pidfds and pipes.
     pub fn new(runtime: Handle) -> io::Result<Self> {
-        // SAFETY: a plain syscall; on success we own the new descriptor.
-        let epoll = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-        if epoll < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: the descriptor was just created and nothing else owns it.
-        let epoll = unsafe { OwnedFd::from_raw_fd(epoll) };
+        let poller = Poller::new()?;
         let state = State { entries: HashMap::new(), closed: false, buf: vec![0; READ_CHUNK], text: String::new() };
-        Ok(Self { inner: Arc::new(Inner { epoll, runtime, state: Mutex::new(state) }) })
+        Ok(Self { inner: Arc::new(Inner { poller, runtime, state: Mutex::new(state) }) })
     }
 
     /// The descriptor to watch: readable whenever [`Reactor::turn`] has work.
     pub fn fd(&self) -> i32 {
-        self.inner.epoll.as_raw_fd()
-    }
-
-    /// Starts `spec` like [`super::spawn`], driven by this reactor where it can
-    /// be (see the module documentation), otherwise by the runtime.
-    pub fn spawn(&self, spec: ProcessSpec) -> Result<Process, ExecError> {
-        self.inner.spawn(spec)
-    }
-
-    /// Starts processes on this reactor from other threads, for as long as it
-    /// lives (afterwards they go to the runtime).
-    pub fn spawner(&self) -> Spawner {
-        Spawner::onto(Arc::clone(&self.inner))
+        self.inner.poller.fd()
     }
 
     /// Handles whatever is ready, without blocking: reads output, notices
     /// exits, and finishes or hands over the processes whose leader exited.
     pub fn turn(&self) {
         const BATCH: usize = 32;
-        let mut events = [libc::epoll_event { events: 0, u64: 0 }; BATCH];
+        let mut tokens = [0; BATCH];
         loop {
-            // SAFETY: `events` has room for BATCH entries.
-            let ready = unsafe { libc::epoll_wait(self.fd(), events.as_mut_ptr(), BATCH as i32, 0) };
-            if ready <= 0 {
+            let ready = self.inner.poller.ready(&mut tokens);
+            if ready == 0 {
                 return;
             }
-            for event in &events[..ready as usize] {
-                self.inner.dispatch(event.u64);
+            for &token in &tokens[..ready] {
+                self.inner.dispatch(token);
             }
-            if (ready as usize) < BATCH {
+            if ready < BATCH {
                 return;
             }
         }
@@ -149,25 +140,16 @@ impl Drop for Reactor {
 }
 
 impl Inner {
-    /// See [`Reactor::spawn`].
-    pub(super) fn spawn(self: &Arc<Self>, spec: ProcessSpec) -> Result<Process, ExecError> {
-        let started = spawn::start(spec)?;
-        if started.live.is_some() || started.stdin.is_some() {
-            return started.supervise(&self.runtime);
-        }
-        let Some(pidfd) = wait::pidfd_open(started.shared.pid) else {
-            // No pidfd (an old kernel, seccomp): the runtime waits on a thread.
-            return started.supervise(&self.runtime);
-        };
+    /// Takes a child just started onto the fast path, watching its exit
+    /// through `pidfd` (`driver` chose this reactor for it).
+    pub(super) fn adopt(self: &Arc<Self>, started: Started, pidfd: Fd) -> Result<Process, ExecError> {
         // From here on a kill (the timer thread's, say) asks this reactor to
         // release the process, found or not yet (see below).
-        let _ = started.shared.reactor.set(Arc::downgrade(self));
-        let deadline = match started.timeout_at.map(|at| deadline::add(at, &started.shared)) {
-            None => None,
-            Some(Some(key)) => Some(key),
-            // No timer thread: the runtime keeps the timeout instead.
-            Some(None) => return started.supervise(&self.runtime),
-        };
+        let hook: Weak<Self> = Arc::downgrade(self);
+        let hook: Weak<dyn OnKill> = hook;
+        let _ = started.shared.on_kill.set(hook);
+        // `driver` made sure the timer thread runs.
+        let deadline = started.timeout_at.map(|at| deadline::add(at, &started.shared));
         let Started { shared, program, stdout, stderr, timeout_at, .. } = started;
         let entry = Entry {
             shared: Arc::clone(&shared),
@@ -204,21 +186,18 @@ impl Inner {
         Ok(Process { shared })
     }
 
-    /// Adds the pidfd and both pipes to the epoll set.
+    /// Adds the pidfd and both pipes to the readiness set.
     fn watch(&self, entry: &Entry) -> io::Result<()> {
         let token = u64::from(entry.shared.pid) << 2;
         let pipes = [(&entry.stdout, STDOUT), (&entry.stderr, STDERR)];
         for (fd, source) in pipes.into_iter().filter_map(|(stream, source)| Some((&stream.as_ref()?.fd, source))) {
-            // SAFETY: fcntl on a descriptor we own.
-            if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) } == -1 {
-                return Err(io::Error::last_os_error());
-            }
-            self.control(libc::EPOLL_CTL_ADD, fd, token | source)?;
+            platform::set_nonblocking(fd)?;
+            self.poller.add(fd, token | source)?;
         }
-        self.control(libc::EPOLL_CTL_ADD, &entry.pidfd, token | PIDFD)
+        self.poller.add(&entry.pidfd, token | PIDFD)
     }
 
-    /// Removes an entry's descriptors from the epoll set.
+    /// Removes an entry's descriptors from the readiness set.
     fn unwatch_all(&self, entry: &Entry) {
         self.unwatch(&[&entry.pidfd]);
         for stream in [&entry.stdout, &entry.stderr].into_iter().flatten() {
@@ -226,7 +205,7 @@ impl Inner {
         }
     }
 
-    /// Removes `pid`'s entry, and its descriptors from the epoll set, so that
+    /// Removes `pid`'s entry, and its descriptors from the readiness set, so that
     /// nothing about it fires once the lock is released.
     fn take(&self, state: &mut State, pid: u32) -> Option<Entry> {
         let entry = state.entries.remove(&pid)?;
@@ -234,21 +213,11 @@ impl Inner {
         Some(entry)
     }
 
-    /// Removes descriptors from the epoll set; one that was never added is fine.
-    fn unwatch(&self, fds: &[&OwnedFd]) {
+    /// Removes descriptors from the readiness set; one that was never added is fine.
+    fn unwatch(&self, fds: &[&Fd]) {
         for fd in fds {
-            let _ = self.control(libc::EPOLL_CTL_DEL, fd, 0);
+            self.poller.remove(fd);
         }
-    }
-
-    fn control(&self, operation: i32, fd: &OwnedFd, token: u64) -> io::Result<()> {
-        // Level-triggered: whatever one turn leaves unread shows up again.
-        let mut event = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token };
-        // SAFETY: both descriptors are open; `event` is valid for the call.
-        if unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), operation, fd.as_raw_fd(), &mut event) } == -1 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
     }
 
     /// One ready descriptor.
@@ -264,7 +233,7 @@ impl Inner {
             STDOUT => self.read(&entry.shared, StreamKind::Stdout, &mut entry.stdout, buf, text),
             STDERR => self.read(&entry.shared, StreamKind::Stderr, &mut entry.stderr, buf, text),
             _ => {
-                let exit = match wait::wait_exit(pid as i32, true) {
+                let exit = match platform::poll_exit(pid) {
                     Ok(Some(exit)) => exit,
                     Ok(None) => return,
                     Err(_) => Exit::UNKNOWN,
@@ -299,20 +268,20 @@ impl Inner {
         let capture = shared.capture(kind);
         let mut taken = 0;
         while taken < READ_BUDGET {
-            // SAFETY: reads into `buf`, which is valid for its length.
-            let read = unsafe { libc::read(open.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            if read > 0 {
-                take_chunk(capture, &mut open.decoder, &buf[..read as usize], text);
-                taken += read as usize;
-                continue;
-            }
-            if read < 0 {
-                match io::Error::last_os_error().kind() {
+            match platform::read(&open.fd, buf) {
+                Ok(read) if read > 0 => {
+                    take_chunk(capture, &mut open.decoder, &buf[..read], text);
+                    taken += read;
+                    continue;
+                }
+                // The end of file.
+                Ok(_) => {}
+                Err(error) => match error.kind() {
                     io::ErrorKind::Interrupted => continue,
                     io::ErrorKind::WouldBlock => return,
                     // Any other error ends the stream just as the end of file does.
                     _ => {}
-                }
+                },
             }
             take_chunk(capture, &mut open.decoder, &[], text);
             self.unwatch(&[&open.fd]);
@@ -326,11 +295,11 @@ impl Inner {
         if let Some(key) = entry.deadline {
             deadline::remove(key);
         }
-        supervise::finish(&entry.shared);
+        finish(&entry.shared);
     }
 
     /// Takes `shared`'s process off the fast path (a kill, see [`Process::kill`]).
-    pub(super) fn release(&self, shared: &Shared) {
+    fn release(&self, shared: &Shared) {
         let mut state = lock(&self.state);
         // The pid alone may be a later child's, once this one was reaped.
         let found =
@@ -351,7 +320,7 @@ impl Inner {
         }
         let _entered = self.runtime.enter();
         let open = |stream: Option<Stream>| -> io::Result<Option<OpenStream>> {
-            stream.map(|Stream { fd, decoder }| Ok((pipe::Receiver::from_owned_fd(fd)?, decoder))).transpose()
+            stream.map(|Stream { fd, decoder }| Ok((platform::async_reader(fd)?, decoder))).transpose()
         };
         let io = (|| {
             let watch = match exit {
@@ -364,5 +333,11 @@ impl Inner {
             Ok(io) => drop(self.runtime.spawn(supervise::run(shared, io, timeout_at))),
             Err(_) => supervise::abandon(shared),
         }
+    }
+}
+
+impl OnKill for Inner {
+    fn killed(&self, shared: &Shared) {
+        self.release(shared);
     }
 }

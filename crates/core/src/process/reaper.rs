@@ -15,13 +15,15 @@
 //! The reaper is found next to the code of this crate (the `.node` file for
 //! Node, a test binary's directory or its parent for `cargo test`). Without it,
 //! commands run as the leaders of their groups as on other systems, and a
-//! descendant that leaves the group is not reached.
+//! descendant that leaves the group is not reached. Where the platform has no
+//! subreapers (`platform::SUBREAPERS`), there is never a reaper.
 
-use std::ffi::CStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
+
+use super::platform;
+use super::program::check_executable;
 
 /// The reaper's file name.
 pub const REAPER_NAME: &str = "dsh-shell-env-reaper";
@@ -41,6 +43,9 @@ pub fn reaper() -> Option<&'static Path> {
     if let Some(reaper) = TEST_REAPER.get() {
         return reaper;
     }
+    if !platform::SUBREAPERS {
+        return None;
+    }
     FOUND.get_or_init(locate).as_deref()
 }
 
@@ -57,33 +62,11 @@ pub(super) fn wrap(reaper: &Path, program: &Path, args: &[String], grace: Durati
 /// Looks for the reaper in the directory of the file this code was loaded
 /// from, then in its parent.
 fn locate() -> Option<PathBuf> {
-    let image = loaded_from()?;
+    let image = platform::loaded_from()?;
     let directory = image.parent()?;
     [directory.join(REAPER_NAME), directory.parent()?.join(REAPER_NAME)].into_iter().find(|path| is_executable(path))
 }
 
-/// The file holding this function's code: the shared object or executable
-/// this crate is linked into.
-fn loaded_from() -> Option<PathBuf> {
-    let mut info = std::mem::MaybeUninit::<libc::Dl_info>::zeroed();
-    // SAFETY: dladdr only reads the loader's tables for an address of our own
-    // code and fills `info`; `dli_fname` then points to a NUL-terminated path
-    // the loader owns for as long as the object stays loaded, and it is copied
-    // at once.
-    unsafe {
-        if libc::dladdr(loaded_from as *const libc::c_void, info.as_mut_ptr()) == 0 {
-            return None;
-        }
-        let name = info.assume_init().dli_fname;
-        if name.is_null() {
-            return None;
-        }
-        let path = PathBuf::from(std::ffi::OsStr::from_bytes(CStr::from_ptr(name).to_bytes()));
-        // An executable may be reported by the name it was started with.
-        std::fs::canonicalize(path).ok()
-    }
-}
-
 fn is_executable(path: &Path) -> bool {
-    super::program::check_executable(path).is_ok()
+    check_executable(path).is_ok()
 }

@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use super::{lock, StreamKind};
+use super::platform;
+use super::stream::StreamKind;
+use super::sync::lock;
 
 /// The prefix of every private spill directory: `dsh-shell-env-<pid>-<random>`.
 const DIR_PREFIX: &str = "dsh-shell-env-";
@@ -154,31 +156,24 @@ fn forget_dir(stale: &Path) {
 /// `dsh-shell-env-<pid>-<random>`, owned by this user, and `pid` gone. A pid
 /// reused by a live process keeps its directory (it is left, never wrongly
 /// removed); so does a host in another pid namespace whose pid is alive here.
-#[cfg(unix)]
+/// Where the platform cannot tell who owns a directory, nothing is removed.
 fn sweep_dead_hosts(base: &Path) {
-    use std::os::unix::fs::MetadataExt;
-
     let Ok(entries) = fs::read_dir(base) else { return };
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::geteuid() };
     for entry in entries.flatten() {
         let Some(pid) = host_pid(&entry.file_name().to_string_lossy()) else { continue };
-        if pid == std::process::id() || host_alive(pid) {
+        if pid == std::process::id() || platform::process_exists(pid) {
             continue;
         }
         let path = entry.path();
         // Not followed: a symlink by that name is not a spill directory.
         match fs::symlink_metadata(&path) {
-            Ok(meta) if meta.is_dir() && meta.uid() == uid => {
+            Ok(meta) if meta.is_dir() && platform::owned_by_this_user(&meta) => {
                 let _ = fs::remove_dir_all(&path);
             }
             _ => {}
         }
     }
 }
-
-#[cfg(not(unix))]
-fn sweep_dead_hosts(_base: &Path) {}
 
 /// The host pid in a spill directory's name.
 fn host_pid(name: &str) -> Option<u32> {
@@ -188,19 +183,10 @@ fn host_pid(name: &str) -> Option<u32> {
     plausible.then(|| pid.parse().ok()).flatten().filter(|&pid| pid > 0)
 }
 
-/// Whether a process with `pid` exists (EPERM: it does, someone else's).
-#[cfg(unix)]
-fn host_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else { return true };
-    // SAFETY: signal 0 sends nothing; it only checks that `pid` exists.
-    let exists = unsafe { libc::kill(pid, 0) } == 0;
-    exists || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
-}
-
+/// The private directory: only this user may list it or add to it.
 fn create_private_dir(path: &Path) -> io::Result<()> {
     let mut builder = DirBuilder::new();
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    platform::owner_only_dir(&mut builder);
     builder.create(path)
 }
 
@@ -208,8 +194,7 @@ fn create_private_file(path: &Path) -> io::Result<File> {
     let mut options = OpenOptions::new();
     // create_new is O_CREAT | O_EXCL: it never opens an existing file or follows a symlink.
     options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    platform::owner_only_file(&mut options);
     options.open(path)
 }
 

@@ -1,29 +1,65 @@
-//! The task that runs one process from spawn to result: it feeds stdin, reads
+//! The supervisor, one of the two drivers: a Tokio task that runs one process
+//! from spawn (or from a reactor's hand-over) to result. It feeds stdin, reads
 //! both pipes, fires the timer and follows the kill schedule; once the leader
 //! exits it ends the rest of the group, reaps the leader and publishes the result.
 //! The result is published only once nothing of the group is left running
 //! (or SIGKILL went to it), so a caller that sees a result sees a clean slate.
 
 use std::future::Future;
+use std::io;
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncWriteExt;
-use tokio::net::unix::pipe;
+use tokio::runtime::Handle;
 
-use super::group::{Exit, KillCause};
-use super::output::{read_stream, LiveOutput, OpenStream};
-use super::wait::{self, ExitWatch};
-use super::{lock, Outcome, RunResult, Shared, StreamKind};
+use super::exit::Exit;
+use super::group::KillCause;
+use super::handle::Process;
+use super::lifecycle::{finish, Shared};
+use super::output::{read_stream, LiveOutput, OpenStream, Utf8Decoder};
+use super::platform::{self, ExitWatch, PipeWriter};
+use super::spawn::{spawn_failed, Started};
+use super::stream::StreamKind;
+use crate::error::ExecError;
 
 /// The child's ends of the world, owned by the task.
 pub(super) struct Io {
     pub(super) watch: ExitWatch,
     pub(super) stdout: Option<OpenStream>,
     pub(super) stderr: Option<OpenStream>,
-    pub(super) stdin: Option<(pipe::Sender, Vec<u8>)>,
+    pub(super) stdin: Option<(PipeWriter, Vec<u8>)>,
     pub(super) live: Option<LiveOutput>,
+}
+
+/// Hands a child just started to a task on `runtime` that supervises it to its result.
+pub(super) fn start(started: Started, runtime: &Handle) -> Result<Process, ExecError> {
+    let Started { shared, program, stdout, stderr, stdin, live, timeout_at } = started;
+    let _entered = runtime.enter();
+    // Registering the pipes and the exit watch with the runtime.
+    let wired = (|| {
+        let stdout = platform::async_reader(stdout)?;
+        let stderr = platform::async_reader(stderr)?;
+        let stdin = match stdin {
+            Some((pipe, bytes)) => Some((platform::async_writer(pipe)?, bytes)),
+            None => None,
+        };
+        let watch = ExitWatch::new(shared.pid)?;
+        let (stdout, stderr) = (Some((stdout, Utf8Decoder::default())), Some((stderr, Utf8Decoder::default())));
+        io::Result::Ok(Io { watch, stdout, stderr, stdin, live })
+    })();
+    let io = match wired {
+        Ok(io) => io,
+        Err(error) => {
+            // Nothing may outlive a failed spawn.
+            shared.group.terminate_now();
+            shared.group.reap();
+            return Err(spawn_failed(&program, error));
+        }
+    };
+    runtime.spawn(run(Arc::clone(&shared), io, timeout_at));
+    Ok(Process { shared })
 }
 
 /// Runs the process to its result.
@@ -43,8 +79,8 @@ async fn drive(shared: &Shared, io: Io, mut timeout_at: Option<Instant>) {
     let Io { mut watch, stdout, stderr, stdin, live } = io;
     let readers = async {
         tokio::join!(
-            read_stream(shared, StreamKind::Stdout, stdout, live.clone()),
-            read_stream(shared, StreamKind::Stderr, stderr, live),
+            read_stream(&shared.stdout, StreamKind::Stdout, stdout, live.clone()),
+            read_stream(&shared.stderr, StreamKind::Stderr, stderr, live),
         );
     };
     let feed = async move {
@@ -63,6 +99,7 @@ async fn drive(shared: &Shared, io: Io, mut timeout_at: Option<Instant>) {
             () = &mut feed, if !fed => fed = true,
             () = sleep_until(timeout_at) => {
                 timeout_at = None;
+                // The group's kill, not `Shared::kill`: this task is the driver a kill would tell.
                 shared.group.kill(KillCause::Timeout);
             }
             () = sleep_until(shared.group.kill_due()) => {
@@ -107,31 +144,6 @@ async fn sweep(shared: &Shared) {
     }
 }
 
-/// Reaps the leader and publishes the result.
-pub(super) fn finish(shared: &Shared) {
-    shared.group.reap();
-    let state = shared.group.state();
-    let cause = shared.group.cause();
-    let result = RunResult {
-        exit_code: state.exit_code,
-        signal: state.signal,
-        timed_out: cause == Some(KillCause::Timeout),
-        aborted: cause == Some(KillCause::Aborted),
-        timeout_ms: shared.timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
-        duration: shared.started.elapsed(),
-        stdout: lock(&shared.stdout).finish(),
-        stderr: lock(&shared.stderr).finish(),
-    };
-    let result = Arc::new(result);
-    let published = Outcome::Published(Arc::clone(&result));
-    // Called outside the lock: a callback may ask for the outcome again.
-    if let Outcome::Pending(waiting) = std::mem::replace(&mut *lock(&shared.outcome), published) {
-        for callback in waiting {
-            callback(Arc::clone(&result));
-        }
-    }
-}
-
 /// Sleeps until `deadline`; forever when there is none.
 async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
@@ -144,14 +156,14 @@ async fn sleep_until(deadline: Option<Instant>) {
 /// its hard kill.
 fn wait_forcing(shared: &Shared) -> Exit {
     while let Some(due) = shared.group.force_due() {
-        match wait::wait_exit(shared.pid as i32, true) {
+        match platform::poll_exit(shared.pid) {
             Ok(Some(exit)) => return exit,
             Ok(None) if Instant::now() < due => thread::sleep(SWEEP_INTERVAL),
             Ok(None) => shared.group.force(),
             Err(_) => return Exit::UNKNOWN,
         }
     }
-    wait::wait_blocking(shared.pid)
+    platform::wait_exit(shared.pid)
 }
 
 /// Ends a process that cannot be supervised any more (its pipes could not be
@@ -167,7 +179,7 @@ struct Unfinished(Arc<Shared>);
 
 impl Drop for Unfinished {
     fn drop(&mut self) {
-        if matches!(*lock(&self.0.outcome), Outcome::Published(_)) {
+        if self.0.published() {
             return;
         }
         self.0.group.terminate_now();

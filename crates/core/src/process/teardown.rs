@@ -1,15 +1,19 @@
 //! What happens to children when the host process goes: every group whose
 //! leader is still unreaped gets SIGKILL (a reaper's, SIGUSR1: see
-//! [`super::group`]) and the spill directory goes, from an
-//! `atexit` hook installed with the first spawn, or from [`end_all`] for a
+//! [`super::group`]) and the spill directory goes, from an exit hook
+//! (`atexit`) installed with the first spawn, or from [`end_all`] for a
 //! host about to die of a signal (which runs no exit hook). A host that dies
 //! without running anything (SIGKILL, an out-of-memory crash, `abort()`) is
-//! covered by the [`super::guardian`], which hears of every group here. A Node
-//! worker's teardown is the binding's job: it ends its own executions from an
-//! environment cleanup hook.
+//! covered by the platform's guardian (`platform::guardian`), which hears of
+//! every group here. A Node worker's teardown is the binding's job: it ends
+//! its own executions from an environment cleanup hook.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, Once, PoisonError, TryLockError};
+
+use super::exit::Signal;
+use super::platform::{self, guardian};
+use super::spill::remove_spill_dir;
 
 /// Group ids whose leaders are unreaped, which makes signalling them safe,
 /// each with whether its leader is the reaper.
@@ -18,20 +22,17 @@ static LIVE: Mutex<BTreeMap<u32, bool>> = Mutex::new(BTreeMap::new());
 /// Records a new group and makes sure the exit hook is installed.
 pub(super) fn track(pgid: u32, reaper: bool) {
     static HOOK: Once = Once::new();
-    HOOK.call_once(|| {
-        // SAFETY: registers a plain `extern "C" fn`; failure only means no hook.
-        unsafe { libc::atexit(on_exit) };
-    });
+    HOOK.call_once(|| platform::at_host_exit(on_exit));
     let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
     live.insert(pgid, reaper);
-    super::guardian::started(pgid, reaper, &live);
+    guardian::started(pgid, reaper, &live);
 }
 
 /// Forgets a group; called right before its leader is reaped.
 pub(super) fn forget(pgid: u32) {
     let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
     live.remove(&pgid);
-    super::guardian::ending(pgid, &live);
+    guardian::ending(pgid, &live);
 }
 
 /// Does what the host's exit does, for a host about to die of a signal:
@@ -39,7 +40,7 @@ pub(super) fn forget(pgid: u32) {
 /// directory. Groups started afterwards are tracked as usual.
 pub fn end_all() {
     kill_all(&LIVE.lock().unwrap_or_else(PoisonError::into_inner));
-    super::remove_spill_dir();
+    remove_spill_dir();
 }
 
 /// SIGKILLs every group; a reaper is asked to SIGKILL its descendants instead,
@@ -47,11 +48,11 @@ pub fn end_all() {
 fn kill_all(live: &BTreeMap<u32, bool>) {
     for (&pgid, &reaper) in live {
         if reaper {
-            super::group::signal_reaper(pgid);
+            platform::signal_reaper(pgid);
         } else {
-            // SAFETY: the leader is unreaped (the caller holds the lock, which
-            // orders this before `forget`).
-            unsafe { libc::killpg(pgid as libc::pid_t, libc::SIGKILL) };
+            // Safe to signal: the leader is unreaped (the caller holds the
+            // lock, which orders this before `forget`).
+            platform::signal_group(pgid, Signal::Kill);
         }
     }
 }
@@ -62,8 +63,8 @@ extern "C" fn on_exit() {
         Ok(live) => kill_all(&live),
         Err(TryLockError::Poisoned(poisoned)) => kill_all(&poisoned.into_inner()),
         // A spawn under way holds the lock: the guardian ends whatever it misses.
-        Err(TryLockError::WouldBlock) => return super::remove_spill_dir(),
+        Err(TryLockError::WouldBlock) => return remove_spill_dir(),
     }
-    super::guardian::dismiss();
-    super::remove_spill_dir();
+    guardian::dismiss();
+    remove_spill_dir();
 }

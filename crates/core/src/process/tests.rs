@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::sync::lock;
 use super::*;
 use crate::error::ExecError;
 
@@ -743,7 +744,7 @@ async fn runs_hundreds_at_once() {
 /// The waiter thread (the fallback when `pidfd_open` fails) does the same job.
 #[tokio::test(flavor = "multi_thread")]
 async fn thread_waiter_fallback() {
-    super::wait::FORCE_THREAD.set(true);
+    super::platform::FORCE_THREAD.set(true);
 
     let process = spawn(sh("sleep 0.3; exit 5")).unwrap();
     #[cfg(target_os = "linux")]

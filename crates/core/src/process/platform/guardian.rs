@@ -6,7 +6,7 @@
 //! SIGKILL, an out-of-memory crash, `abort()`, a signal nothing handles — the
 //! guardian SIGKILLs every group still listed, asking each reaper to do so for
 //! its descendants (SIGCONT, then SIGUSR1), then exits. At an orderly exit the host has already ended its
-//! groups (`teardown`) and tells the guardian so (`x`), so a group id reused
+//! groups (`process::teardown`) and tells the guardian so (`x`), so a group id reused
 //! after the host's children were reaped is never signalled.
 //!
 //! Invariants:
@@ -30,7 +30,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
-use super::lock;
+use crate::process::sync::lock;
 
 /// What the guardian runs: it reads the host's messages, and on end of input
 /// SIGKILLs the groups still listed. It ignores the terminal's signals, which
@@ -62,7 +62,7 @@ static GUARDIAN: Mutex<Option<Guardian>> = Mutex::new(None);
 /// Tells the guardian that group `pgid` started, led by the reaper or not.
 /// `live` is every live group (this one included), replayed to a new guardian
 /// when one has to be made.
-pub(super) fn started(pgid: u32, reaper: bool, live: &Live) {
+pub(crate) fn started(pgid: u32, reaper: bool, live: &Live) {
     send(&announce(pgid, reaper), live);
 }
 
@@ -79,13 +79,13 @@ fn announce(pgid: u32, reaper: bool) -> String {
 
 /// Tells the guardian that group `pgid`'s leader is about to be reaped.
 /// `live` is every live group still to watch (this one no longer).
-pub(super) fn ending(pgid: u32, live: &Live) {
+pub(crate) fn ending(pgid: u32, live: &Live) {
     send(&format!("-{pgid}\n"), live);
 }
 
 /// The host is exiting in order and has ended its groups: the guardian exits
 /// without signalling anything.
-pub(super) fn dismiss() {
+pub(crate) fn dismiss() {
     // Never block during exit: a guardian in use elsewhere is left to see the pipe close.
     if let Ok(mut guardian) = GUARDIAN.try_lock() {
         if let Some(guardian) = guardian.as_mut() {

@@ -1,0 +1,123 @@
+//! A process's life as every driver sees it: the state the handle, the driver
+//! and the readers share, the kills that change its schedule, and the one
+//! publication of its result to whoever waits.
+//!
+//! Invariant: the result is published only once nothing of the group is left
+//! running (or SIGKILL went to it), and the leader is reaped first, so a caller
+//! that sees a result sees a clean slate. Publishing happens once; callbacks
+//! registered before it run on the publishing thread, later ones at once.
+
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant};
+
+use super::group::{Group, KillCause};
+use super::output::Capture;
+use super::result::RunResult;
+use super::stream::StreamKind;
+use super::sync::lock;
+
+/// What the handle, the driver and the readers share.
+pub(super) struct Shared {
+    pub(super) pid: u32,
+    pub(super) started: Instant,
+    pub(super) timeout: Option<Duration>,
+    pub(super) group: Group,
+    pub(super) stdout: Mutex<Capture>,
+    pub(super) stderr: Mutex<Capture>,
+    pub(super) outcome: Mutex<Outcome>,
+    /// The driver to tell of a kill, when it has to let go of the process then
+    /// (the reactor's fast path ends with any kill). Set at most once.
+    pub(super) on_kill: OnceLock<Weak<dyn OnKill>>,
+}
+
+/// A driver that must hear of a kill: it hands the process on to one that
+/// follows the kill schedule. Installed by the driver, so that the lifecycle
+/// never names one.
+pub(super) trait OnKill: Send + Sync {
+    /// `shared`'s process was just killed (its schedule started).
+    fn killed(&self, shared: &Shared);
+}
+
+/// The result once published, or the callbacks waiting for it.
+pub(super) enum Outcome {
+    Pending(Vec<FinishCallback>),
+    Published(Arc<RunResult>),
+}
+
+/// Called once with the published result.
+pub(super) type FinishCallback = Box<dyn FnOnce(Arc<RunResult>) + Send>;
+
+impl Shared {
+    /// The capture of stream `kind`.
+    pub(super) fn capture(&self, kind: StreamKind) -> &Mutex<Capture> {
+        match kind {
+            StreamKind::Stdout => &self.stdout,
+            StreamKind::Stderr => &self.stderr,
+        }
+    }
+
+    /// Starts SIGTERM → grace → SIGKILL for `cause`, once, while the leader
+    /// runs; the driver hears of it. Returns whether this call started it.
+    pub(super) fn kill(&self, cause: KillCause) -> bool {
+        let started = self.group.kill(cause);
+        if started {
+            self.tell_driver();
+        }
+        started
+    }
+
+    /// SIGKILLs the group now, without a grace; the driver hears of it.
+    pub(super) fn terminate_now(&self) {
+        self.group.terminate_now();
+        self.tell_driver();
+    }
+
+    /// A killed process leaves a fast path: the driver that installed the
+    /// hook hands it to one that follows the kill schedule from here.
+    fn tell_driver(&self) {
+        if let Some(driver) = self.on_kill.get().and_then(Weak::upgrade) {
+            driver.killed(self);
+        }
+    }
+
+    /// Registers `callback` for the result, or calls it at once with the
+    /// result already published.
+    pub(super) fn on_finish(&self, callback: FinishCallback) {
+        let result = match &mut *lock(&self.outcome) {
+            Outcome::Pending(waiting) => return waiting.push(callback),
+            Outcome::Published(result) => Arc::clone(result),
+        };
+        callback(result);
+    }
+
+    /// Whether the result was published.
+    pub(super) fn published(&self) -> bool {
+        matches!(*lock(&self.outcome), Outcome::Published(_))
+    }
+}
+
+/// Reaps the leader and publishes the result. The driver calls it once the
+/// group is dealt with (see the module's invariant).
+pub(super) fn finish(shared: &Shared) {
+    shared.group.reap();
+    let state = shared.group.state();
+    let cause = shared.group.cause();
+    let result = RunResult {
+        exit_code: state.exit_code,
+        signal: state.signal,
+        timed_out: cause == Some(KillCause::Timeout),
+        aborted: cause == Some(KillCause::Aborted),
+        timeout_ms: shared.timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+        duration: shared.started.elapsed(),
+        stdout: lock(&shared.stdout).finish(),
+        stderr: lock(&shared.stderr).finish(),
+    };
+    let result = Arc::new(result);
+    let published = Outcome::Published(Arc::clone(&result));
+    // Called outside the lock: a callback may ask for the outcome again.
+    if let Outcome::Pending(waiting) = std::mem::replace(&mut *lock(&shared.outcome), published) {
+        for callback in waiting {
+            callback(Arc::clone(&result));
+        }
+    }
+}

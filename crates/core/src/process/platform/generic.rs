@@ -1,0 +1,56 @@
+//! What a system without Linux's additions gets: no pidfds (exits are waited
+//! for on a thread), no readiness set (so no reactor: the runtime supervises
+//! every child), no cheap way to find group members (members that outlive the
+//! SIGTERM are not chased), and no subreapers (no reaper).
+
+use std::io;
+
+/// Commands never run under the reaper here.
+pub(crate) const SUBREAPERS: bool = false;
+
+#[cfg(test)]
+thread_local! {
+    /// As on Linux; without pidfds the waiter thread is used anyway.
+    pub(crate) static FORCE_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// No pidfds: the caller falls back to a thread. (Generic over the
+/// descriptor type, which is each system's own.)
+pub(crate) fn pidfd_open<Fd>(_pid: u32) -> Option<Fd> {
+    None
+}
+
+/// There is no cheap way to ask; members that outlive the SIGTERM are not chased.
+pub(crate) fn group_has_live_members(_pgid: u32) -> bool {
+    false
+}
+
+/// No readiness set: [`Poller::new`] fails, so no reactor is ever made.
+pub(crate) struct Poller {
+    _never: (),
+}
+
+impl Poller {
+    /// Fails: there is nothing to poll pidfds with.
+    pub(crate) fn new() -> io::Result<Self> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, "no readiness set for processes on this system"))
+    }
+
+    /// Never called: no poller exists.
+    pub(crate) fn fd(&self) -> i32 {
+        -1
+    }
+
+    /// Never called: no poller exists.
+    pub(crate) fn add<Fd>(&self, _fd: &Fd, _token: u64) -> io::Result<()> {
+        Err(io::ErrorKind::Unsupported.into())
+    }
+
+    /// Never called: no poller exists.
+    pub(crate) fn remove<Fd>(&self, _fd: &Fd) {}
+
+    /// Never called: no poller exists.
+    pub(crate) fn ready(&self, _tokens: &mut [u64]) -> usize {
+        0
+    }
+}

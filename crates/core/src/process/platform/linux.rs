@@ -1,0 +1,116 @@
+//! What Linux adds to POSIX: pidfds (an exit as a readable descriptor), an
+//! epoll set for the reactor, a `/proc` scan for group members, and
+//! subreapers (the `dsh-shell-env-reaper` a command runs under).
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// Commands can run under the reaper, a child subreaper (`PR_SET_CHILD_SUBREAPER`).
+pub(crate) const SUBREAPERS: bool = true;
+
+#[cfg(test)]
+thread_local! {
+    /// Makes [`pidfd_open`] on this thread fail, so tests cover the waiter
+    /// thread (and the supervisor instead of a reactor) without strace.
+    pub(crate) static FORCE_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `pidfd_open(pid, 0)`, or `None` where it is unavailable (ENOSYS on old
+/// kernels, EPERM under seccomp, …): the caller falls back to a thread.
+pub(crate) fn pidfd_open(pid: u32) -> Option<OwnedFd> {
+    #[cfg(test)]
+    if FORCE_THREAD.get() {
+        return None;
+    }
+    // SAFETY: a plain syscall; on success it returns a new fd we now own
+    // (always close-on-exec).
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    // SAFETY: a non-negative result is that new descriptor, owned by no one else.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Whether any process but `pgid` itself is a live (not zombie) member of
+/// group `pgid`.
+///
+/// Every live pid in `/proc` is asked for its group, one `getpgid` call each;
+/// only a match reads `/proc/<pid>/stat` for its state. The scan is not
+/// narrowed by the namespace's last pid: a privileged command can write it.
+pub(crate) fn group_has_live_members(pgid: u32) -> bool {
+    let is_member = |pid: u32| {
+        // SAFETY: getpgid only reads the kernel's process table.
+        pid != pgid
+            && unsafe { libc::getpgid(pid as libc::pid_t) } == pgid as libc::pid_t
+            && stat_state(pid).is_some_and(|state| state != 'Z' && state != 'X')
+    };
+    let Ok(entries) = std::fs::read_dir("/proc") else { return false };
+    entries.flatten().filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok()).any(is_member)
+}
+
+/// The state letter of `pid`, from `/proc/<pid>/stat`: `pid (comm) state …`,
+/// where `comm` may itself hold spaces and parentheses.
+fn stat_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.get(stat.rfind(')')? + 1..)?.split_ascii_whitespace().next()?.chars().next()
+}
+
+/// The reactor's readiness set: an epoll descriptor, level-triggered, each
+/// watched descriptor with a token of the caller's.
+pub(crate) struct Poller {
+    epoll: OwnedFd,
+}
+
+impl Poller {
+    /// A new, empty set.
+    pub(crate) fn new() -> io::Result<Self> {
+        // SAFETY: a plain syscall; on success we own the new descriptor.
+        let epoll = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if epoll < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the descriptor was just created and nothing else owns it.
+        Ok(Self { epoll: unsafe { OwnedFd::from_raw_fd(epoll) } })
+    }
+
+    /// The descriptor an event loop watches: readable while something is ready.
+    pub(crate) fn fd(&self) -> i32 {
+        self.epoll.as_raw_fd()
+    }
+
+    /// Watches `fd` for readability, reported as `token`.
+    pub(crate) fn add(&self, fd: &OwnedFd, token: u64) -> io::Result<()> {
+        self.control(libc::EPOLL_CTL_ADD, fd, token)
+    }
+
+    /// Stops watching `fd`; one that was never added is fine.
+    pub(crate) fn remove(&self, fd: &OwnedFd) {
+        let _ = self.control(libc::EPOLL_CTL_DEL, fd, 0);
+    }
+
+    /// Fills `tokens` with those of ready descriptors, without blocking, and
+    /// returns how many; 0 when nothing is ready (or the wait failed).
+    pub(crate) fn ready(&self, tokens: &mut [u64]) -> usize {
+        const BATCH: usize = 32;
+        let mut events = [libc::epoll_event { events: 0, u64: 0 }; BATCH];
+        let room = tokens.len().min(BATCH);
+        // SAFETY: `events` has room for `room` entries.
+        let ready = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), events.as_mut_ptr(), room as i32, 0) };
+        if ready <= 0 {
+            return 0;
+        }
+        let ready = ready as usize;
+        for (token, event) in tokens.iter_mut().zip(&events[..ready]) {
+            *token = event.u64;
+        }
+        ready
+    }
+
+    fn control(&self, operation: i32, fd: &OwnedFd, token: u64) -> io::Result<()> {
+        // Level-triggered: whatever one turn leaves unread shows up again.
+        let mut event = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token };
+        // SAFETY: both descriptors are open; `event` is valid for the call.
+        if unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), operation, fd.as_raw_fd(), &mut event) } == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,50 @@
+//! The platform seam: everything process control asks of the operating
+//! system, one file per platform. This is the only place in `process/` that
+//! selects code by target; the lifecycle and the drivers above it name no
+//! platform.
+//!
+//! | concern                        | API                                                          |
+//! |--------------------------------|--------------------------------------------------------------|
+//! | whether process control works  | `supported`                                                  |
+//! | spawn into a new group         | `spawn_leader` → `Leader` (pid and pipe ends, `Fd`)          |
+//! | signal, terminate              | `signal_group`, `signal_leader`, `signal_reaper`             |
+//! | watch for the leader's exit    | `ExitWatch` (async), `poll_exit`, `wait_exit`, `pidfd_open`   |
+//! | reap                           | `reap`                                                       |
+//! | members left after the leader  | `group_has_live_members`                                     |
+//! | pipes for the drivers          | `PipeReader`, `PipeWriter`, `async_reader`, `async_writer`, `set_nonblocking`, `read` |
+//! | the reactor's readiness set    | `Poller` (`Poller::new` fails where there is none)           |
+//! | the reaper                     | `SUBREAPERS`, `loaded_from`                                  |
+//! | teardown at the host's death   | `at_host_exit`, `guardian`                                   |
+//! | files and programs             | `may_execute`, `owner_only_dir`, `owner_only_file`, `owned_by_this_user`, `process_exists` |
+//!
+//! The files:
+//! - `unix.rs`: POSIX (`posix_spawn`, `killpg`, `waitid`/`waitpid`, pipes,
+//!   `atexit`), with `guardian.rs`, the process that outlives a dead host to
+//!   end its groups;
+//! - `linux.rs`: what Linux adds (pidfds, epoll, the `/proc` group scan,
+//!   subreapers);
+//! - `generic.rs`: the stand-ins for those additions elsewhere;
+//! - `windows.rs`: every other system, where process control is not
+//!   implemented yet and spawning fails.
+//!
+//! A new platform (Windows Job Objects) replaces `windows.rs` and nothing above.
+
+#[cfg(not(target_os = "linux"))]
+mod generic;
+#[cfg(unix)]
+pub(super) mod guardian;
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(unix)]
+mod unix;
+#[cfg(not(unix))]
+mod windows;
+
+#[cfg(not(target_os = "linux"))]
+pub(super) use generic::*;
+#[cfg(target_os = "linux")]
+pub(super) use linux::*;
+#[cfg(unix)]
+pub(super) use unix::*;
+#[cfg(not(unix))]
+pub(super) use windows::*;

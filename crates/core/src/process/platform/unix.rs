@@ -1,0 +1,358 @@
+//! POSIX: children start through `posix_spawn` as the leaders of their own
+//! groups, groups are signalled with `killpg`, exits are seen with
+//! `waitid(WNOWAIT)` and leaders reaped with `waitpid`.
+//!
+//! Exit detection works without SIGCHLD and without reaping: libuv owns
+//! SIGCHLD in a Node process and resets it when its last child closes, so
+//! nothing here depends on that signal. The exit is seen first (a readable
+//! pidfd where the system has them, or a blocking `waitid(WNOWAIT)` on a
+//! dedicated thread) and the leader is reaped only after its group was dealt
+//! with; only our own pid is ever waited for, so Node's children are never
+//! reaped here.
+//!
+//! Spawning: `std::process::Command` uses `posix_spawn` (flat cost however large
+//! the Node heap is) as long as nothing forces fork: no `pre_exec`, no uid/gid,
+//! and an absolute program path. `process_group(0)` does not force fork.
+//! `tokio::process` is not used: its fallback waits on SIGCHLD, which libuv
+//! takes over.
+
+use std::ffi::CStr;
+use std::fs::{DirBuilder, Metadata, OpenOptions};
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread;
+
+use tokio::io::unix::AsyncFd;
+use tokio::sync::oneshot;
+
+#[cfg(not(target_os = "linux"))]
+use super::generic::pidfd_open;
+#[cfg(target_os = "linux")]
+use super::linux::pidfd_open;
+use crate::process::exit::{Exit, Signal};
+
+/// An owned descriptor: a pipe end or a pidfd.
+pub(crate) type Fd = OwnedFd;
+
+/// The read end of a pipe, registered with the runtime.
+pub(crate) type PipeReader = tokio::net::unix::pipe::Receiver;
+
+/// The write end of a pipe, registered with the runtime.
+pub(crate) type PipeWriter = tokio::net::unix::pipe::Sender;
+
+/// Process control works here.
+pub(crate) fn supported() -> io::Result<()> {
+    Ok(())
+}
+
+/// A child that leads its own group, with the ends of its pipes.
+pub(crate) struct Leader {
+    /// Its pid, which is also the group id.
+    pub(crate) pid: u32,
+    /// The read end of its stdout.
+    pub(crate) stdout: Fd,
+    /// The read end of its stderr.
+    pub(crate) stderr: Fd,
+    /// The write end of its stdin, when it reads from a pipe (else `/dev/null`).
+    pub(crate) stdin: Option<Fd>,
+}
+
+/// Starts `program args…` (an absolute path) as the leader of a new process
+/// group with exactly `env`, in `cwd`: stdout and stderr piped, stdin piped
+/// when `stdin` says so, else `/dev/null`.
+pub(crate) fn spawn_leader(
+    program: &Path,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: &Path,
+    stdin: bool,
+) -> io::Result<Leader> {
+    let mut child = Command::new(program)
+        .args(args)
+        .env_clear()
+        .envs(env.iter().map(|(key, value)| (key, value)))
+        .current_dir(cwd)
+        .process_group(0)
+        .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    Ok(Leader {
+        pid: child.id(),
+        stdout: child.stdout.take().expect("piped").into(),
+        stderr: child.stderr.take().expect("piped").into(),
+        stdin: child.stdin.take().map(OwnedFd::from),
+    })
+}
+
+/// Signals every process in the group. ESRCH (nothing left but a zombie) and
+/// EPERM (a member changed its credentials) leave nothing to do.
+pub(crate) fn signal_group(pgid: u32, signal: Signal) {
+    // SAFETY: killpg has no memory effects; the pgid is our unreaped child's pid.
+    unsafe { libc::killpg(pgid as libc::pid_t, number(signal)) };
+}
+
+/// Sends `signal` to the group's leader alone.
+pub(crate) fn signal_leader(pid: u32, signal: Signal) {
+    kill(pid, number(signal));
+}
+
+/// Asks a running reaper to SIGKILL every descendant and exit; SIGCONT first,
+/// in case its command stopped it.
+pub(crate) fn signal_reaper(pid: u32) {
+    kill(pid, libc::SIGCONT);
+    kill(pid, libc::SIGUSR1);
+}
+
+fn number(signal: Signal) -> libc::c_int {
+    match signal {
+        Signal::Term => libc::SIGTERM,
+        Signal::Kill => libc::SIGKILL,
+    }
+}
+
+fn kill(pid: u32, signal: libc::c_int) {
+    // SAFETY: kill has no memory effects; the pid is our unreaped child's.
+    unsafe { libc::kill(pid as libc::pid_t, signal) };
+}
+
+/// Waits for one child's exit.
+pub(crate) enum ExitWatch {
+    /// The pidfd turns readable when the process exits.
+    Pidfd { pid: i32, fd: AsyncFd<OwnedFd> },
+    /// Without a pidfd (other systems, or `pidfd_open` failed): a thread
+    /// blocked in `waitid`.
+    Thread(oneshot::Receiver<Exit>),
+    /// The exit was already seen (by a reactor, before it handed the process on).
+    Exited(Exit),
+}
+
+impl ExitWatch {
+    /// Watches `pid`, which must be our unreaped child. Needs a tokio runtime.
+    pub(crate) fn new(pid: u32) -> io::Result<Self> {
+        if let Some(fd) = pidfd_open(pid) {
+            return Self::from_pidfd(pid, fd);
+        }
+        let (tx, rx) = oneshot::channel();
+        thread::Builder::new().name(format!("dsh-wait-{pid}")).stack_size(64 * 1024).spawn(move || {
+            // The receiver is gone only when the supervising task was dropped.
+            let _ = tx.send(wait_exit(pid));
+        })?;
+        Ok(Self::Thread(rx))
+    }
+
+    /// Watches `pid` through its pidfd `fd`. Needs a tokio runtime.
+    pub(crate) fn from_pidfd(pid: u32, fd: OwnedFd) -> io::Result<Self> {
+        // SAFETY: the OwnedFd keeps the pidfd open for the AsyncFd's lifetime.
+        let fd = unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
+            .map_err(|error| error.into_parts().1)?;
+        Ok(Self::Pidfd { pid: pid as i32, fd })
+    }
+
+    /// Resolves once the leader has exited; it stays unreaped. Cancel safe.
+    pub(crate) async fn exited(&mut self) -> Exit {
+        match self {
+            Self::Pidfd { pid, fd } => loop {
+                let Ok(mut ready) = fd.readable().await else {
+                    return Exit::UNKNOWN;
+                };
+                match waitid(*pid, true) {
+                    Ok(Some(exit)) => return exit,
+                    Ok(None) => ready.clear_ready(),
+                    Err(_) => return Exit::UNKNOWN,
+                }
+            },
+            Self::Thread(rx) => rx.await.unwrap_or(Exit::UNKNOWN),
+            Self::Exited(exit) => *exit,
+        }
+    }
+}
+
+/// Whether `pid` has exited, without reaping it: `None` while it runs.
+pub(crate) fn poll_exit(pid: u32) -> io::Result<Option<Exit>> {
+    waitid(pid as i32, true)
+}
+
+/// Blocks until `pid` has exited; it stays unreaped.
+pub(crate) fn wait_exit(pid: u32) -> Exit {
+    waitid(pid as i32, false).ok().flatten().unwrap_or(Exit::UNKNOWN)
+}
+
+/// Waits for `pid` to exit without reaping it (`WNOWAIT`). With `poll`, returns
+/// `None` at once when it is still running.
+fn waitid(pid: i32, poll: bool) -> io::Result<Option<Exit>> {
+    let flags = libc::WEXITED | libc::WNOWAIT | if poll { libc::WNOHANG } else { 0 };
+    loop {
+        let mut info = MaybeUninit::<libc::siginfo_t>::zeroed();
+        // SAFETY: `info` is a valid, zeroed siginfo_t for the kernel to fill.
+        if unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, info.as_mut_ptr(), flags) } == -1 {
+            let error = io::Error::last_os_error();
+            if error.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(error);
+        }
+        // SAFETY: zeroed, then possibly filled by waitid.
+        let info = unsafe { info.assume_init() };
+        // SAFETY: after waitid these union fields hold the child's status.
+        let (child, status) = unsafe { (info.si_pid(), info.si_status()) };
+        // WNOHANG with nothing to report leaves si_pid zero.
+        if poll && child == 0 {
+            return Ok(None);
+        }
+        return Ok(Some(if info.si_code == libc::CLD_EXITED {
+            Exit { code: Some(status), signal: None }
+        } else {
+            Exit { code: None, signal: Some(signal_name(status)) }
+        }));
+    }
+}
+
+/// Reaps `pid`, which has exited. ECHILD (already reaped elsewhere) is fine.
+pub(crate) fn reap(pid: u32) {
+    let pid = pid as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: waits for our own child only; `status` is a valid out pointer.
+    while unsafe { libc::waitpid(pid, &mut status, 0) } == -1
+        && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
+    {}
+}
+
+/// The conventional name of a signal number, as Node spells it.
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGCHLD => "SIGCHLD",
+        libc::SIGCONT => "SIGCONT",
+        libc::SIGSTOP => "SIGSTOP",
+        libc::SIGTSTP => "SIGTSTP",
+        libc::SIGTTIN => "SIGTTIN",
+        libc::SIGTTOU => "SIGTTOU",
+        libc::SIGURG => "SIGURG",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        libc::SIGVTALRM => "SIGVTALRM",
+        libc::SIGPROF => "SIGPROF",
+        libc::SIGWINCH => "SIGWINCH",
+        libc::SIGIO => "SIGIO",
+        libc::SIGSYS => "SIGSYS",
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        libc::SIGSTKFLT => "SIGSTKFLT",
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        libc::SIGPWR => "SIGPWR",
+        // Real-time signals have no fixed names.
+        _ => "SIGUNKNOWN",
+    }
+}
+
+/// Registers a pipe's read end with the runtime (inside its context).
+pub(crate) fn async_reader(fd: Fd) -> io::Result<PipeReader> {
+    PipeReader::from_owned_fd(fd)
+}
+
+/// Registers a pipe's write end with the runtime (inside its context).
+pub(crate) fn async_writer(fd: Fd) -> io::Result<PipeWriter> {
+    PipeWriter::from_owned_fd(fd)
+}
+
+/// Makes reads from `fd` fail with `WouldBlock` instead of waiting.
+pub(crate) fn set_nonblocking(fd: &Fd) -> io::Result<()> {
+    // SAFETY: fcntl on a descriptor we own.
+    if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// One `read(2)` from `fd` into `buf`: `Ok(0)` at the end of file.
+pub(crate) fn read(fd: &Fd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: reads into `buf`, which is valid for its length.
+    let read = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+    if read < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(read as usize)
+}
+
+/// Runs `hook` when the host exits in order (`atexit`).
+pub(crate) fn at_host_exit(hook: extern "C" fn()) {
+    // SAFETY: registers a plain `extern "C" fn`; failure only means no hook.
+    unsafe { libc::atexit(hook) };
+}
+
+/// The file holding this crate's code: the shared object or executable it is
+/// linked into.
+pub(crate) fn loaded_from() -> Option<PathBuf> {
+    let mut info = MaybeUninit::<libc::Dl_info>::zeroed();
+    // SAFETY: dladdr only reads the loader's tables for an address of our own
+    // code and fills `info`; `dli_fname` then points to a NUL-terminated path
+    // the loader owns for as long as the object stays loaded, and it is copied
+    // at once.
+    unsafe {
+        if libc::dladdr(loaded_from as *const libc::c_void, info.as_mut_ptr()) == 0 {
+            return None;
+        }
+        let name = info.assume_init().dli_fname;
+        if name.is_null() {
+            return None;
+        }
+        let path = PathBuf::from(std::ffi::OsStr::from_bytes(CStr::from_ptr(name).to_bytes()));
+        // An executable may be reported by the name it was started with.
+        std::fs::canonicalize(path).ok()
+    }
+}
+
+/// `Ok` when this process may execute the regular file `path`, else the errno
+/// `execve` would give.
+pub(crate) fn may_execute(path: &Path) -> Result<(), i32> {
+    let path = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| libc::ENOENT)?;
+    // SAFETY: a valid NUL-terminated path; access only reads it.
+    if unsafe { libc::access(path.as_ptr(), libc::X_OK) } != 0 {
+        return Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EACCES));
+    }
+    Ok(())
+}
+
+/// A directory made by `builder` is this user's alone (0700).
+pub(crate) fn owner_only_dir(builder: &mut DirBuilder) {
+    builder.mode(0o700);
+}
+
+/// A file made by `options` is this user's alone (0600).
+pub(crate) fn owner_only_file(options: &mut OpenOptions) {
+    options.mode(0o600);
+}
+
+/// Whether `meta` is of a file this process's (effective) user owns.
+pub(crate) fn owned_by_this_user(meta: &Metadata) -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    meta.uid() == unsafe { libc::geteuid() }
+}
+
+/// Whether a process with `pid` exists (EPERM: it does, someone else's).
+pub(crate) fn process_exists(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return true };
+    // SAFETY: signal 0 sends nothing; it only checks that `pid` exists.
+    let exists = unsafe { libc::kill(pid, 0) } == 0;
+    exists || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
