@@ -4,8 +4,15 @@
 //! without waking another thread. Only on Linux (the reactor needs pidfds and
 //! epoll); elsewhere the runtime supervises every child.
 //!
-//! libuv is Node's own, reached through the `uv_*` symbols the `node` binary
-//! exports to addons; nothing else here depends on its version.
+//! The ABI this relies on, and nothing more: libuv's public API, which Node
+//! exports to addons and documents for them (`napi_get_uv_event_loop`), as
+//! libuv 1.x keeps it stable: the functions declared below, and the values of
+//! `UV_POLL` and `UV_READABLE`. The handle's size comes from libuv itself
+//! (`uv_handle_size`), so no libuv struct layout is assumed. Node 20, 22 and
+//! 24 all ship libuv 1.x; the suites run on each. Where any step fails (no
+//! loop, `uv_poll_init` refused, no epoll), this thread gets no reactor and
+//! the runtime's supervisor drives its children, the path every execution
+//! with `onOutput` or `stdin` takes anyway.
 
 use dsh_shell_env_core::process::{Process, ProcessSpec, Spawner};
 use dsh_shell_env_core::ExecError;
