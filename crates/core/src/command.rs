@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::environment::{build_environment, EnvironmentSpec, Platform};
 use crate::error::ExecError;
 use crate::keys::PATH_KEY;
-use crate::process::{check_workdir, resolve_program, OutputLimits, ProcessSpec, SpillPlace};
+use crate::process::{check_workdir, resolve_program, OutputLimits, ProcessSpec, Search, SpillPlace};
 
 /// Default time before a foreground command is killed.
 pub const DEFAULT_TIMEOUT_MS: f64 = 120_000.0;
@@ -171,14 +171,18 @@ pub fn plan(
 
     let environment = build_environment(platform, parent, &request.environment)?;
     let workdir = workdir(request.workdir.as_deref(), cwd)?;
+    let search = |path| match platform.pathext {
+        true => Search::windows(path, environment.get("PATHEXT")),
+        false => Search::posix(path),
+    };
     let program = if SHELLS.contains(&program.as_str()) {
         // A shell is never taken from the workdir, a relative PATH entry or a
         // contributed command directory, where one command could plant a
         // `bash` for the next.
-        let trusted = trusted_search_path(environment.unmanaged_path.as_deref());
-        resolve_program(&program, Some(&trusted), &workdir)?
+        let trusted = trusted_search_path(environment.unmanaged_path.as_deref(), platform);
+        resolve_program(&program, search(Some(&trusted)), &workdir)?
     } else {
-        resolve_program(&program, environment.get(PATH_KEY), &workdir)?
+        resolve_program(&program, search(environment.get(PATH_KEY)), &workdir)?
     };
 
     let mut spec = ProcessSpec::new(program, workdir);
@@ -234,21 +238,20 @@ fn invocation(request: &ExecRequest) -> Result<(String, Vec<String>), ExecError>
             no_nul("command".into(), script)?;
             let shell = request.shell.as_deref().unwrap_or("bash");
             no_nul("shell".into(), shell)?;
-            let is_pwsh = |name: &str| {
-                let file = Path::new(name).file_name().and_then(|f| f.to_str()).unwrap_or("");
-                file == "pwsh" || file.eq_ignore_ascii_case("pwsh.exe")
-            };
-            let args = if is_pwsh(shell) {
-                vec!["-NoProfile".into(), "-NonInteractive".into(), "-Command".into(), script.clone()]
-            } else {
-                vec!["-c".into(), script.clone()]
+            let args = match ShellKind::of(shell) {
+                ShellKind::PowerShell => {
+                    vec!["-NoProfile".into(), "-NonInteractive".into(), "-Command".into(), script.clone()]
+                }
+                // `/s` keeps the quotes around the script as written (see the Windows command line).
+                ShellKind::Cmd => vec!["/d".into(), "/s".into(), "/c".into(), script.clone()],
+                ShellKind::Posix => vec!["-c".into(), script.clone()],
             };
             match shell {
-                "bash" | "sh" | "pwsh" => Ok((shell.into(), args)),
+                "bash" | "sh" | "pwsh" | "powershell" | "cmd" => Ok((shell.into(), args)),
                 path if Path::new(path).is_absolute() => Ok((path.into(), args)),
                 other => Err(ExecError::invalid_spec(
                     "shell",
-                    format!("must be 'bash', 'sh', 'pwsh' or an absolute path (got {other:?})"),
+                    format!("must be 'bash', 'sh', 'pwsh', 'powershell', 'cmd' or an absolute path (got {other:?})"),
                 )),
             }
         }
@@ -268,15 +271,54 @@ fn workdir(workdir: Option<&str>, cwd: &Path) -> Result<PathBuf, ExecError> {
 }
 
 /// The program names resolved as shells, against a trusted search path only.
-pub const SHELLS: &[&str] = &["bash", "sh", "dash", "zsh", "pwsh", "powershell"];
+pub const SHELLS: &[&str] = &["bash", "sh", "dash", "zsh", "pwsh", "powershell", "cmd"];
+
+/// How a shell takes its script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ShellKind {
+    /// `-c script`: bash, sh and any other shell.
+    Posix,
+    /// `-NoProfile -NonInteractive -Command script`: pwsh, powershell.
+    PowerShell,
+    /// `/d /s /c script`: cmd.
+    Cmd,
+}
+
+impl ShellKind {
+    /// The kind of `shell`, a name or a path (either separator, any case of
+    /// a Windows name).
+    fn of(shell: &str) -> Self {
+        let file = shell.rsplit(['/', '\\']).next().unwrap_or(shell);
+        let stem = file.strip_suffix(".exe").or_else(|| file.strip_suffix(".EXE")).unwrap_or(file);
+        if ["pwsh", "powershell"].iter().any(|name| stem.eq_ignore_ascii_case(name)) {
+            Self::PowerShell
+        } else if stem.eq_ignore_ascii_case("cmd") {
+            Self::Cmd
+        } else {
+            Self::Posix
+        }
+    }
+}
 
 /// The absolute entries of `path` (without contributed command directories,
 /// see [`crate::environment::Environment::unmanaged_path`]); empty and
 /// relative entries, which name the workdir, are left out. No `PATH` at all
-/// searches what `execvp` would.
-fn trusted_search_path(path: Option<&str>) -> String {
-    let Some(path) = path else { return "/bin:/usr/bin".into() };
-    path.split(':').filter(|entry| entry.starts_with('/')).collect::<Vec<_>>().join(":")
+/// searches what `execvp` would (on Windows: nothing).
+fn trusted_search_path(path: Option<&str>, platform: &Platform) -> String {
+    let delimiter = if platform.pathext { ';' } else { ':' };
+    let Some(path) = path else {
+        return if platform.pathext { String::new() } else { "/bin:/usr/bin".into() };
+    };
+    let absolute = |entry: &&str| {
+        if platform.pathext {
+            // `C:\…` or `\\server\…`; a drive-relative `C:bin` names a workdir.
+            let bytes = entry.as_bytes();
+            (bytes.len() > 2 && bytes[1] == b':' && matches!(bytes[2], b'\\' | b'/')) || entry.starts_with("\\\\")
+        } else {
+            entry.starts_with('/')
+        }
+    };
+    path.split(delimiter).filter(absolute).collect::<Vec<_>>().join(&delimiter.to_string())
 }
 
 /// The `spillDir` option: an absolute path without NUL bytes. Whether it exists
@@ -362,7 +404,7 @@ mod tests {
             std::fs::write(&at, "#!/bin/sh\necho planted\n").unwrap();
             std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
-        let real = resolve_program("bash", Some("/usr/bin:/bin"), Path::new("/")).unwrap();
+        let real = resolve_program("bash", Search::posix(Some("/usr/bin:/bin")), Path::new("/")).unwrap();
         let mut request = request(CommandLine::Script("echo hi".into()));
         // An empty and a `.` entry name the workdir; a contributed directory comes first in the managed PATH.
         request.environment.explicit = vec![("PATH".into(), Some("::.:/usr/bin:/bin".into()))];
@@ -490,5 +532,36 @@ mod tests {
         request.environment.managed = vec![("PATH".into(), "/managed".into())];
         let path = path_before_managed(&request, parent(), &Platform::posix()).unwrap();
         assert_eq!(path.as_deref(), Some("/usr/bin:/bin"));
+    }
+
+    #[test]
+    fn each_shell_takes_its_script_its_own_way() {
+        let script = |shell: &str| {
+            let request = ExecRequest {
+                command: Some(CommandLine::Script("echo hi".into())),
+                shell: Some(shell.into()),
+                ..ExecRequest::default()
+            };
+            invocation(&request).map(|(_, args)| args)
+        };
+        assert_eq!(script("bash").unwrap(), ["-c", "echo hi"]);
+        assert_eq!(script("pwsh").unwrap(), ["-NoProfile", "-NonInteractive", "-Command", "echo hi"]);
+        assert_eq!(script("powershell").unwrap(), ["-NoProfile", "-NonInteractive", "-Command", "echo hi"]);
+        assert_eq!(script("cmd").unwrap(), ["/d", "/s", "/c", "echo hi"]);
+        assert_eq!(ShellKind::of(r"C:\Program Files\PowerShell\7\pwsh.exe"), ShellKind::PowerShell);
+        assert_eq!(ShellKind::of(r"C:\Windows\System32\CMD.EXE"), ShellKind::Cmd);
+        assert_eq!(ShellKind::of("/usr/bin/zsh"), ShellKind::Posix);
+        assert_eq!(script("fish").unwrap_err().code(), "ERR_SHELL_EXEC_INVALID_SPEC");
+    }
+
+    #[test]
+    fn shells_are_searched_only_in_absolute_entries_by_each_platforms_rules() {
+        let posix = Platform::posix();
+        assert_eq!(trusted_search_path(Some("/usr/bin::bin:./x:/bin"), &posix), "/usr/bin:/bin");
+        assert_eq!(trusted_search_path(None, &posix), "/bin:/usr/bin");
+        let windows = Platform::windows();
+        let path = r"C:\Windows\System32;;bin;C:relative;.\x;\\server\share\bin;D:/tools";
+        assert_eq!(trusted_search_path(Some(path), &windows), r"C:\Windows\System32;\\server\share\bin;D:/tools");
+        assert_eq!(trusted_search_path(None, &windows), "");
     }
 }

@@ -392,17 +392,22 @@ pub struct Platform {
     /// Whether replacing `PATH` keeps the spelling already present (`Path`
     /// on Windows stays `Path`); any other replaced name takes the new spelling.
     pub keep_path_spelling: bool,
+    /// Whether programs are looked up as on Windows: a `;`-separated PATH,
+    /// and a bare name tried with each extension of the child's PATHEXT
+    /// (see [`crate::process::Search`]).
+    pub pathext: bool,
 }
 
 impl Platform {
     /// Linux, macOS and the other Unixes: case-sensitive names.
     pub const fn posix() -> Self {
-        Self { case_insensitive: false, core: POSIX_CORE, keep_path_spelling: false }
+        Self { case_insensitive: false, core: POSIX_CORE, keep_path_spelling: false, pathext: false }
     }
 
-    /// Windows: case-insensitive names, a longer core list, `Path` kept as spelt.
+    /// Windows: case-insensitive names, a longer core list, `Path` kept as
+    /// spelt, programs found through PATHEXT.
     pub const fn windows() -> Self {
-        Self { case_insensitive: true, core: WINDOWS_CORE, keep_path_spelling: true }
+        Self { case_insensitive: true, core: WINDOWS_CORE, keep_path_spelling: true, pathext: true }
     }
 
     /// The rules of the platform this was compiled for.

@@ -42,13 +42,15 @@ mod supervise;
 mod sync;
 mod teardown;
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests;
+#[cfg(all(test, windows))]
+mod windows_tests;
 
 pub use driver::{spawn, spawn_async, Spawner};
 pub use handle::{KillReason, Process};
 pub use output::{OutputReceipt, OutputSink, LIVE_OUTPUT_BUDGET};
-pub use program::{check_workdir, resolve_program};
+pub use program::{check_workdir, resolve_program, Search, DEFAULT_PATHEXT};
 pub use reactor::Reactor;
 pub use result::{OutputDelta, ProcessState, RunResult, Status, StreamResult};
 pub use spec::{ProcessSpec, DEFAULT_GRACE};

@@ -266,33 +266,33 @@ fn resolves_programs_like_execvp() {
     let cwd = dir.0.as_path();
     let path = format!("/nonexistent:{}:/bin", cwd.display());
 
-    assert_eq!(resolve_program("sh", Some("/nonexistent:/bin"), cwd).unwrap(), Path::new("/bin/sh"));
-    assert_eq!(resolve_program("tool", Some(&path), cwd).unwrap(), tool);
+    assert_eq!(resolve_program("sh", Search::posix(Some("/nonexistent:/bin")), cwd).unwrap(), Path::new("/bin/sh"));
+    assert_eq!(resolve_program("tool", Search::posix(Some(&path)), cwd).unwrap(), tool);
     // An empty entry is the working directory; a relative one is relative to it.
-    assert_eq!(resolve_program("tool", Some("/nonexistent::/bin"), cwd).unwrap(), tool);
-    assert_eq!(resolve_program("tool", Some("."), cwd).unwrap(), tool);
+    assert_eq!(resolve_program("tool", Search::posix(Some("/nonexistent::/bin")), cwd).unwrap(), tool);
+    assert_eq!(resolve_program("tool", Search::posix(Some(".")), cwd).unwrap(), tool);
     // With a slash: relative to the working directory, `.` dropped.
-    assert_eq!(resolve_program("./tool", None, cwd).unwrap(), tool);
-    assert_eq!(resolve_program("/bin/sh", Some(""), cwd).unwrap(), Path::new("/bin/sh"));
+    assert_eq!(resolve_program("./tool", Search::posix(None), cwd).unwrap(), tool);
+    assert_eq!(resolve_program("/bin/sh", Search::posix(Some("")), cwd).unwrap(), Path::new("/bin/sh"));
     // Unset PATH falls back to the execvp default.
-    assert_eq!(resolve_program("sh", None, cwd).unwrap(), Path::new("/bin/sh"));
+    assert_eq!(resolve_program("sh", Search::posix(None), cwd).unwrap(), Path::new("/bin/sh"));
 
     let enoent = (io::ErrorKind::NotFound, Some(libc::ENOENT));
     let eacces = (io::ErrorKind::PermissionDenied, Some(libc::EACCES));
-    assert_eq!(errno(resolve_program("no-such-tool", Some(&path), cwd).unwrap_err()), enoent);
-    assert_eq!(errno(resolve_program("", Some(&path), cwd).unwrap_err()), enoent);
-    assert_eq!(errno(resolve_program("./missing", None, cwd).unwrap_err()), enoent);
-    assert_eq!(errno(resolve_program("plain", Some(&path), cwd).unwrap_err()), eacces);
-    assert_eq!(errno(resolve_program("./plain", None, cwd).unwrap_err()), eacces);
-    assert_eq!(errno(resolve_program("adir", Some(&path), cwd).unwrap_err()), eacces);
-    assert_eq!(errno(resolve_program("./adir", None, cwd).unwrap_err()), eacces);
+    assert_eq!(errno(resolve_program("no-such-tool", Search::posix(Some(&path)), cwd).unwrap_err()), enoent);
+    assert_eq!(errno(resolve_program("", Search::posix(Some(&path)), cwd).unwrap_err()), enoent);
+    assert_eq!(errno(resolve_program("./missing", Search::posix(None), cwd).unwrap_err()), enoent);
+    assert_eq!(errno(resolve_program("plain", Search::posix(Some(&path)), cwd).unwrap_err()), eacces);
+    assert_eq!(errno(resolve_program("./plain", Search::posix(None), cwd).unwrap_err()), eacces);
+    assert_eq!(errno(resolve_program("adir", Search::posix(Some(&path)), cwd).unwrap_err()), eacces);
+    assert_eq!(errno(resolve_program("./adir", Search::posix(None), cwd).unwrap_err()), eacces);
     // A later executable wins over an earlier non-executable one.
     let later = TestDir::new();
     let other = later.file("plain", "#!/bin/sh\n", 0o755);
     let both = format!("{}:{}", cwd.display(), later.0.display());
-    assert_eq!(resolve_program("plain", Some(&both), cwd).unwrap(), other);
+    assert_eq!(resolve_program("plain", Search::posix(Some(&both)), cwd).unwrap(), other);
 
-    let error = resolve_program("no-such-tool", Some(&path), cwd).unwrap_err();
+    let error = resolve_program("no-such-tool", Search::posix(Some(&path)), cwd).unwrap_err();
     assert_eq!(error.code(), "ERR_SHELL_EXEC_SPAWN_FAILED");
     assert!(error.to_string().contains("no-such-tool"), "{error}");
 }
@@ -301,7 +301,7 @@ fn resolves_programs_like_execvp() {
 async fn spawns_a_resolved_program() {
     let dir = TestDir::new();
     dir.file("tool", "#!/bin/sh\necho \"tool $1\"\n", 0o755);
-    let program = resolve_program("tool", Some(dir.0.to_str().unwrap()), &dir.0).unwrap();
+    let program = resolve_program("tool", Search::posix(Some(dir.0.to_str().unwrap())), &dir.0).unwrap();
     let mut spec = ProcessSpec::new(program, &dir.0);
     spec.args = vec!["arg".into()];
     assert_eq!(run(spec).await.stdout.text, "tool arg\n");

@@ -1,7 +1,7 @@
 //! What a system without Linux's additions gets: no pidfds (exits are waited
-//! for on a thread), no readiness set (so no reactor: the runtime supervises
-//! every child), no cheap way to find group members (members that outlive the
-//! SIGTERM are not chased), and no subreapers (no reaper).
+//! for otherwise), no readiness set (so no reactor: the runtime supervises
+//! every child), on other Unixes no cheap way to find group members (members
+//! that outlive the SIGTERM are not chased), and no subreapers (no reaper).
 
 use std::io;
 
@@ -20,7 +20,9 @@ pub(crate) fn pidfd_open<Fd>(_pid: u32) -> Option<Fd> {
     None
 }
 
-/// There is no cheap way to ask; members that outlive the SIGTERM are not chased.
+/// There is no cheap way to ask; members that outlive the SIGTERM are not
+/// chased. (Windows asks its job instead.)
+#[cfg(unix)]
 pub(crate) fn group_has_live_members(_pgid: u32) -> bool {
     false
 }

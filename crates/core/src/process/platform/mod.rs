@@ -24,11 +24,13 @@
 //! - `linux.rs`: what Linux adds (pidfds, epoll, the `/proc` group scan,
 //!   subreapers);
 //! - `generic.rs`: the stand-ins for those additions elsewhere;
-//! - `windows.rs`: every other system, where process control is not
-//!   implemented yet and spawning fails.
-//!
-//! A new platform (Windows Job Objects) replaces `windows.rs` and nothing above.
+//! - `windows.rs`: Windows, where a Job Object is the group (`CreateProcessW`
+//!   suspended, into its job, then resumed; a completion port for exits),
+//!   with `command_line.rs`, the command line and environment block it passes.
 
+// Used on Windows; compiled everywhere so its rules are tested everywhere.
+#[cfg_attr(not(windows), allow(dead_code))]
+mod command_line;
 #[cfg(not(target_os = "linux"))]
 mod generic;
 #[cfg(unix)]

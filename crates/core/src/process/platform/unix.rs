@@ -46,6 +46,13 @@ pub(crate) type PipeReader = tokio::net::unix::pipe::Receiver;
 /// The write end of a pipe, registered with the runtime.
 pub(crate) type PipeWriter = tokio::net::unix::pipe::Sender;
 
+/// The OS errors program lookup and the workdir check report.
+pub(crate) const NOT_FOUND: i32 = libc::ENOENT;
+/// A file found but not executable.
+pub(crate) const DENIED: i32 = libc::EACCES;
+/// A workdir that is not a directory.
+pub(crate) const NOT_A_DIRECTORY: i32 = libc::ENOTDIR;
+
 /// Process control works here.
 pub(crate) fn supported() -> io::Result<()> {
     Ok(())

@@ -1,152 +1,438 @@
-//! Systems without POSIX process control (Windows first; Job Objects are the
-//! planned way there): every spawn fails with the error process control has
-//! always given here, so nothing else is ever called. The stubs only keep the
-//! platform API complete.
+//! Windows: each command is started suspended through `CreateProcessW`, put
+//! into a Job Object of its own, and only then resumed, so nothing it starts
+//! can be outside the job. The job is what "the process group" means here:
+//!
+//! - a hard kill is `TerminateJobObject`: every process in the job at once;
+//! - the graceful first step is `CTRL_BREAK_EVENT` to the command's console
+//!   process group (it is started with `CREATE_NEW_PROCESS_GROUP`), which only
+//!   reaches it when the host has a console the command shares; elsewhere the
+//!   grace just runs out and the job is terminated;
+//! - the job is made with `JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`: when the host
+//!   dies in any way, Windows closes its handles and so ends every job, which
+//!   is what the guardian does on Unix;
+//! - one completion port, shared by every job, reports each leader's exit and
+//!   each job's last process, read by one thread: no polling.
+//!
+//! Only the three standard handles are inherited (an explicit handle list),
+//! so no other child of the host can hold a command's pipe open. The pipes
+//! are named pipes, overlapped on the host's end, as the runtime reads them.
 
-use std::fs::{DirBuilder, File, Metadata, OpenOptions};
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::fs::{DirBuilder, Metadata, OpenOptions};
 use std::io;
+use std::mem::{size_of, zeroed};
+use std::os::windows::ffi::OsStrExt;
+use std::os::windows::io::{AsRawHandle, FromRawHandle, IntoRawHandle, OwnedHandle, RawHandle};
 use std::path::{Path, PathBuf};
+use std::ptr::{null, null_mut};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
+use tokio::net::windows::named_pipe::NamedPipeServer;
+use tokio::sync::watch;
+use windows_sys::Win32::Foundation::{
+    CloseHandle, GetLastError, ERROR_PIPE_CONNECTED, GENERIC_READ, GENERIC_WRITE, HANDLE, INVALID_HANDLE_VALUE,
+    STILL_ACTIVE, WAIT_OBJECT_0,
+};
+use windows_sys::Win32::Security::SECURITY_ATTRIBUTES;
+use windows_sys::Win32::Storage::FileSystem::{
+    CreateFileW, FILE_FLAG_FIRST_PIPE_INSTANCE, FILE_FLAG_OVERLAPPED, OPEN_EXISTING, PIPE_ACCESS_INBOUND,
+    PIPE_ACCESS_OUTBOUND,
+};
+use windows_sys::Win32::System::Console::{GenerateConsoleCtrlEvent, GetConsoleWindow, CTRL_BREAK_EVENT};
+use windows_sys::Win32::System::JobObjects::{
+    AssignProcessToJobObject, CreateJobObjectW, JobObjectAssociateCompletionPortInformation,
+    JobObjectBasicAccountingInformation, JobObjectExtendedLimitInformation, QueryInformationJobObject,
+    SetInformationJobObject, TerminateJobObject, JOBOBJECT_ASSOCIATE_COMPLETION_PORT,
+    JOBOBJECT_BASIC_ACCOUNTING_INFORMATION, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
+    JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+};
+use windows_sys::Win32::System::Pipes::{
+    ConnectNamedPipe, CreateNamedPipeW, PIPE_READMODE_BYTE, PIPE_REJECT_REMOTE_CLIENTS, PIPE_TYPE_BYTE, PIPE_WAIT,
+};
+use windows_sys::Win32::System::SystemServices::{
+    JOB_OBJECT_MSG_ABNORMAL_EXIT_PROCESS, JOB_OBJECT_MSG_ACTIVE_PROCESS_ZERO, JOB_OBJECT_MSG_EXIT_PROCESS,
+};
+use windows_sys::Win32::System::Threading::{
+    CreateProcessW, DeleteProcThreadAttributeList, GetExitCodeProcess, InitializeProcThreadAttributeList, OpenProcess,
+    ResumeThread, UpdateProcThreadAttribute, WaitForSingleObject, CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW,
+    CREATE_SUSPENDED, CREATE_UNICODE_ENVIRONMENT, EXTENDED_STARTUPINFO_PRESENT, INFINITE, LPPROC_THREAD_ATTRIBUTE_LIST,
+    PROCESS_INFORMATION, PROCESS_QUERY_LIMITED_INFORMATION, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, STARTF_USESTDHANDLES,
+    STARTUPINFOEXW,
+};
+use windows_sys::Win32::System::IO::{CreateIoCompletionPort, GetQueuedCompletionStatus, OVERLAPPED};
+
+use super::command_line::{command_line, environment_block};
 use crate::process::exit::{Exit, Signal};
 
-/// An owned handle: no process, so never one of a child's.
-pub(crate) type Fd = File;
+/// An owned handle: a pipe end.
+pub(crate) type Fd = OwnedHandle;
 
-/// No pipes to a child exist here.
-pub(crate) type PipeReader = tokio::io::Empty;
+/// The host's end of a child's output pipe, registered with the runtime.
+pub(crate) type PipeReader = NamedPipeServer;
 
-/// No pipes to a child exist here.
-pub(crate) type PipeWriter = tokio::io::Sink;
+/// The host's end of a child's input pipe, registered with the runtime.
+pub(crate) type PipeWriter = NamedPipeServer;
 
-/// Process control is only implemented on Unix.
+/// The OS errors program lookup and the workdir check report:
+/// `ERROR_FILE_NOT_FOUND`.
+pub(crate) const NOT_FOUND: i32 = 2;
+/// A file found but not executable: `ERROR_ACCESS_DENIED`.
+pub(crate) const DENIED: i32 = 5;
+/// A workdir that is not a directory: `ERROR_DIRECTORY`.
+pub(crate) const NOT_A_DIRECTORY: i32 = 267;
+
+/// Process control works here.
 pub(crate) fn supported() -> io::Result<()> {
-    Err(io::Error::new(io::ErrorKind::Unsupported, "process control is only implemented on Unix"))
+    Ok(())
 }
 
-/// A child that leads its own group (never made here).
+/// The exit code a job terminated by this package gives its processes; the
+/// result reports it as `SIGKILL`, as Node does for a child it killed.
+const KILLED_EXIT_CODE: u32 = 1;
+
+/// A child that leads its own job, with the host's ends of its pipes.
 pub(crate) struct Leader {
-    /// Its pid.
+    /// Its process id, which also names its job here.
     pub(crate) pid: u32,
     /// The read end of its stdout.
     pub(crate) stdout: Fd,
     /// The read end of its stderr.
     pub(crate) stderr: Fd,
-    /// The write end of its stdin.
+    /// The write end of its stdin, when it reads from a pipe (else `NUL`).
     pub(crate) stdin: Option<Fd>,
 }
 
-/// Fails, as [`supported`] does.
-pub(crate) fn spawn_leader(
-    _program: &Path,
-    _args: &[String],
-    _env: &[(String, String)],
-    _cwd: &Path,
-    _stdin: bool,
-) -> io::Result<Leader> {
-    supported().and_then(|()| Err(io::ErrorKind::Unsupported.into()))
+/// What is known of one command: its process, its job, and what the
+/// completion port said.
+struct Child {
+    process: OwnedHandle,
+    job: OwnedHandle,
+    /// The leader's exit, once the completion port reported it.
+    exited: watch::Sender<bool>,
+    /// This package terminated the job: the leader's exit is a kill.
+    terminated: bool,
 }
 
-/// No process can exist where spawning is unsupported.
-pub(crate) fn signal_group(_pgid: u32, _signal: Signal) {}
+/// Every command not yet reaped, by leader pid.
+fn children() -> &'static Mutex<HashMap<u32, Child>> {
+    static CHILDREN: OnceLock<Mutex<HashMap<u32, Child>>> = OnceLock::new();
+    CHILDREN.get_or_init(Default::default)
+}
 
-/// As [`signal_group`].
-pub(crate) fn signal_leader(_pid: u32, _signal: Signal) {}
+fn with_child<T>(pid: u32, f: impl FnOnce(&mut Child) -> T) -> Option<T> {
+    crate::process::sync::lock(children()).get_mut(&pid).map(f)
+}
 
-/// As [`signal_group`].
-pub(crate) fn signal_reaper(_pid: u32) {}
+/// Starts `program args…` (an absolute path) suspended, puts it into a new
+/// job, then lets it run: stdout and stderr piped, stdin piped when `stdin`
+/// says so, else `NUL`; exactly `env`, in `cwd`.
+pub(crate) fn spawn_leader(
+    program: &Path,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: &Path,
+    stdin: bool,
+) -> io::Result<Leader> {
+    let port = completion_port()?;
+    let (stdout_host, stdout_child) = pipe(Direction::FromChild)?;
+    let (stderr_host, stderr_child) = pipe(Direction::FromChild)?;
+    let (stdin_host, stdin_child) = if stdin {
+        let (host, child) = pipe(Direction::ToChild)?;
+        (Some(host), child)
+    } else {
+        (None, null_device()?)
+    };
+    let job = new_job(port)?;
 
-/// Waits for one child's exit (there is none).
+    let mut application = wide(program.as_os_str());
+    let mut line = command_line(program, args);
+    let mut block = environment_block(env);
+    let directory = wide(cwd.as_os_str());
+    let inherited = [stdin_child.as_raw_handle(), stdout_child.as_raw_handle(), stderr_child.as_raw_handle()];
+    let attributes = HandleList::new(&inherited)?;
+
+    // SAFETY: zeroed is a valid STARTUPINFOEXW; the fields set below are the
+    // ones CreateProcessW reads with these flags.
+    let mut startup: STARTUPINFOEXW = unsafe { zeroed() };
+    startup.StartupInfo.cb = size_of::<STARTUPINFOEXW>() as u32;
+    startup.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
+    startup.StartupInfo.hStdInput = inherited[0] as HANDLE;
+    startup.StartupInfo.hStdOutput = inherited[1] as HANDLE;
+    startup.StartupInfo.hStdError = inherited[2] as HANDLE;
+    startup.lpAttributeList = attributes.list;
+    let mut flags =
+        CREATE_SUSPENDED | CREATE_NEW_PROCESS_GROUP | CREATE_UNICODE_ENVIRONMENT | EXTENDED_STARTUPINFO_PRESENT;
+    // A host without a console would give each command a new console window.
+    // SAFETY: no arguments; returns the console window or null.
+    if unsafe { GetConsoleWindow() }.is_null() {
+        flags |= CREATE_NO_WINDOW;
+    }
+    // SAFETY: zeroed is a valid PROCESS_INFORMATION for CreateProcessW to fill.
+    let mut info: PROCESS_INFORMATION = unsafe { zeroed() };
+    // SAFETY: every pointer is to a NUL-terminated UTF-16 buffer that lives to
+    // the end of the call (the command line mutable, as CreateProcessW wants);
+    // the environment block ends in two NULs; `startup` and its attribute list
+    // outlive the call; the inherited handles are open and inheritable.
+    let created = unsafe {
+        CreateProcessW(
+            application.as_mut_ptr(),
+            line.as_mut_ptr(),
+            null(),
+            null(),
+            1,
+            flags,
+            block.as_mut_ptr().cast(),
+            directory.as_ptr(),
+            &startup.StartupInfo,
+            &mut info,
+        )
+    };
+    drop(attributes);
+    if created == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: CreateProcessW succeeded, so both handles are open and ours.
+    let (process, thread) = unsafe {
+        (
+            OwnedHandle::from_raw_handle(info.hProcess as RawHandle),
+            OwnedHandle::from_raw_handle(info.hThread as RawHandle),
+        )
+    };
+    let pid = info.dwProcessId;
+    let (exited, _) = watch::channel(false);
+    crate::process::sync::lock(children())
+        .insert(pid, Child { process: process.try_clone()?, job: job.try_clone()?, exited, terminated: false });
+    let assigned = associate(&job, port, pid).and_then(|()| {
+        // SAFETY: both handles are open; the process has not run any code yet.
+        if unsafe { AssignProcessToJobObject(job.as_raw_handle() as HANDLE, process.as_raw_handle() as HANDLE) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    });
+    let resumed = assigned.and_then(|()| {
+        // SAFETY: the primary thread's handle, open and suspended once.
+        if unsafe { ResumeThread(thread.as_raw_handle() as HANDLE) } == u32::MAX {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    });
+    if let Err(error) = resumed {
+        // Nothing may outlive a failed spawn: the suspended process goes.
+        // SAFETY: an open process handle; TerminateProcess has no memory effects.
+        unsafe { windows_sys::Win32::System::Threading::TerminateProcess(process.as_raw_handle() as HANDLE, 1) };
+        crate::process::sync::lock(children()).remove(&pid);
+        return Err(error);
+    }
+    Ok(Leader { pid, stdout: stdout_host, stderr: stderr_host, stdin: stdin_host })
+}
+
+/// Signals the command's job: `Term` is CTRL_BREAK to its console process
+/// group (where the host has a console to share), `Kill` ends every process
+/// in the job.
+pub(crate) fn signal_group(pid: u32, signal: Signal) {
+    match signal {
+        Signal::Term => {
+            // SAFETY: no memory effects; fails harmlessly without a shared console.
+            unsafe { GenerateConsoleCtrlEvent(CTRL_BREAK_EVENT, pid) };
+        }
+        Signal::Kill => {
+            with_child(pid, |child| {
+                // Only a leader still running dies of this kill; one that had
+                // exited keeps its own code.
+                // SAFETY: open handles (closed only by `reap`); no memory effects.
+                unsafe {
+                    child.terminated |=
+                        WaitForSingleObject(child.process.as_raw_handle() as HANDLE, 0) != WAIT_OBJECT_0;
+                    TerminateJobObject(child.job.as_raw_handle() as HANDLE, KILLED_EXIT_CODE);
+                }
+            });
+        }
+    }
+}
+
+/// The same as [`signal_group`]: a job has no leader of its own to signal.
+pub(crate) fn signal_leader(pid: u32, signal: Signal) {
+    signal_group(pid, signal);
+}
+
+/// There is no reaper here; a hard kill ends the job.
+pub(crate) fn signal_reaper(pid: u32) {
+    signal_group(pid, Signal::Kill);
+}
+
+/// Waits for one child's exit, as the completion port reports it.
 pub(crate) enum ExitWatch {
+    /// Turns `true` when the leader has exited.
+    Port { pid: u32, exited: watch::Receiver<bool> },
     /// The exit was already seen.
     Exited(Exit),
 }
 
 impl ExitWatch {
-    /// Fails, as [`supported`] does.
-    pub(crate) fn new(_pid: u32) -> io::Result<Self> {
-        supported().map(|()| Self::Exited(Exit::UNKNOWN))
+    /// Watches `pid`, which must be an unreaped command of ours.
+    pub(crate) fn new(pid: u32) -> io::Result<Self> {
+        let exited = with_child(pid, |child| child.exited.subscribe())
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "not a command of this process"))?;
+        Ok(Self::Port { pid, exited })
     }
 
-    /// Fails, as [`supported`] does.
-    pub(crate) fn from_pidfd(_pid: u32, _fd: Fd) -> io::Result<Self> {
-        Self::new(0)
+    /// There are no pidfds here; the same as [`ExitWatch::new`].
+    pub(crate) fn from_pidfd(pid: u32, _fd: Fd) -> io::Result<Self> {
+        Self::new(pid)
     }
 
-    /// The exit already seen.
+    /// Resolves once the leader has exited. Cancel safe.
     pub(crate) async fn exited(&mut self) -> Exit {
         match self {
+            Self::Port { pid, exited } => {
+                // The port's message may be lost only if the job could not be
+                // associated, which fails the spawn; the sender lives until the reap.
+                let _ = exited.wait_for(|exited| *exited).await;
+                poll_exit(*pid).ok().flatten().unwrap_or(Exit::UNKNOWN)
+            }
             Self::Exited(exit) => *exit,
         }
     }
 }
 
-/// No child to ask about.
-pub(crate) fn poll_exit(_pid: u32) -> io::Result<Option<Exit>> {
-    supported().map(|()| None)
+/// Whether `pid` has exited: `None` while it runs.
+pub(crate) fn poll_exit(pid: u32) -> io::Result<Option<Exit>> {
+    wait(pid, 0)
 }
 
-/// No child to wait for.
-pub(crate) fn wait_exit(_pid: u32) -> Exit {
-    Exit::UNKNOWN
+/// Blocks until `pid` has exited.
+pub(crate) fn wait_exit(pid: u32) -> Exit {
+    wait(pid, INFINITE).ok().flatten().unwrap_or(Exit::UNKNOWN)
 }
 
-/// No child to reap.
-pub(crate) fn reap(_pid: u32) {}
-
-/// No pipes here.
-pub(crate) fn async_reader(_fd: Fd) -> io::Result<PipeReader> {
-    supported().map(|()| tokio::io::empty())
+fn wait(pid: u32, millis: u32) -> io::Result<Option<Exit>> {
+    let Some((process, terminated)) =
+        with_child(pid, |child| (child.process.as_raw_handle() as HANDLE, child.terminated))
+    else {
+        return Ok(Some(Exit::UNKNOWN));
+    };
+    // SAFETY: the handle stays open until `reap`, which only the driver that
+    // waits here calls, after this returns.
+    if unsafe { WaitForSingleObject(process, millis) } != WAIT_OBJECT_0 {
+        return Ok(None);
+    }
+    let mut code = 0u32;
+    // SAFETY: as above; `code` is a valid out pointer.
+    if unsafe { GetExitCodeProcess(process, &mut code) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let terminated = terminated || with_child(pid, |child| child.terminated).unwrap_or(false);
+    Ok(Some(if terminated && code == KILLED_EXIT_CODE {
+        Exit { code: None, signal: Some("SIGKILL") }
+    } else {
+        // Exit codes are unsigned here; a crash's NTSTATUS reads as negative, as in Node.
+        Exit { code: Some(code as i32), signal: None }
+    }))
 }
 
-/// No pipes here.
-pub(crate) fn async_writer(_fd: Fd) -> io::Result<PipeWriter> {
-    supported().map(|()| tokio::io::sink())
+/// Forgets `pid`: closes its process handle and its job, whose processes have
+/// all been dealt with (closing the job would end any left).
+pub(crate) fn reap(pid: u32) {
+    crate::process::sync::lock(children()).remove(&pid);
 }
 
-/// No pipes here.
+/// Whether a process of `pid`'s job other than the exited leader still runs.
+pub(crate) fn group_has_live_members(pid: u32) -> bool {
+    let Some(job) = with_child(pid, |child| child.job.as_raw_handle() as HANDLE) else { return false };
+    // SAFETY: zeroed is a valid out structure of the size passed.
+    let mut info: JOBOBJECT_BASIC_ACCOUNTING_INFORMATION = unsafe { zeroed() };
+    // SAFETY: an open job handle (closed only by `reap`, after the group is
+    // dealt with); `info` is writable for its size.
+    let queried = unsafe {
+        QueryInformationJobObject(
+            job,
+            JobObjectBasicAccountingInformation,
+            (&mut info as *mut JOBOBJECT_BASIC_ACCOUNTING_INFORMATION).cast(),
+            size_of::<JOBOBJECT_BASIC_ACCOUNTING_INFORMATION>() as u32,
+            null_mut(),
+        )
+    };
+    queried != 0 && info.ActiveProcesses > 0
+}
+
+/// Registers a pipe's host end with the runtime (inside its context).
+pub(crate) fn async_reader(fd: Fd) -> io::Result<PipeReader> {
+    // SAFETY: a named pipe's server end, opened overlapped, owned and given up here.
+    unsafe { NamedPipeServer::from_raw_handle(fd.into_raw_handle()) }
+}
+
+/// Registers a pipe's host end with the runtime (inside its context).
+pub(crate) fn async_writer(fd: Fd) -> io::Result<PipeWriter> {
+    async_reader(fd)
+}
+
+/// Only the reactor reads without blocking, and there is none here.
 pub(crate) fn set_nonblocking(_fd: &Fd) -> io::Result<()> {
-    supported()
+    Err(io::ErrorKind::Unsupported.into())
 }
 
-/// No pipes here.
+/// Only the reactor reads directly, and there is none here.
 pub(crate) fn read(_fd: &Fd, _buf: &mut [u8]) -> io::Result<usize> {
-    supported().map(|()| 0)
+    Err(io::ErrorKind::Unsupported.into())
 }
 
-/// No child is ever left to end at exit.
-pub(crate) fn at_host_exit(_hook: extern "C" fn()) {}
+/// Runs `hook` when the host exits in order (the C runtime's `atexit`).
+pub(crate) fn at_host_exit(hook: extern "C" fn()) {
+    extern "C" {
+        fn atexit(hook: extern "C" fn()) -> i32;
+    }
+    // SAFETY: registers a plain `extern "C" fn`; failure only means no hook
+    // (the jobs still end when the host's handles close).
+    unsafe { atexit(hook) };
+}
 
-/// Not needed: there is no reaper to find here.
+/// Not needed: there is no reaper here.
 pub(crate) fn loaded_from() -> Option<PathBuf> {
     None
 }
 
-/// Nothing to check beyond being a regular file.
+/// Windows has no execute permission to check beyond being a regular file.
 pub(crate) fn may_execute(_path: &Path) -> Result<(), i32> {
     Ok(())
 }
 
-/// The directory keeps the system's default permissions.
+/// The directory inherits its parent's ACL: the default, the user's own
+/// temporary directory, is private to the user.
 pub(crate) fn owner_only_dir(_builder: &mut DirBuilder) {}
 
-/// The file keeps the system's default permissions.
+/// The file inherits its directory's ACL.
 pub(crate) fn owner_only_file(_options: &mut OpenOptions) {}
 
-/// Unknown here: no spill directory is ever swept.
+/// Unknown here without reading ACLs: stale spill directories are not swept.
 pub(crate) fn owned_by_this_user(_meta: &Metadata) -> bool {
     false
 }
 
-/// Unknown here: taken to exist, so nothing of it is removed.
-pub(crate) fn process_exists(_pid: u32) -> bool {
-    true
+/// Whether a process with `pid` is running.
+pub(crate) fn process_exists(pid: u32) -> bool {
+    // SAFETY: opens a handle (closed below) or fails; no memory effects.
+    let handle = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+    if handle.is_null() {
+        // Access denied means it exists and is someone else's.
+        // SAFETY: no arguments.
+        return unsafe { GetLastError() } == windows_sys::Win32::Foundation::ERROR_ACCESS_DENIED;
+    }
+    let mut code = 0u32;
+    // SAFETY: `handle` is open; `code` is a valid out pointer; closed once.
+    unsafe {
+        let running = GetExitCodeProcess(handle, &mut code) != 0 && code == STILL_ACTIVE as u32;
+        CloseHandle(handle);
+        running
+    }
 }
 
-/// No groups to end when the host dies.
+/// Nothing to do at the host's death: each job is made kill-on-close.
 pub(crate) mod guardian {
     use std::collections::BTreeMap;
 
-    /// Nothing to hear of.
+    /// Nothing to hear of: the job ends with the host's handles.
     pub(crate) fn started(_pgid: u32, _reaper: bool, _live: &BTreeMap<u32, bool>) {}
 
     /// Nothing to hear of.
@@ -154,4 +440,226 @@ pub(crate) mod guardian {
 
     /// Nothing to dismiss.
     pub(crate) fn dismiss() {}
+}
+
+/// The completion port every job reports to, and the thread reading it.
+fn completion_port() -> io::Result<HANDLE> {
+    static PORT: OnceLock<Result<usize, i32>> = OnceLock::new();
+    let port = PORT.get_or_init(|| {
+        // SAFETY: makes a new port; no memory effects.
+        let port = unsafe { CreateIoCompletionPort(INVALID_HANDLE_VALUE, null_mut(), 0, 1) };
+        if port.is_null() {
+            return Err(io::Error::last_os_error().raw_os_error().unwrap_or(0));
+        }
+        let address = port as usize;
+        std::thread::Builder::new()
+            .name("dsh-job-port".into())
+            .stack_size(64 * 1024)
+            .spawn(move || read_port(address as HANDLE))
+            .map_err(|error| error.raw_os_error().unwrap_or(0))?;
+        Ok(address)
+    });
+    port.map(|address| address as HANDLE).map_err(io::Error::from_raw_os_error)
+}
+
+/// Reads the port for good: a leader's exit wakes its watchers. (A job's last
+/// process, `ACTIVE_PROCESS_ZERO`, needs no wake-up: the driver asks the job
+/// itself, `group_has_live_members`, once the leader is gone.)
+fn read_port(port: HANDLE) {
+    loop {
+        let (mut message, mut key, mut overlapped) = (0u32, 0usize, null_mut::<OVERLAPPED>());
+        // SAFETY: the port lives for the process; the out pointers are valid.
+        if unsafe { GetQueuedCompletionStatus(port, &mut message, &mut key, &mut overlapped, INFINITE) } == 0 {
+            continue;
+        }
+        // For process messages the "overlapped" value is the process id.
+        let process = overlapped as usize as u32;
+        let leader = key as u32;
+        match message {
+            JOB_OBJECT_MSG_EXIT_PROCESS | JOB_OBJECT_MSG_ABNORMAL_EXIT_PROCESS if process == leader => {
+                with_child(leader, |child| child.exited.send_replace(true));
+            }
+            JOB_OBJECT_MSG_ACTIVE_PROCESS_ZERO => {
+                // The leader is gone too; its exit message came first.
+                with_child(leader, |child| child.exited.send_replace(true));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A new job whose processes all end when its last handle closes (the host's
+/// death included), and that a crash inside it does not hold up.
+fn new_job(_port: HANDLE) -> io::Result<OwnedHandle> {
+    // SAFETY: an anonymous job with default security; no memory effects.
+    let job = unsafe { CreateJobObjectW(null(), null()) };
+    if job.is_null() {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new, open handle, owned from here.
+    let job = unsafe { OwnedHandle::from_raw_handle(job as RawHandle) };
+    // SAFETY: zeroed is a valid limit structure; only the flags are set.
+    let mut limits: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = unsafe { zeroed() };
+    limits.BasicLimitInformation.LimitFlags =
+        JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE | JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION;
+    // SAFETY: an open job; the structure is readable for its size.
+    let set = unsafe {
+        SetInformationJobObject(
+            job.as_raw_handle() as HANDLE,
+            JobObjectExtendedLimitInformation,
+            (&limits as *const JOBOBJECT_EXTENDED_LIMIT_INFORMATION).cast(),
+            size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
+        )
+    };
+    if set == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(job)
+}
+
+/// Has `job` report to `port`, with the leader's pid as the key.
+fn associate(job: &OwnedHandle, port: HANDLE, pid: u32) -> io::Result<()> {
+    let association =
+        JOBOBJECT_ASSOCIATE_COMPLETION_PORT { CompletionKey: pid as usize as *mut _, CompletionPort: port };
+    // SAFETY: an open job and port; the structure is readable for its size.
+    let set = unsafe {
+        SetInformationJobObject(
+            job.as_raw_handle() as HANDLE,
+            JobObjectAssociateCompletionPortInformation,
+            (&association as *const JOBOBJECT_ASSOCIATE_COMPLETION_PORT).cast(),
+            size_of::<JOBOBJECT_ASSOCIATE_COMPLETION_PORT>() as u32,
+        )
+    };
+    if set == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Which way a pipe's bytes go.
+enum Direction {
+    FromChild,
+    ToChild,
+}
+
+/// A pipe: the host's end (a named pipe's server, overlapped, for the
+/// runtime) and the child's (inheritable, synchronous).
+fn pipe(direction: Direction) -> io::Result<(OwnedHandle, OwnedHandle)> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = format!(r"\\.\pipe\dsh-shell-env-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+    let name = wide(OsStr::new(&name));
+    let (host_access, child_access) = match direction {
+        Direction::FromChild => (PIPE_ACCESS_INBOUND, GENERIC_WRITE),
+        Direction::ToChild => (PIPE_ACCESS_OUTBOUND, GENERIC_READ),
+    };
+    // SAFETY: a NUL-terminated name; the first instance, so no other process
+    // can have made a pipe of that name to intercept the child's end.
+    let host = unsafe {
+        CreateNamedPipeW(
+            name.as_ptr(),
+            host_access | FILE_FLAG_FIRST_PIPE_INSTANCE | FILE_FLAG_OVERLAPPED,
+            PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT | PIPE_REJECT_REMOTE_CLIENTS,
+            1,
+            64 * 1024,
+            64 * 1024,
+            0,
+            null(),
+        )
+    };
+    if host == INVALID_HANDLE_VALUE {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new, open handle, owned from here.
+    let host = unsafe { OwnedHandle::from_raw_handle(host as RawHandle) };
+    let inheritable = SECURITY_ATTRIBUTES {
+        nLength: size_of::<SECURITY_ATTRIBUTES>() as u32,
+        lpSecurityDescriptor: null_mut(),
+        bInheritHandle: 1,
+    };
+    // SAFETY: a NUL-terminated name of the pipe made above; `inheritable` lives to the end of the call.
+    let child = unsafe { CreateFileW(name.as_ptr(), child_access, 0, &inheritable, OPEN_EXISTING, 0, null_mut()) };
+    if child == INVALID_HANDLE_VALUE {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new, open handle, owned from here.
+    let child = unsafe { OwnedHandle::from_raw_handle(child as RawHandle) };
+    // The client is connected already; an overlapped connect would only
+    // report that (ERROR_PIPE_CONNECTED) or pend.
+    let mut overlapped: OVERLAPPED = unsafe { zeroed() };
+    // SAFETY: an open server handle; `overlapped` outlives the call, which
+    // cannot pend with a client already connected.
+    let connected = unsafe { ConnectNamedPipe(host.as_raw_handle() as HANDLE, &mut overlapped) };
+    // SAFETY: no arguments.
+    if connected == 0 && unsafe { GetLastError() } != ERROR_PIPE_CONNECTED {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((host, child))
+}
+
+/// `NUL`, opened inheritable, for a child without stdin.
+fn null_device() -> io::Result<OwnedHandle> {
+    let inheritable = SECURITY_ATTRIBUTES {
+        nLength: size_of::<SECURITY_ATTRIBUTES>() as u32,
+        lpSecurityDescriptor: null_mut(),
+        bInheritHandle: 1,
+    };
+    let name = wide(OsStr::new("NUL"));
+    // SAFETY: a NUL-terminated name; `inheritable` lives to the end of the call.
+    let handle = unsafe { CreateFileW(name.as_ptr(), GENERIC_READ, 0, &inheritable, OPEN_EXISTING, 0, null_mut()) };
+    if handle == INVALID_HANDLE_VALUE {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new, open handle, owned from here.
+    Ok(unsafe { OwnedHandle::from_raw_handle(handle as RawHandle) })
+}
+
+/// A process-thread attribute list naming the only handles a child inherits.
+struct HandleList {
+    list: LPPROC_THREAD_ATTRIBUTE_LIST,
+    _memory: Vec<u8>,
+    _handles: Box<[RawHandle]>,
+}
+
+impl HandleList {
+    fn new(handles: &[RawHandle]) -> io::Result<Self> {
+        let mut size = 0usize;
+        // SAFETY: the documented size query: a null list and a size out pointer.
+        unsafe { InitializeProcThreadAttributeList(null_mut(), 1, 0, &mut size) };
+        let mut memory = vec![0u8; size];
+        let list = memory.as_mut_ptr().cast();
+        // SAFETY: `memory` has the size the query asked for.
+        if unsafe { InitializeProcThreadAttributeList(list, 1, 0, &mut size) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let handles: Box<[RawHandle]> = handles.into();
+        // SAFETY: an initialised list; the handle array lives in `Self` as long as the list.
+        let updated = unsafe {
+            UpdateProcThreadAttribute(
+                list,
+                0,
+                PROC_THREAD_ATTRIBUTE_HANDLE_LIST as usize,
+                handles.as_ptr().cast(),
+                std::mem::size_of_val(&*handles),
+                null_mut(),
+                null(),
+            )
+        };
+        let this = Self { list, _memory: memory, _handles: handles };
+        if updated == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(this)
+    }
+}
+
+impl Drop for HandleList {
+    fn drop(&mut self) {
+        // SAFETY: initialised in `new`, deleted once.
+        unsafe { DeleteProcThreadAttributeList(self.list) };
+    }
+}
+
+/// `text` as a NUL-terminated UTF-16 string.
+fn wide(text: &OsStr) -> Vec<u16> {
+    text.encode_wide().chain(Some(0)).collect()
 }

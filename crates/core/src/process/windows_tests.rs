@@ -1,0 +1,181 @@
+//! Process control on Windows against real processes: `cmd.exe`, and this
+//! test binary itself started again as a child that sleeps, starts a child of
+//! its own, or echoes its stdin (see [`child_mode`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::*;
+
+/// Names what a copy of this test binary started as a child does.
+const CHILD_MODE: &str = "DSH_SHELL_ENV_TEST_CHILD";
+
+/// Not a test: what this binary does when started as a test child. `sleep`
+/// prints its pid and sleeps; `tree` starts a `sleep` child (in the same job)
+/// and then does the same; `echo` copies stdin to stdout.
+#[test]
+#[ignore = "run only as a child of the process tests"]
+fn child_mode() {
+    use std::io::{Read, Write};
+    match std::env::var(CHILD_MODE).as_deref() {
+        Ok("sleep") => {
+            println!("PID {}", std::process::id());
+            std::thread::sleep(Duration::from_secs(60));
+        }
+        Ok("tree") => {
+            let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+            child.args(child_args()).env(CHILD_MODE, "sleep");
+            let _grandchild = child.spawn().unwrap();
+            println!("PID {}", std::process::id());
+            std::thread::sleep(Duration::from_secs(60));
+        }
+        Ok("echo") => {
+            let mut input = String::new();
+            std::io::stdin().read_to_string(&mut input).unwrap();
+            print!("ECHO[{input}]");
+            std::io::stdout().flush().unwrap();
+        }
+        _ => {}
+    }
+}
+
+/// The test harness's arguments that run [`child_mode`] alone.
+fn child_args() -> Vec<String> {
+    ["--ignored", "--exact", "process::windows_tests::child_mode", "--nocapture", "--test-threads=1"]
+        .map(String::from)
+        .into()
+}
+
+/// The variables a Windows program needs to start at all.
+fn base_env() -> Vec<(String, String)> {
+    std::env::vars()
+        .filter(|(name, _)| ["SYSTEMROOT", "WINDIR", "PATH", "TEMP", "TMP"].contains(&name.to_uppercase().as_str()))
+        .collect()
+}
+
+fn cmd(script: &str) -> ProcessSpec {
+    let program =
+        resolve_program("cmd", Search::windows(std::env::var("PATH").ok().as_deref(), None), &std::env::temp_dir())
+            .expect("cmd.exe on PATH");
+    let mut spec = ProcessSpec::new(program, std::env::temp_dir());
+    spec.args = vec!["/d".into(), "/s".into(), "/c".into(), script.into()];
+    spec.env = base_env();
+    spec
+}
+
+fn child(mode: &str) -> ProcessSpec {
+    let mut spec = ProcessSpec::new(std::env::current_exe().unwrap(), std::env::temp_dir());
+    spec.args = child_args();
+    spec.env = base_env();
+    spec.env.push((CHILD_MODE.into(), mode.into()));
+    spec
+}
+
+async fn run(spec: ProcessSpec) -> Arc<RunResult> {
+    tokio::time::timeout(Duration::from_secs(60), spawn(spec).expect("spawn").wait()).await.expect("finished")
+}
+
+/// The pids a test child printed.
+fn pids(text: &str) -> Vec<u32> {
+    text.lines().filter_map(|line| line.trim().strip_prefix("PID ")).filter_map(|pid| pid.parse().ok()).collect()
+}
+
+/// Waits (briefly) until no process has `pid`.
+async fn assert_gone(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while platform::process_exists(pid) {
+        assert!(Instant::now() < deadline, "{pid} still running");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[test]
+fn cmd_is_found_through_pathext() {
+    let path = std::env::var("PATH").unwrap();
+    let found = resolve_program("cmd", Search::windows(Some(&path), None), &std::env::temp_dir()).unwrap();
+    let name = found.file_name().unwrap().to_string_lossy().to_lowercase();
+    assert_eq!(name, "cmd.exe");
+    assert!(found.is_absolute());
+    // Without the extension in PATHEXT it is not found.
+    let error = resolve_program("cmd", Search::windows(Some(&path), Some(".BAT")), &std::env::temp_dir()).unwrap_err();
+    assert_eq!(error.code(), "ERR_SHELL_EXEC_SPAWN_FAILED");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_runs_with_exactly_the_environment_block_it_is_given() {
+    let mut spec = cmd("echo [%DSH_ONE%] [%dsh_two%] & exit /b 3");
+    spec.env.push(("DSH_ONE".into(), "é € 1".into()));
+    spec.env.push(("DSH_TWO".into(), "two words".into()));
+    let result = run(spec).await;
+    assert_eq!(result.exit_code, Some(3));
+    assert_eq!(result.signal, None);
+    // Names are case-insensitive in the block, values arrive as UTF-16.
+    assert_eq!(result.stdout.text.trim_end(), "[é € 1] [two words]");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stdin_is_written_then_closed() {
+    let mut spec = child("echo");
+    spec.stdin = Some("one\ntwo".into());
+    let result = run(spec).await;
+    assert!(result.stdout.text.contains("ECHO[one\ntwo]"), "{:?}", result.stdout.text);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn output_past_the_cap_keeps_the_tail_and_says_so() {
+    let mut spec = cmd("for /L %i in (1,1,3000) do @echo line %i");
+    spec.stdout.max_bytes = 1000;
+    let result = run(spec).await;
+    assert_eq!(result.exit_code, Some(0));
+    assert!(result.stdout.truncated);
+    assert!(result.stdout.text.len() <= 1000);
+    assert!(result.stdout.text.trim_end().ends_with("line 3000"), "{:?}", result.stdout.text);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_timeout_ends_the_whole_tree_through_the_job() {
+    let mut spec = child("tree");
+    spec.timeout = Some(Duration::from_millis(1500));
+    spec.grace = Duration::from_millis(200);
+    let started = Instant::now();
+    let result = run(spec).await;
+    assert!(result.timed_out);
+    assert_eq!(result.signal, Some("SIGKILL"));
+    assert!(started.elapsed() < Duration::from_secs(30), "took {:?}", started.elapsed());
+    let pids = pids(&result.stdout.text);
+    assert_eq!(pids.len(), 2, "{:?}", result.stdout.text);
+    for pid in pids {
+        assert_gone(pid).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kill_ends_a_running_command_and_reports_it_killed() {
+    let mut spec = child("tree");
+    spec.grace = Duration::from_millis(300);
+    let process = spawn(spec).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = String::new();
+    while pids(&seen).len() < 2 {
+        assert!(Instant::now() < deadline, "children never started: {seen:?}");
+        seen.push_str(&process.read_output().stdout);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(process.state().status, Status::Running);
+    assert!(process.kill(KillReason::Requested));
+    let result = tokio::time::timeout(Duration::from_secs(30), process.wait()).await.unwrap();
+    assert_eq!(process.state().status, Status::Killed);
+    assert_eq!(result.signal, Some("SIGKILL"));
+    assert!(!result.timed_out && !result.aborted);
+    for pid in pids(&seen) {
+        assert_gone(pid).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_program_fails_the_spawn_and_starts_nothing() {
+    let spec = ProcessSpec::new(PathBuf::from(r"C:\no\such\program.exe"), std::env::temp_dir());
+    let error = spawn(spec).err().expect("refused");
+    assert_eq!(error.code(), "ERR_SHELL_EXEC_SPAWN_FAILED");
+}
