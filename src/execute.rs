@@ -122,7 +122,6 @@ fn spec_of(env: &Env, spec: Raw) -> Read<Field<'_>> {
 /// host dies of a signal, which runs no exit hook (`host-signals.js`).
 #[napi(js_name = "endAllCommands")]
 pub fn end_all_commands() {
-    #[cfg(unix)]
     process::end_all();
 }
 

@@ -13,7 +13,8 @@ const CHILD_MODE: &str = "DSH_SHELL_ENV_TEST_CHILD";
 
 /// Not a test: what this binary does when started as a test child. `sleep`
 /// prints its pid and sleeps; `tree` starts a `sleep` child (in the same job)
-/// and then does the same; `echo` copies stdin to stdout.
+/// and then does the same; `env` prints two variables; `echo` copies stdin
+/// to stdout.
 #[test]
 #[ignore = "run only as a child of the process tests"]
 fn child_mode() {
@@ -29,6 +30,12 @@ fn child_mode() {
             let _grandchild = child.spawn().unwrap();
             println!("PID {}", std::process::id());
             std::thread::sleep(Duration::from_secs(60));
+        }
+        Ok("env") => {
+            // Looked up in another case than the block spells them: names are case-insensitive.
+            let get = |name: &str| std::env::var(name).unwrap_or_else(|_| "<unset>".into());
+            print!("[{}] [{}] [{}]", get("dsh_one"), get("DSH_TWO"), get("DSH_INHERITED"));
+            std::io::stdout().flush().unwrap();
         }
         Ok("echo") => {
             let mut input = String::new();
@@ -78,7 +85,11 @@ async fn run(spec: ProcessSpec) -> Arc<RunResult> {
 
 /// The pids a test child printed.
 fn pids(text: &str) -> Vec<u32> {
-    text.lines().filter_map(|line| line.trim().strip_prefix("PID ")).filter_map(|pid| pid.parse().ok()).collect()
+    // The harness prints its own words on the same line.
+    text.lines()
+        .filter_map(|line| line.split("PID ").nth(1))
+        .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
+        .collect()
 }
 
 /// Waits (briefly) until no process has `pid`.
@@ -104,14 +115,22 @@ fn cmd_is_found_through_pathext() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_command_runs_with_exactly_the_environment_block_it_is_given() {
-    let mut spec = cmd("echo [%DSH_ONE%] [%dsh_two%] & exit /b 3");
-    spec.env.push(("DSH_ONE".into(), "é € 1".into()));
+    // Set here, so inherited if anything were inherited.
+    std::env::set_var("DSH_INHERITED", "leaked");
+    let mut spec = child("env");
+    spec.env.push(("DSH_ONE".into(), "é € 😀 1".into()));
     spec.env.push(("DSH_TWO".into(), "two words".into()));
     let result = run(spec).await;
+    assert_eq!(result.exit_code, Some(0));
+    assert!(result.stdout.text.contains("[é € 😀 1] [two words] [<unset>]"), "{:?}", result.stdout.text);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cmd_script_gives_its_exit_code() {
+    let result = run(cmd("echo hi & exit /b 3")).await;
     assert_eq!(result.exit_code, Some(3));
     assert_eq!(result.signal, None);
-    // Names are case-insensitive in the block, values arrive as UTF-16.
-    assert_eq!(result.stdout.text.trim_end(), "[é € 1] [two words]");
+    assert_eq!(result.stdout.text.trim_end(), "hi");
 }
 
 #[tokio::test(flavor = "multi_thread")]

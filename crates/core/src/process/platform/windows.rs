@@ -585,6 +585,7 @@ fn pipe(direction: Direction) -> io::Result<(OwnedHandle, OwnedHandle)> {
     let child = unsafe { OwnedHandle::from_raw_handle(child as RawHandle) };
     // The client is connected already; an overlapped connect would only
     // report that (ERROR_PIPE_CONNECTED) or pend.
+    // SAFETY: zeroed is a valid OVERLAPPED with no event.
     let mut overlapped: OVERLAPPED = unsafe { zeroed() };
     // SAFETY: an open server handle; `overlapped` outlives the call, which
     // cannot pend with a client already connected.
