@@ -187,7 +187,10 @@ fn host_pid(name: &str) -> Option<u32> {
 fn create_private_dir(path: &Path) -> io::Result<()> {
     let mut builder = DirBuilder::new();
     platform::owner_only_dir(&mut builder);
-    builder.create(path)
+    builder.create(path)?;
+    platform::restrict_to_owner(path).inspect_err(|_| {
+        let _ = fs::remove_dir(path);
+    })
 }
 
 fn create_private_file(path: &Path) -> io::Result<File> {

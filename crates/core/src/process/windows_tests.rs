@@ -2,6 +2,7 @@
 //! test binary itself started again as a child that sleeps, starts a child of
 //! its own, or echoes its stdin (see [`child_mode`]).
 
+use std::os::windows::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -101,6 +102,17 @@ async fn assert_gone(pid: u32) {
     }
 }
 
+/// Whether this runs under wine, whose ntdll exports its version.
+fn under_wine() -> bool {
+    use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
+    let ntdll: Vec<u16> = "ntdll.dll".encode_utf16().chain(Some(0)).collect();
+    // SAFETY: a NUL-terminated module name and symbol name; nothing is called.
+    unsafe {
+        let module = GetModuleHandleW(ntdll.as_ptr());
+        !module.is_null() && GetProcAddress(module, c"wine_get_version".as_ptr().cast()).is_some()
+    }
+}
+
 #[test]
 fn cmd_is_found_through_pathext() {
     let path = std::env::var("PATH").unwrap();
@@ -197,4 +209,66 @@ async fn a_missing_program_fails_the_spawn_and_starts_nothing() {
     let spec = ProcessSpec::new(PathBuf::from(r"C:\no\such\program.exe"), std::env::temp_dir());
     let error = spawn(spec).err().expect("refused");
     assert_eq!(error.code(), "ERR_SHELL_EXEC_SPAWN_FAILED");
+}
+
+#[test]
+fn a_private_directory_has_one_entry_for_this_user_and_inherits_nothing() {
+    use windows_sys::Win32::Foundation::LocalFree;
+    use windows_sys::Win32::Security::Authorization::{GetNamedSecurityInfoW, SE_FILE_OBJECT};
+    use windows_sys::Win32::Security::{
+        AclSizeInformation, GetAclInformation, GetSecurityDescriptorControl, ACL, ACL_SIZE_INFORMATION,
+        DACL_SECURITY_INFORMATION, SE_DACL_PROTECTED,
+    };
+
+    let dir = std::env::temp_dir().join(format!("dsh-private-{}", std::process::id()));
+    // A failed earlier run (pids repeat) may have left it.
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).unwrap();
+    platform::restrict_to_owner(&dir).unwrap();
+    // Files made in it still work for this user.
+    std::fs::write(dir.join("spill"), "x").unwrap();
+    assert_eq!(std::fs::read_to_string(dir.join("spill")).unwrap(), "x");
+
+    let name: Vec<u16> = dir.as_os_str().encode_wide().chain(Some(0)).collect();
+    let (mut dacl, mut descriptor) = (std::ptr::null_mut::<ACL>(), std::ptr::null_mut());
+    // SAFETY: a NUL-terminated path and valid out pointers; the descriptor is
+    // freed below and `dacl` points into it.
+    let status = unsafe {
+        GetNamedSecurityInfoW(
+            name.as_ptr(),
+            SE_FILE_OBJECT,
+            DACL_SECURITY_INFORMATION,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            &mut dacl,
+            std::ptr::null_mut(),
+            &mut descriptor,
+        )
+    };
+    assert_eq!(status, 0);
+    // SAFETY: zeroed is a valid out structure of the size passed.
+    let mut size: ACL_SIZE_INFORMATION = unsafe { std::mem::zeroed() };
+    let (mut control, mut revision) = (0u16, 0u32);
+    // SAFETY: `dacl` and `descriptor` came from the call above and are freed last.
+    unsafe {
+        assert_ne!(
+            GetAclInformation(
+                dacl,
+                (&mut size as *mut ACL_SIZE_INFORMATION).cast(),
+                std::mem::size_of::<ACL_SIZE_INFORMATION>() as u32,
+                AclSizeInformation,
+            ),
+            0
+        );
+        assert_ne!(GetSecurityDescriptorControl(descriptor, &mut control, &mut revision), 0);
+        LocalFree(descriptor);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    if under_wine() {
+        // Wine keeps file security as Unix modes and reports a made-up DACL;
+        // this part is checked on real Windows (the release pipeline).
+        return;
+    }
+    assert_eq!(size.AceCount, 1);
+    assert_ne!(control & SE_DACL_PROTECTED, 0);
 }

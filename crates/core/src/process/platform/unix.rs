@@ -350,6 +350,11 @@ pub(crate) fn owner_only_file(options: &mut OpenOptions) {
     options.mode(0o600);
 }
 
+/// Nothing more to do: [`owner_only_dir`] made the directory 0700.
+pub(crate) fn restrict_to_owner(_path: &Path) -> io::Result<()> {
+    Ok(())
+}
+
 /// Whether `meta` is of a file this process's (effective) user owns.
 pub(crate) fn owned_by_this_user(meta: &Metadata) -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
