@@ -169,8 +169,11 @@ export interface ShellOutputChunk {
 export interface ShellExecSpec {
   /** A string runs through `shell`; an array is argv, run directly. */
   command: string | readonly string[]
-  /** `'bash'` (default), `'sh'`, `'pwsh'` or an absolute path to a shell. Strings only. */
-  shell?: 'bash' | 'sh' | 'pwsh' | (string & {})
+  /**
+   * `'bash'` (default), `'sh'`, `'pwsh'`, `'powershell'`, `'cmd'` (Windows:
+   * `cmd.exe /d /s /c`) or an absolute path to a shell. Strings only.
+   */
+  shell?: 'bash' | 'sh' | 'pwsh' | 'powershell' | 'cmd' | (string & {})
   /** Working directory; default `process.cwd()`. */
   workdir?: string
   /** Milliseconds before the group is killed; default 120000. */
