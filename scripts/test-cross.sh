@@ -114,8 +114,8 @@ step install-tools install_tools
 step wine-prefix wine_prefix
 step windows-node windows_node
 for target in $darwin $windows; do
-  step "check-$target" cargo check --workspace --all-targets --target "$target"
-  step "clippy-$target" cargo clippy --workspace --all-targets --target "$target" -- -D warnings
+  step "check-$target" cargo check --keep-going --workspace --all-targets --target "$target"
+  step "clippy-$target" cargo clippy --keep-going --workspace --all-targets --target "$target" -- -D warnings
 done
 step "test-core-$windows" cargo test -p dsh-shell-env-core --target $windows --lib --tests
 if [ "${CROSS_SMOKE:-}" = 1 ]; then
