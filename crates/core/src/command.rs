@@ -362,17 +362,30 @@ fn byte_count(field: &str, value: Option<f64>, default: f64) -> Result<u64, Exec
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_paths::{abs, search_path};
+
+    /// A program every system has, looked up by its bare name.
+    const PROGRAM: &str = if cfg!(windows) { "cmd" } else { "true" };
+
+    /// The system's own search path.
+    fn system_path() -> String {
+        if cfg!(windows) {
+            search_path(&[r"C:\Windows\System32", r"C:\Windows"])
+        } else {
+            search_path(&["/usr/bin", "/bin"])
+        }
+    }
 
     fn request(command: CommandLine) -> ExecRequest {
         ExecRequest { command: Some(command), ..ExecRequest::default() }
     }
 
     fn parent() -> Vec<(String, String)> {
-        vec![("PATH".into(), "/usr/bin:/bin".into()), ("DSH_SESSION_ID".into(), "stale".into())]
+        vec![("PATH".into(), system_path()), ("DSH_SESSION_ID".into(), "stale".into())]
     }
 
     fn plan_of(request: &ExecRequest) -> Result<ProcessSpec, ExecError> {
-        plan(request, parent(), &Platform::posix(), Path::new("/"))
+        plan(request, parent(), &Platform::current(), Path::new(&abs("")))
     }
 
     fn field_error(request: &ExecRequest) -> String {
@@ -381,6 +394,8 @@ mod tests {
         error.to_string()
     }
 
+    // The Windows shells and how they are invoked come with Windows process control.
+    #[cfg(unix)]
     #[test]
     fn scripts_run_through_the_chosen_shell() {
         let plan = plan_of(&request(CommandLine::Script("echo hi".into()))).unwrap();
@@ -394,6 +409,7 @@ mod tests {
         assert_eq!(plan.args, ["-c", "echo hi"]);
     }
 
+    #[cfg(unix)]
     #[test]
     fn shells_come_only_from_absolute_entries_of_the_unmanaged_path() {
         use std::os::unix::fs::PermissionsExt;
@@ -429,7 +445,7 @@ mod tests {
 
     #[test]
     fn argv_runs_directly_and_resolves_against_the_child_path() {
-        let plan = plan_of(&request(CommandLine::Argv(vec!["true".into()]))).unwrap();
+        let plan = plan_of(&request(CommandLine::Argv(vec![PROGRAM.into()]))).unwrap();
         assert!(plan.program.is_absolute());
         assert!(plan.args.is_empty());
         assert_eq!(plan.timeout, Some(Duration::from_secs(120)));
@@ -439,19 +455,20 @@ mod tests {
 
     #[test]
     fn background_jobs_have_no_timer() {
-        let mut background = request(CommandLine::Argv(vec!["true".into()]));
+        let mut background = request(CommandLine::Argv(vec![PROGRAM.into()]));
         background.on_expiry = Expiry::None;
         assert_eq!(plan_of(&background).unwrap().timeout, None);
     }
 
     #[test]
     fn invalid_fields_are_named() {
-        let base = request(CommandLine::Argv(vec!["true".into()]));
+        let base = request(CommandLine::Argv(vec![PROGRAM.into()]));
+        let spill_with_nul = abs("tmp/a\0b");
         let cases: Vec<(ExecRequest, &str)> = vec![
             (ExecRequest::default(), "command"),
             (request(CommandLine::Argv(vec![])), "command"),
             (request(CommandLine::Argv(vec!["".into()])), "command[0]"),
-            (request(CommandLine::Argv(vec!["true".into(), "a\0".into()])), "command[1]"),
+            (request(CommandLine::Argv(vec![PROGRAM.into(), "a\0".into()])), "command[1]"),
             (request(CommandLine::Script("a\0".into())), "command"),
             (ExecRequest { shell: Some("zsh".into()), ..request(CommandLine::Script("x".into())) }, "shell"),
             (ExecRequest { shell: Some("bash".into()), ..base.clone() }, "shell"),
@@ -461,7 +478,7 @@ mod tests {
             (ExecRequest { grace_ms: Some(f64::NAN), ..base.clone() }, "graceMs"),
             (ExecRequest { stdout_max_bytes: Some(1.5), ..base.clone() }, "stdoutMaxBytes"),
             (ExecRequest { spill_dir: Some("relative/spill".into()), ..base.clone() }, "spillDir"),
-            (ExecRequest { spill_dir: Some("/tmp/a\0b".into()), ..base.clone() }, "spillDir"),
+            (ExecRequest { spill_dir: Some(spill_with_nul), ..base.clone() }, "spillDir"),
             (ExecRequest { stderr_max_bytes: Some(-1.0), ..base.clone() }, "stderrMaxBytes"),
             (ExecRequest { spill_max_bytes: Some(f64::NAN), ..base.clone() }, "spillMaxBytes"),
             (ExecRequest { workdir: Some(String::new()), ..base.clone() }, "workdir"),
@@ -492,7 +509,7 @@ mod tests {
 
     #[test]
     fn zero_grace_is_allowed() {
-        let request = ExecRequest { grace_ms: Some(0.0), ..request(CommandLine::Argv(vec!["true".into()])) };
+        let request = ExecRequest { grace_ms: Some(0.0), ..request(CommandLine::Argv(vec![PROGRAM.into()])) };
         assert_eq!(plan_of(&request).unwrap().grace, Duration::ZERO);
     }
 
@@ -512,8 +529,8 @@ mod tests {
     #[test]
     fn workdir_must_exist() {
         let request = ExecRequest {
-            workdir: Some("/definitely/not/here".into()),
-            ..request(CommandLine::Argv(vec!["true".into()]))
+            workdir: Some(abs("definitely/not/here")),
+            ..request(CommandLine::Argv(vec![PROGRAM.into()]))
         };
         assert_eq!(plan_of(&request).err().unwrap().code(), "ERR_SHELL_EXEC_INVALID_WORKDIR");
     }
@@ -528,10 +545,10 @@ mod tests {
 
     #[test]
     fn path_before_managed_ignores_the_managed_layer() {
-        let mut request = request(CommandLine::Argv(vec!["true".into()]));
-        request.environment.managed = vec![("PATH".into(), "/managed".into())];
-        let path = path_before_managed(&request, parent(), &Platform::posix()).unwrap();
-        assert_eq!(path.as_deref(), Some("/usr/bin:/bin"));
+        let mut request = request(CommandLine::Argv(vec![PROGRAM.into()]));
+        request.environment.managed = vec![("PATH".into(), abs("managed"))];
+        let path = path_before_managed(&request, parent(), &Platform::current()).unwrap();
+        assert_eq!(path, Some(system_path()));
     }
 
     #[test]

@@ -110,54 +110,79 @@ fn normalize(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_paths::{abs, under, CWD, USER_HOME};
 
     fn context(env_home: Option<&str>) -> HomeContext {
         HomeContext {
             env_home: env_home.map(String::from),
-            user_home: Some(PathBuf::from("/home/ada")),
-            cwd: PathBuf::from("/work/project"),
+            user_home: Some(PathBuf::from(USER_HOME)),
+            cwd: PathBuf::from(CWD),
         }
+    }
+
+    fn resolve(configured: Option<&str>, context: &HomeContext) -> String {
+        resolve_dsh_home(configured, context)
     }
 
     #[test]
     fn configured_wins_over_environment() {
-        assert_eq!(resolve_dsh_home(Some("/opt/dsh"), &context(Some("/env/dsh"))), "/opt/dsh");
+        assert_eq!(resolve(Some(&abs("opt/dsh")), &context(Some(&abs("env/dsh")))), abs("opt/dsh"));
     }
 
     #[test]
     fn empty_configured_falls_back_to_environment_then_default() {
-        assert_eq!(resolve_dsh_home(Some(""), &context(Some("/env/dsh"))), "/env/dsh");
-        assert_eq!(resolve_dsh_home(None, &context(Some("  "))), "/home/ada/.dsh");
-        assert_eq!(resolve_dsh_home(None, &context(None)), "/home/ada/.dsh");
+        assert_eq!(resolve(Some(""), &context(Some(&abs("env/dsh")))), abs("env/dsh"));
+        assert_eq!(resolve(None, &context(Some("  "))), under(USER_HOME, ".dsh"));
+        assert_eq!(resolve(None, &context(None)), under(USER_HOME, ".dsh"));
     }
 
     #[test]
     fn tilde_expands_and_paths_normalise() {
         let ctx = context(None);
-        assert_eq!(resolve_dsh_home(Some("~"), &ctx), "/home/ada");
-        assert_eq!(resolve_dsh_home(Some("~/x/../dsh/"), &ctx), "/home/ada/dsh");
-        assert_eq!(resolve_dsh_home(Some("rel/./dir/"), &ctx), "/work/project/rel/dir");
-        assert_eq!(resolve_dsh_home(Some("/a/b/../../../c"), &ctx), "/c");
-        assert_eq!(resolve_dsh_home(Some("~user/x"), &ctx), "/work/project/~user/x");
-        assert_eq!(resolve_dsh_home(None, &context(Some("~/from-env"))), "/home/ada/from-env");
+        assert_eq!(resolve(Some("~"), &ctx), USER_HOME);
+        assert_eq!(resolve(Some("~/x/../dsh/"), &ctx), under(USER_HOME, "dsh"));
+        assert_eq!(resolve(Some("rel/./dir/"), &ctx), under(CWD, "rel/dir"));
+        assert_eq!(resolve(Some(&abs("a/b/../../../c")), &ctx), abs("c"));
+        assert_eq!(resolve(Some("~user/x"), &ctx), under(CWD, "~user/x"));
+        assert_eq!(resolve(None, &context(Some("~/from-env"))), under(USER_HOME, "from-env"));
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn on_windows_a_backslash_after_the_tilde_expands_too() {
+        assert_eq!(resolve(Some(r"~\x\..\dsh"), &context(None)), under(USER_HOME, "dsh"));
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn on_windows_a_rooted_home_without_a_drive_takes_the_working_directorys_drive() {
+        assert_eq!(resolve(Some("/opt/dsh"), &context(None)), abs("opt/dsh"));
+        assert_eq!(resolve(Some(r"D:\dsh\"), &context(None)), r"D:\dsh");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn on_unix_a_backslash_after_the_tilde_is_part_of_a_relative_name() {
+        assert_eq!(resolve(Some(r"~\x"), &context(None)), under(CWD, r"~\x"));
     }
 
     #[test]
     fn a_relative_user_home_still_gives_an_absolute_home() {
         let ctx = HomeContext { user_home: Some(PathBuf::from("rel/home")), ..context(None) };
-        assert_eq!(resolve_dsh_home(None, &ctx), "/work/project/rel/home/.dsh");
-        assert_eq!(resolve_dsh_home(Some("~/x"), &ctx), "/work/project/rel/home/x");
+        assert_eq!(resolve(None, &ctx), under(CWD, "rel/home/.dsh"));
+        assert_eq!(resolve(Some("~/x"), &ctx), under(CWD, "rel/home/x"));
         let ctx = HomeContext { user_home: Some(PathBuf::new()), ..context(None) };
-        assert_eq!(resolve_dsh_home(Some("~"), &ctx), "/work/project");
+        assert_eq!(resolve(Some("~"), &ctx), CWD);
     }
 
     #[test]
     fn reconcile_accepts_one_or_equal_homes() {
         let ctx = context(None);
-        assert_eq!(reconcile_dsh_home(None, None, &ctx).unwrap(), "/home/ada/.dsh");
-        assert_eq!(reconcile_dsh_home(Some("/a"), None, &ctx).unwrap(), "/a");
-        assert_eq!(reconcile_dsh_home(None, Some("/b"), &ctx).unwrap(), "/b");
-        assert_eq!(reconcile_dsh_home(Some("/a/"), Some("/a/x/.."), &ctx).unwrap(), "/a");
+        assert_eq!(reconcile_dsh_home(None, None, &ctx).unwrap(), under(USER_HOME, ".dsh"));
+        assert_eq!(reconcile_dsh_home(Some(&abs("a")), None, &ctx).unwrap(), abs("a"));
+        assert_eq!(reconcile_dsh_home(None, Some(&abs("b")), &ctx).unwrap(), abs("b"));
+        let (top, skills_local) = (format!("{}/", abs("a")), abs("a/x/.."));
+        assert_eq!(reconcile_dsh_home(Some(&top), Some(&skills_local), &ctx).unwrap(), abs("a"));
     }
 
     #[test]
@@ -166,13 +191,15 @@ mod tests {
         assert_eq!(err.code(), "ERR_SHELL_ENV_INVALID_OPTION");
         assert!(err.to_string().contains("dshHome") && err.to_string().contains("NUL"), "{err}");
         assert!(check_configured("dshHome", "~/dsh").is_ok());
-        assert_eq!(resolve_dsh_home(None, &context(Some("/env\0/dsh"))), "/home/ada/.dsh");
+        assert_eq!(resolve(None, &context(Some(&abs("env\0/dsh")))), under(USER_HOME, ".dsh"));
     }
 
     #[test]
     fn reconcile_rejects_different_homes() {
-        let err = reconcile_dsh_home(Some("/a"), Some("/b"), &context(None)).unwrap_err();
+        let (a, b) = (abs("a"), abs("b"));
+        let err = reconcile_dsh_home(Some(&a), Some(&b), &context(None)).unwrap_err();
         assert_eq!(err.code(), "ERR_SHELL_ENV_HOME_CONFLICT");
-        assert!(err.to_string().contains("\"/a\"") && err.to_string().contains("\"/b\""));
+        let message = err.to_string();
+        assert!(message.contains(&format!("{a:?}")) && message.contains(&format!("{b:?}")), "{message}");
     }
 }

@@ -14,6 +14,8 @@ pub mod launch;
 pub mod process;
 pub mod registry;
 pub mod snapshot;
+#[cfg(test)]
+mod test_paths;
 pub mod text;
 pub mod vocabulary;
 

@@ -429,9 +429,10 @@ fn validate_directories(contributor: &str, directories: &[String]) -> Result<(),
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_paths::{abs, under, USER_HOME};
 
     fn registry() -> Registry<()> {
-        Registry::new("/home/ada/.dsh".into(), None)
+        Registry::new(under(USER_HOME, ".dsh"), None)
     }
 
     fn declaration(name: &str, keys: &[&str], dirs: &[&str]) -> Declaration<()> {
@@ -511,7 +512,7 @@ mod tests {
     #[test]
     fn prototype_names_are_ordinary_names() {
         let registry = registry();
-        registry.register(declaration("__proto__", &["DSH_A"], &["/opt/a"])).unwrap();
+        registry.register(declaration("__proto__", &["DSH_A"], &[&abs("opt/a")])).unwrap();
         registry.register(declaration("constructor", &["DSH_B"], &[])).unwrap();
         let owners: Vec<_> = registry.list().into_iter().map(|e| e.contributor).collect();
         assert_eq!(owners, ["__proto__", "constructor"]);
@@ -564,7 +565,8 @@ mod tests {
 
     #[test]
     fn rejects_bad_directories() {
-        for dir in ["relative/bin", "", "/a:b", "/a\0b"] {
+        let with_delimiter = format!("{}{PATH_DELIMITER}b", abs("a"));
+        for dir in ["relative/bin", "", &with_delimiter, &abs("a\0b")] {
             assert_eq!(
                 code(registry().register(declaration("a", &[], &[dir]))),
                 "ERR_SHELL_ENV_INVALID_DIRECTORY",
@@ -573,6 +575,21 @@ mod tests {
         }
     }
 
+    #[cfg(windows)]
+    #[test]
+    fn on_windows_a_directory_needs_a_drive_and_may_not_hold_a_semicolon() {
+        for dir in ["/opt/tools", r"\opt\tools", r"C:opt\tools", r"C:\a;b"] {
+            assert_eq!(
+                code(registry().register(declaration("a", &[], &[dir]))),
+                "ERR_SHELL_ENV_INVALID_DIRECTORY",
+                "{dir:?}"
+            );
+        }
+        // `:` is only the delimiter on Unix: a drive letter is fine here.
+        assert!(registry().register(declaration("a", &[], &[r"C:\opt\tools", r"\\server\share\bin"])).is_ok());
+    }
+
+    #[cfg(unix)]
     #[test]
     fn refuses_directories_anyone_could_plant_a_command_in() {
         use std::os::unix::fs::PermissionsExt;
@@ -608,16 +625,18 @@ mod tests {
 
     #[test]
     fn profile_validation() {
-        assert!(Profile::new("work", "/profiles/work").is_ok());
-        for (name, dir) in [("", "/p"), ("  ", "/p"), ("work", "relative"), ("work", ""), ("w\0", "/p")] {
+        assert!(Profile::new("work", abs("profiles/work")).is_ok());
+        let p = abs("p");
+        for (name, dir) in [("", &*p), ("  ", &p), ("work", "relative"), ("work", ""), ("w\0", &p)] {
             assert_eq!(Profile::new(name, dir).unwrap_err().code(), "ERR_SHELL_ENV_INVALID_PROFILE");
         }
     }
 
     #[test]
     fn catalog_lists_builtins_and_directories() {
-        let with_profile = Registry::new("/h".into(), Some(Profile::new("work", "/p").unwrap()));
-        with_profile.register(declaration("tools", &["DSH_TOOL"], &["/opt/tools/bin"])).unwrap();
+        let with_profile = Registry::new(abs("h"), Some(Profile::new("work", abs("p")).unwrap()));
+        let tools = abs("opt/tools/bin");
+        with_profile.register(declaration("tools", &["DSH_TOOL"], &[&tools])).unwrap();
         with_profile.register(declaration("plain", &["DSH_PLAIN"], &[])).unwrap();
         let catalog = with_profile.catalog();
         let rows: Vec<_> = catalog.variables.iter().map(|e| (e.key.as_str(), e.owner.as_str(), e.when)).collect();
@@ -633,7 +652,7 @@ mod tests {
                 ("DSH_TOOL", "tools", Availability::Resolver),
             ]
         );
-        assert_eq!(catalog.command_directories, [("tools".to_string(), vec!["/opt/tools/bin".to_string()])]);
+        assert_eq!(catalog.command_directories, [("tools".to_string(), vec![tools])]);
         assert!(!registry().catalog().variables.iter().any(|e| e.key == DSH_PROFILE));
     }
 }

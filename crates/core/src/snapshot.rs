@@ -215,6 +215,7 @@ pub fn command_path<R>(contributors: &[Arc<Contributor<R>>], inherited_path: Opt
 mod tests {
     use super::*;
     use crate::registry::{Declaration, Profile};
+    use crate::test_paths::{abs, search_path};
     use proptest::prelude::*;
 
     type Values = Vec<(String, ResolvedValue)>;
@@ -267,13 +268,14 @@ mod tests {
 
     #[test]
     fn builtins_with_agent_and_profile() {
-        let registry = Registry::new("/h".into(), Some(Profile::new("work", "/p/work").unwrap()));
+        let profile_dir = abs("p/work");
+        let registry = Registry::new("/h".into(), Some(Profile::new("work", &profile_dir).unwrap()));
         assert_eq!(
             pairs(&collect(&registry, Some("s-1"), None).unwrap()),
             [
                 ("DSH_HOME", "/h"),
                 ("DSH_PROFILE", "work"),
-                ("DSH_PROFILE_DIR", "/p/work"),
+                ("DSH_PROFILE_DIR", &profile_dir),
                 ("DSH_SESSION_ID", "s-1"),
                 ("DSH_SHELL", "1")
             ]
@@ -332,21 +334,22 @@ mod tests {
     #[test]
     fn an_inherited_path_with_nul_is_refused_as_an_option_and_dropped_when_read() {
         assert_eq!(check_inherited_path("/bin\0").unwrap_err().code(), "ERR_SHELL_ENV_INVALID_OPTION");
-        assert!(check_inherited_path("/usr/bin:/bin").is_ok());
+        assert!(check_inherited_path(&search_path(&[&abs("usr/bin"), &abs("bin")])).is_ok());
         let registry = Registry::new("/h".into(), None);
-        register(&registry, "a", &[], &["/a"], vec![]);
-        assert_eq!(collect(&registry, None, Some("/bin\0")).unwrap()["PATH"], "/a");
+        register(&registry, "a", &[], &[&abs("a")], vec![]);
+        assert_eq!(collect(&registry, None, Some(&format!("{}\0", abs("bin")))).unwrap()["PATH"], abs("a"));
     }
 
     #[test]
     fn command_directories_in_name_order_then_inherited_path() {
         let registry = Registry::new("/h".into(), None);
-        register(&registry, "b", &[], &["/b1", "/shared", "/b2"], vec![]);
-        register(&registry, "a", &[], &["/a1", "/shared"], vec![]);
-        let snapshot = collect(&registry, None, Some("/usr/bin:/bin")).unwrap();
-        assert_eq!(snapshot["PATH"], "/a1:/shared:/b1:/b2:/usr/bin:/bin");
+        let [a1, b1, b2, shared, usr_bin, bin] = ["a1", "b1", "b2", "shared", "usr/bin", "bin"].map(abs);
+        register(&registry, "b", &[], &[&b1, &shared, &b2], vec![]);
+        register(&registry, "a", &[], &[&a1, &shared], vec![]);
+        let snapshot = collect(&registry, None, Some(&search_path(&[&usr_bin, &bin]))).unwrap();
+        assert_eq!(snapshot["PATH"], search_path(&[&a1, &shared, &b1, &b2, &usr_bin, &bin]));
         let snapshot = collect(&registry, None, None).unwrap();
-        assert_eq!(snapshot["PATH"], "/a1:/shared:/b1:/b2");
+        assert_eq!(snapshot["PATH"], search_path(&[&a1, &shared, &b1, &b2]));
     }
 
     #[test]
@@ -456,8 +459,10 @@ mod tests {
     proptest! {
         #[test]
         fn path_assembly_keeps_first_occurrences_in_order(
-            dirs in proptest::collection::vec(proptest::collection::vec("/[a-c]{1,2}", 0..4), 1..5),
-            inherited in proptest::option::of("/[a-z]{1,3}(:/[a-z]{1,3}){0,2}"),
+            dirs in proptest::collection::vec(proptest::collection::vec("[a-c]{1,2}".prop_map(|d| abs(&d)), 0..4), 1..5),
+            inherited in proptest::option::of(
+                proptest::collection::vec("[a-z]{1,3}".prop_map(|d| abs(&d)), 1..4).prop_map(|dirs| dirs.join(&PATH_DELIMITER.to_string()))
+            ),
         ) {
             let registry = Registry::new("/h".into(), None);
             for (index, list) in dirs.iter().enumerate() {
@@ -474,9 +479,9 @@ mod tests {
             if expected.is_empty() {
                 prop_assert!(!snapshot.contains_key("PATH"));
             } else {
-                let mut want = expected.join(":");
+                let mut want = expected.join(&PATH_DELIMITER.to_string());
                 if let Some(inherited) = &inherited {
-                    want = format!("{want}:{inherited}");
+                    want = format!("{want}{PATH_DELIMITER}{inherited}");
                 }
                 prop_assert_eq!(&snapshot["PATH"], &want);
             }

@@ -111,9 +111,17 @@ fn collect(registry: &Registry<Values>, session: Option<&str>, inherited: Option
     collection.finish(inherited)
 }
 
+/// The root absolute fixtures hang from: `/`, or a drive on Windows.
+const ROOT: &str = if cfg!(windows) { r"C:\" } else { "/" };
+
+/// `rest` (`/`-separated) below [`ROOT`], in the platform's spelling.
+fn absolute(rest: &str) -> String {
+    format!("{ROOT}{}", rest.replace('/', std::path::MAIN_SEPARATOR_STR))
+}
+
 fn directory() -> impl Strategy<Value = String> {
     // Absolute, free of the delimiters and NUL; a small alphabet so lists overlap.
-    prop_oneof!["/[ab]{0,2}", "/[a-z0-9 ._é-]{1,6}(/[a-z]{1,3})?"]
+    prop_oneof!["[ab]{0,2}", "[a-z0-9 ._é-]{1,6}(/[a-z]{1,3})?"].prop_map(|rest| absolute(&rest))
 }
 
 proptest! {
@@ -198,7 +206,7 @@ proptest! {
         platform in prop_oneof![Just(Platform::posix()), Just(Platform::windows())],
         parent in proptest::collection::vec((parent_name(), value()), 0..8),
     ) {
-        let profile = profile.then(|| Profile::new("work", "/p/work").unwrap());
+        let profile = profile.then(|| Profile::new("work", absolute("p/work")).unwrap());
         let registry: Registry<Values> = Registry::new("/h".into(), profile);
         let mut declared = BTreeSet::new();
         for (name, (values, dirs)) in &contributors {
@@ -657,7 +665,7 @@ enum Op {
 const NAMES: [&str; 4] = ["a", "b", "c", "ä"];
 /// Mostly valid keys; the last two are rejected at registration.
 const KEYS: [&str; 7] = ["DSH_A", "DSH_B", "DSH_C", "DSH_D", "DSH_E", "DSH_HOME", "dsh_a"];
-const DIRS: [&str; 3] = ["/x", "/y", "relative"];
+const DIRS: [&str; 3] = if cfg!(windows) { [r"C:\x", r"C:\y", "relative"] } else { ["/x", "/y", "relative"] };
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
@@ -706,7 +714,7 @@ proptest! {
                     });
                     let expected = if bad_key.is_some() {
                         bad_key
-                    } else if dirs.iter().any(|d| !d.starts_with('/')) {
+                    } else if dirs.iter().any(|d| !Path::new(d).is_absolute()) {
                         Some("ERR_SHELL_ENV_INVALID_DIRECTORY")
                     } else if model.contains_key(name) {
                         Some("ERR_SHELL_ENV_DUPLICATE_CONTRIBUTOR")
@@ -780,7 +788,7 @@ fn home_value() -> impl Strategy<Value = String> {
 }
 
 fn absolute_dir() -> impl Strategy<Value = PathBuf> {
-    "/([a-z.]{1,3}/){0,3}[a-z.]{0,3}".prop_map(PathBuf::from)
+    "([a-z.]{1,3}/){0,3}[a-z.]{0,3}".prop_map(|rest| PathBuf::from(absolute(&rest)))
 }
 
 fn context() -> impl Strategy<Value = HomeContext> {
@@ -799,8 +807,12 @@ proptest! {
         let home = resolve_dsh_home(configured.as_deref(), &context);
         let path = Path::new(&home);
         prop_assert!(path.is_absolute(), "{:?} from {:?} in {:?}", home, configured, context);
-        prop_assert!(path.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_))), "{:?}", home);
-        prop_assert!(home == "/" || !home.ends_with('/'), "{:?}", home);
+        prop_assert!(
+            path.components().all(|c| matches!(c, Component::Prefix(_) | Component::RootDir | Component::Normal(_))),
+            "{:?}",
+            home
+        );
+        prop_assert!(home == ROOT || !home.ends_with(std::path::MAIN_SEPARATOR), "{:?}", home);
         // Resolving the result again changes nothing, in any context.
         prop_assert_eq!(&resolve_dsh_home(Some(&home), &context), &home);
         prop_assert_eq!(reconcile_dsh_home(Some(&home), Some(&home), &context).unwrap(), home);
@@ -808,7 +820,7 @@ proptest! {
 
     #[test]
     fn an_absolute_configured_home_ignores_the_context(
-        configured in "/([a-z.]{1,3}/){0,3}[a-z.]{0,3}",
+        configured in "([a-z.]{1,3}/){0,3}[a-z.]{0,3}".prop_map(|rest| absolute(&rest)),
         a in context(),
         b in context(),
     ) {

