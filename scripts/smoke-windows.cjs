@@ -1,7 +1,9 @@
 // A smoke test of the addon built for x86_64-pc-windows-gnu, run by a Windows
-// node.exe (under wine by scripts/test-cross.sh with CROSS_SMOKE=1): the
-// package loads through index.js, and a registry with a Windows home
-// collects. Prints one line per check; exits 1 on the first failure.
+// node.exe (under wine by scripts/test-cross.sh): the package loads through
+// index.js, a registry with a Windows home collects, `execute()` runs a `cmd`
+// script with the collected variables, and a timeout ends a whole tree (a
+// node.exe and the grandchild it started). Prints one line per check; exits 1
+// on the first failure.
 // NAPI_RS_NATIVE_LIBRARY_PATH names the .node file: binding.js looks for the
 // -msvc name, and this build is -gnu.
 'use strict'
@@ -47,10 +49,65 @@ check('collect', () => {
   assert.equal(registry.collect(execution).DSH_SMOKE, undefined)
 })
 
-// TODO(windows process control): the execute() checks go here once spawning
-// works on Windows (it fails with "process control is only implemented on
-// Unix" today), and then they must pass, not be skipped:
-// - `cmd /c echo`: execute({ command: 'echo %DSH_SMOKE%', shell: 'cmd', registry, execution })
-//   exits 0 with the managed value on stdout;
-// - the timeout kills the whole tree: a command that starts a grandchild and
-//   outlives timeoutMs ends with timedOut, and neither process is left.
+async function checkAsync(name, body) {
+  try {
+    await body()
+    console.log(`${name}: ok`)
+  } catch (error) {
+    console.log(`${name}: FAILED`)
+    console.log(error && error.stack ? error.stack : error)
+    process.exit(1)
+  }
+}
+
+/** Whether a process with `pid` still runs (`kill(pid, 0)` opens it on Windows). */
+function running(pid) {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return error.code === 'EPERM'
+  }
+}
+
+async function main() {
+  await checkAsync('execute cmd', async () => {
+    const registry = new pkg.ShellEnvRegistry({ dshHome: 'C:\\dsh' })
+    registry.register({
+      name: 'smoke',
+      variables: { DSH_SMOKE: { description: 'Set by the smoke test.' } },
+      resolve: () => ({ DSH_SMOKE: 'from-the-registry' }),
+    })
+    const execution = { agent: { session: { header: { id: 'session-smoke' } } } }
+    const run = await pkg.execute({ command: 'echo %DSH_SMOKE% %DSH_SESSION_ID% & exit /b 7', shell: 'cmd', registry, execution })
+    const result = await run.result()
+    assert.equal(result.exitCode, 7)
+    assert.equal(result.stdout.text.trim(), 'from-the-registry session-smoke')
+  })
+
+  await checkAsync('timeout ends the tree', async () => {
+    // node.exe starts a grandchild that would sleep for a minute, prints both pids, and sleeps.
+    const script = [
+      "const { spawn } = require('node:child_process')",
+      "const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' })",
+      'console.log(`PIDS ${process.pid} ${child.pid}`)',
+      'setTimeout(() => {}, 60000)',
+    ].join('\n')
+    const started = Date.now()
+    const run = await pkg.execute({ command: [process.execPath, '-e', script], timeoutMs: 3000, graceMs: 200 })
+    const result = await run.result()
+    assert.equal(result.timedOut, true)
+    assert.ok(Date.now() - started < 30_000, `took ${Date.now() - started} ms`)
+    const line = result.stdout.text.split(/\r?\n/).find((text) => text.startsWith('PIDS '))
+    assert.ok(line, `no pids in ${JSON.stringify(result.stdout.text)}`)
+    const pids = line.split(' ').slice(1).map(Number)
+    assert.equal(pids.length, 2)
+    const deadline = Date.now() + 10_000
+    while (pids.some(running)) {
+      assert.ok(Date.now() < deadline, `still running: ${pids.filter(running)}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  })
+}
+
+main()

@@ -91,7 +91,7 @@ fn expire(shared: &Shared) {
 }
 
 /// Whether a deadline for `shared` is still pending.
-#[cfg(all(test, unix))]
+#[cfg(all(test, target_os = "linux"))]
 pub(super) fn is_pending(shared: &Arc<Shared>) -> bool {
     lock(&PENDING).deadlines.values().any(|pending| std::ptr::eq(pending.as_ptr(), Arc::as_ptr(shared)))
 }

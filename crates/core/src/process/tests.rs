@@ -1,5 +1,8 @@
 //! Process control against real processes (`/bin/sh`, `sleep`, …).
 
+// Some helpers serve only the Linux-only tests (the reaper, the reactor).
+#![cfg_attr(not(target_os = "linux"), allow(dead_code, unused_imports))]
+
 use std::collections::BTreeSet;
 use std::fs;
 use std::io;

@@ -28,6 +28,8 @@ fn child_mode() {
         Ok("tree") => {
             let mut child = std::process::Command::new(std::env::current_exe().unwrap());
             child.args(child_args()).env(CHILD_MODE, "sleep");
+            // Never waited for: the job ends it (and Windows has no zombies).
+            #[allow(clippy::zombie_processes)]
             let _grandchild = child.spawn().unwrap();
             println!("PID {}", std::process::id());
             std::thread::sleep(Duration::from_secs(60));
