@@ -9,9 +9,10 @@ const path = require('node:path')
 const PACKAGE = '@deepseek-ai/dsh-shell-env'
 const BINARY = 'dsh-shell-env'
 
-/** `linux-x64-gnu`, `linux-arm64-musl`, `darwin-arm64`, …: the platform package suffix napi-rs uses. */
+/** `linux-x64-gnu`, `linux-arm64-musl`, `darwin-arm64`, `win32-x64-msvc`, …: the platform package suffix napi-rs uses. */
 function platformName() {
   const base = `${process.platform}-${process.arch}`
+  if (process.platform === 'win32') return `${base}-msvc`
   if (process.platform !== 'linux') return base
   const glibc = glibcVersion()
   return `${base}-${glibc ? 'gnu' : 'musl'}`

@@ -106,7 +106,7 @@ windows_node() {
 smoke() {
   local exe addon
   exe=$(node_exe)
-  npx napi build --platform --release --target $windows --js false --output-dir "$work/addon"
+  npx napi build --platform --release --target $windows --no-js --output-dir "$work/addon"
   # binding.js looks for the -msvc file name; point it at the gnu build.
   addon=$(ls "$work"/addon/*.win32-x64-gnu.node)
   # node.exe crashes under wine when its stdout is a pipe: write to a file.
