@@ -126,16 +126,22 @@ async fn drive(shared: &Shared, io: Io, mut timeout_at: Option<Instant>) {
     }
 }
 
-/// How often [`sweep`] looks for group members that outlived the SIGTERM.
+/// How often [`wait_forcing`] looks whether a forced reaper has exited.
 const SWEEP_INTERVAL: Duration = Duration::from_millis(10);
 
 /// After the output is drained: members of the group that closed their pipes
 /// (a daemonised grandchild) got the SIGTERM too but may ignore it. Wait for
-/// them to go, and SIGKILL the group when the grace runs out.
+/// them to go (as the platform can tell: see `platform::group_may_be_empty`),
+/// and SIGKILL the group when the grace runs out.
 async fn sweep(shared: &Shared) {
     while shared.group.members_left() {
         match shared.group.kill_due() {
-            Some(due) if Instant::now() < due => tokio::time::sleep(SWEEP_INTERVAL).await,
+            Some(due) if Instant::now() < due => {
+                tokio::select! {
+                    () = platform::group_may_be_empty(shared.pid) => {}
+                    () = tokio::time::sleep_until(due.into()) => {}
+                }
+            }
             _ => {
                 shared.group.escalate();
                 return;

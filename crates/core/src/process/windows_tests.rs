@@ -14,7 +14,8 @@ const CHILD_MODE: &str = "DSH_SHELL_ENV_TEST_CHILD";
 
 /// Not a test: what this binary does when started as a test child. `sleep`
 /// prints its pid and sleeps; `tree` starts a `sleep` child (in the same job)
-/// and then does the same; `env` prints two variables; `echo` copies stdin
+/// and then does the same; `orphan` starts a `sleep` child without its
+/// pipes, prints that child's pid and exits; `env` prints two variables; `echo` copies stdin
 /// to stdout.
 #[test]
 #[ignore = "run only as a child of the process tests"]
@@ -33,6 +34,15 @@ fn child_mode() {
             let _grandchild = child.spawn().unwrap();
             println!("PID {}", std::process::id());
             std::thread::sleep(Duration::from_secs(60));
+        }
+        Ok("orphan") => {
+            // A grandchild without the pipes, left behind by an exit at once.
+            let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+            child.args(child_args()).env(CHILD_MODE, "sleep").stdout(std::process::Stdio::null());
+            // Never waited for: the job ends it (and Windows has no zombies).
+            #[allow(clippy::zombie_processes)]
+            let grandchild = child.spawn().unwrap();
+            println!("PID {}", grandchild.id());
         }
         Ok("env") => {
             // Looked up in another case than the block spells them: names are case-insensitive.
@@ -273,4 +283,19 @@ fn a_private_directory_has_one_entry_for_this_user_and_inherits_nothing() {
     }
     assert_eq!(size.AceCount, 1);
     assert_ne!(control & SE_DACL_PROTECTED, 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn what_a_command_leaves_in_its_job_ends_when_the_grace_runs_out() {
+    let mut spec = child("orphan");
+    spec.grace = Duration::from_millis(500);
+    let started = Instant::now();
+    let result = run(spec).await;
+    // The command's own exit, not the kill of what it left.
+    assert_eq!(result.exit_code, Some(0));
+    assert!(!result.timed_out);
+    let pids = pids(&result.stdout.text);
+    assert_eq!(pids.len(), 1, "{:?}", result.stdout.text);
+    assert!(started.elapsed() >= Duration::from_millis(500), "published before the grace: {:?}", started.elapsed());
+    assert_gone(pids[0]).await;
 }

@@ -1,7 +1,7 @@
 //! What a system without Linux's additions gets: no pidfds (exits are waited
 //! for otherwise), no readiness set (so no reactor: the runtime supervises
-//! every child), on other Unixes no cheap way to find group members (members
-//! that outlive the SIGTERM are not chased), and no subreapers (no reaper).
+//! every child), on the BSDs no cheap way to find group members (members that
+//! outlive the SIGTERM are not chased), and no subreapers (no reaper).
 
 use std::io;
 
@@ -21,8 +21,8 @@ pub(crate) fn pidfd_open<Fd>(_pid: u32) -> Option<Fd> {
 }
 
 /// There is no cheap way to ask; members that outlive the SIGTERM are not
-/// chased. (Windows asks its job instead.)
-#[cfg(unix)]
+/// chased. (macOS lists the group, Windows asks its job instead.)
+#[cfg(all(unix, not(target_os = "macos")))]
 pub(crate) fn group_has_live_members(_pgid: u32) -> bool {
     false
 }

@@ -23,7 +23,8 @@
 //!   end its groups;
 //! - `linux.rs`: what Linux adds (pidfds, epoll, the `/proc` group scan,
 //!   subreapers);
-//! - `generic.rs`: the stand-ins for those additions elsewhere;
+//! - `macos.rs`: what macOS adds (the members of a group);
+//! - `generic.rs`: the stand-ins for the Linux additions elsewhere;
 //! - `windows.rs`: Windows, where a Job Object is the group (`CreateProcessW`
 //!   suspended, into its job, then resumed; a completion port for exits),
 //!   with `command_line.rs`, the command line and environment block it passes.
@@ -37,6 +38,8 @@ mod generic;
 pub(super) mod guardian;
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "macos")]
+mod macos;
 #[cfg(unix)]
 mod unix;
 #[cfg(not(unix))]
@@ -46,6 +49,8 @@ mod windows;
 pub(super) use generic::*;
 #[cfg(target_os = "linux")]
 pub(super) use linux::*;
+#[cfg(target_os = "macos")]
+pub(super) use macos::*;
 #[cfg(unix)]
 pub(super) use unix::*;
 #[cfg(not(unix))]

@@ -221,6 +221,12 @@ fn waitid(pid: i32, poll: bool) -> io::Result<Option<Exit>> {
     }
 }
 
+/// Resolves when the group led by `pgid` may have lost its last member: no
+/// system here tells, so after a short wait, and the caller looks again.
+pub(crate) async fn group_may_be_empty(_pgid: u32) {
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+}
+
 /// Reaps `pid`, which has exited. ECHILD (already reaped elsewhere) is fine.
 pub(crate) fn reap(pid: u32) {
     let pid = pid as libc::pid_t;

@@ -116,6 +116,8 @@ struct Child {
     job: OwnedHandle,
     /// The leader's exit, once the completion port reported it.
     exited: watch::Sender<bool>,
+    /// The job's last process is gone (`ACTIVE_PROCESS_ZERO`).
+    empty: watch::Sender<bool>,
     /// This package terminated the job: the leader's exit is a kill.
     terminated: bool,
 }
@@ -207,8 +209,9 @@ pub(crate) fn spawn_leader(
     };
     let pid = info.dwProcessId;
     let (exited, _) = watch::channel(false);
-    crate::process::sync::lock(children())
-        .insert(pid, Child { process: process.try_clone()?, job: job.try_clone()?, exited, terminated: false });
+    let (empty, _) = watch::channel(false);
+    let child = Child { process: process.try_clone()?, job: job.try_clone()?, exited, empty, terminated: false };
+    crate::process::sync::lock(children()).insert(pid, child);
     let assigned = associate(&job, port, pid).and_then(|()| {
         // SAFETY: both handles are open; the process has not run any code yet.
         if unsafe { AssignProcessToJobObject(job.as_raw_handle() as HANDLE, process.as_raw_handle() as HANDLE) } == 0 {
@@ -360,6 +363,14 @@ pub(crate) fn group_has_live_members(pid: u32) -> bool {
         )
     };
     queried != 0 && info.ActiveProcesses > 0
+}
+
+/// Resolves once the job of `pid` has no process left, as its completion
+/// port reports (at once when it is unknown or already empty).
+pub(crate) async fn group_may_be_empty(pid: u32) {
+    let Some(mut empty) = with_child(pid, |child| child.empty.subscribe()) else { return };
+    // An error means the entry was reaped: nothing left to wait for.
+    let _ = empty.wait_for(|empty| *empty).await;
 }
 
 /// Registers a pipe's host end with the runtime (inside its context).
@@ -552,9 +563,9 @@ fn completion_port() -> io::Result<HANDLE> {
     port.map(|address| address as HANDLE).map_err(io::Error::from_raw_os_error)
 }
 
-/// Reads the port for good: a leader's exit wakes its watchers. (A job's last
-/// process, `ACTIVE_PROCESS_ZERO`, needs no wake-up: the driver asks the job
-/// itself, `group_has_live_members`, once the leader is gone.)
+/// Reads the port for good: a leader's exit wakes its watchers, and a job's
+/// last process (`ACTIVE_PROCESS_ZERO`) wakes whoever waits for the job to
+/// empty ([`group_may_be_empty`]).
 fn read_port(port: HANDLE) {
     loop {
         let (mut message, mut key, mut overlapped) = (0u32, 0usize, null_mut::<OVERLAPPED>());
@@ -571,7 +582,10 @@ fn read_port(port: HANDLE) {
             }
             JOB_OBJECT_MSG_ACTIVE_PROCESS_ZERO => {
                 // The leader is gone too; its exit message came first.
-                with_child(leader, |child| child.exited.send_replace(true));
+                with_child(leader, |child| {
+                    child.exited.send_replace(true);
+                    child.empty.send_replace(true);
+                });
             }
             _ => {}
         }
