@@ -1,7 +1,6 @@
 // The plain-JS registry `collect()` is measured against: the algorithm of the
-// TypeScript `dsh-shell-env` this package replaces (see
-// /work/shared/engineering-notes.md and seeds/), written the straightforward
-// way. Contributors are sorted by name on every call, each resolver's result is
+// TypeScript `dsh-shell-env@0.1.0-rc.8` this package replaces, written the
+// straightforward way. Contributors are sorted by name on every call, each resolver's result is
 // validated with `Object.entries` against its declaration, and the snapshot is
 // a frozen object with sorted keys. Same inputs, same outputs as the native
 // `ShellEnvRegistry#collect` (the bench asserts deep equality before timing).

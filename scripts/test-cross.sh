@@ -21,6 +21,11 @@ if [ "$(uname -s)-$(uname -m)" != "Linux-x86_64" ]; then
   echo "test-cross: the Windows and macOS checks run on Linux x64 (wine, mingw-w64); skipped here"
   exit 0
 fi
+# Without wine and mingw-w64 only root can install them (as .ci/run does).
+if { ! command -v wine >/dev/null || ! command -v x86_64-w64-mingw32-gcc >/dev/null; } && [ "$(id -u)" != 0 ]; then
+  echo "test-cross: skipped: needs wine, wine64 and gcc-mingw-w64-x86-64 (apt-get install them, or run as root)"
+  exit 0
+fi
 
 darwin=x86_64-apple-darwin
 windows=x86_64-pc-windows-gnu

@@ -149,14 +149,22 @@ fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>) -> Read<Prepared> 
 
     let registry = spec.get("registry")?;
     let dsh_env = spec.has("dshEnv")?;
-    // `execution` is not read when the spec is refused for giving both.
-    let execution = if registry.is_some() && dsh_env { None } else { spec.get("execution")? };
-    let collect = match (ManagedSource::of_spec(dsh_env, registry.is_some(), execution.is_some())?, registry) {
-        (ManagedSource::Registry, Some(registry)) => {
+    // Read in this order (a getter or the class check may fail first):
+    // registry, dshEnv, then execution, and execution only when it is used.
+    let collect = match registry {
+        None => {
+            ManagedSource::of_spec(dsh_env, false, spec.has("execution")?)?;
+            None
+        }
+        Some(_) if dsh_env => {
+            ManagedSource::of_spec(true, true, false)?;
+            None
+        }
+        Some(registry) => {
             // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type (a class instance's type tag) and fails otherwise.
             let registry = unsafe { ClassInstance::<ShellEnvRegistry>::from_napi_value(env.raw(), registry.raw()) }
                 .map_err(|_| registry.invalid("must be a ShellEnvRegistry"))?;
-            let execution = match execution {
+            let execution = match spec.get("execution")? {
                 Some(execution) => execution.raw(),
                 None => js::object_of_strings(env, []).map_err(|thrown| spec.threw(thrown))?,
             };
@@ -165,7 +173,6 @@ fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>) -> Read<Prepared> 
             let execution = Arc::new(ExecutionRef::new(env, execution).map_err(|thrown| spec.threw(thrown))?);
             Some(RegistryCollection { pending: PendingCollection { collection, inherited_path }, execution })
         }
-        _ => None,
     };
 
     let sink = match spec.get("onOutput")? {

@@ -152,7 +152,7 @@ pub fn plan(
     platform: &Platform,
     cwd: &Path,
 ) -> Result<ProcessSpec, ExecError> {
-    let (program, args) = invocation(request)?;
+    let (program, args) = invocation(request, platform)?;
     let timeout = match request.on_expiry {
         Expiry::Kill => Some(duration("timeoutMs", request.timeout_ms, DEFAULT_TIMEOUT_MS, false)?),
         Expiry::None => {
@@ -180,6 +180,11 @@ pub fn plan(
         // contributed command directory, where one command could plant a
         // `bash` for the next.
         let trusted = trusted_search_path(environment.unmanaged_path.as_deref(), platform);
+        if trusted.is_empty() {
+            // Searched, an empty path would mean the workdir.
+            let source = std::io::Error::from(std::io::ErrorKind::NotFound);
+            return Err(ExecError::SpawnFailed { program, source });
+        }
         resolve_program(&program, search(Some(&trusted)), &workdir)?
     } else {
         resolve_program(&program, search(environment.get(PATH_KEY)), &workdir)?
@@ -209,7 +214,7 @@ pub fn path_before_managed(
 }
 
 /// The program to look up and its arguments.
-fn invocation(request: &ExecRequest) -> Result<(String, Vec<String>), ExecError> {
+fn invocation(request: &ExecRequest, platform: &Platform) -> Result<(String, Vec<String>), ExecError> {
     let no_nul = |field: String, value: &str| {
         if value.contains('\0') {
             Err(ExecError::invalid_spec(field, "must not contain NUL bytes"))
@@ -238,7 +243,7 @@ fn invocation(request: &ExecRequest) -> Result<(String, Vec<String>), ExecError>
             no_nul("command".into(), script)?;
             let shell = request.shell.as_deref().unwrap_or("bash");
             no_nul("shell".into(), shell)?;
-            let args = match ShellKind::of(shell) {
+            let args = match ShellKind::of(shell, platform) {
                 ShellKind::PowerShell => {
                     vec!["-NoProfile".into(), "-NonInteractive".into(), "-Command".into(), script.clone()]
                 }
@@ -287,9 +292,20 @@ enum ShellKind {
 impl ShellKind {
     /// The kind of `shell`, a name or a path (either separator, any case of
     /// a Windows name).
-    fn of(shell: &str) -> Self {
+    /// Elsewhere only `pwsh` (or `pwsh.exe`) is PowerShell; on Windows (as
+    /// `platform` says) names compare ignoring case, and `powershell` and
+    /// `cmd` are known too.
+    fn of(shell: &str, platform: &Platform) -> Self {
+        if !platform.pathext {
+            let file = Path::new(shell).file_name().and_then(|f| f.to_str()).unwrap_or("");
+            let pwsh = file == "pwsh" || file.eq_ignore_ascii_case("pwsh.exe");
+            return if pwsh { Self::PowerShell } else { Self::Posix };
+        }
         let file = shell.rsplit(['/', '\\']).next().unwrap_or(shell);
-        let stem = file.strip_suffix(".exe").or_else(|| file.strip_suffix(".EXE")).unwrap_or(file);
+        let stem = match file.len().checked_sub(4) {
+            Some(at) if file.is_char_boundary(at) && file[at..].eq_ignore_ascii_case(".exe") => &file[..at],
+            _ => file,
+        };
         if ["pwsh", "powershell"].iter().any(|name| stem.eq_ignore_ascii_case(name)) {
             Self::PowerShell
         } else if stem.eq_ignore_ascii_case("cmd") {
@@ -440,7 +456,10 @@ mod tests {
     fn pwsh_gets_its_non_interactive_flags() {
         let mut pwsh = request(CommandLine::Script("Get-Date".into()));
         pwsh.shell = Some("pwsh".into());
-        assert_eq!(invocation(&pwsh).unwrap().1, ["-NoProfile", "-NonInteractive", "-Command", "Get-Date"]);
+        assert_eq!(
+            invocation(&pwsh, &Platform::posix()).unwrap().1,
+            ["-NoProfile", "-NonInteractive", "-Command", "Get-Date"]
+        );
     }
 
     #[test]
@@ -559,15 +578,22 @@ mod tests {
                 shell: Some(shell.into()),
                 ..ExecRequest::default()
             };
-            invocation(&request).map(|(_, args)| args)
+            invocation(&request, &Platform::windows()).map(|(_, args)| args)
         };
         assert_eq!(script("bash").unwrap(), ["-c", "echo hi"]);
         assert_eq!(script("pwsh").unwrap(), ["-NoProfile", "-NonInteractive", "-Command", "echo hi"]);
         assert_eq!(script("powershell").unwrap(), ["-NoProfile", "-NonInteractive", "-Command", "echo hi"]);
         assert_eq!(script("cmd").unwrap(), ["/d", "/s", "/c", "echo hi"]);
-        assert_eq!(ShellKind::of(r"C:\Program Files\PowerShell\7\pwsh.exe"), ShellKind::PowerShell);
-        assert_eq!(ShellKind::of(r"C:\Windows\System32\CMD.EXE"), ShellKind::Cmd);
-        assert_eq!(ShellKind::of("/usr/bin/zsh"), ShellKind::Posix);
+        let windows = Platform::windows();
+        assert_eq!(ShellKind::of(r"C:\Program Files\PowerShell\7\pwsh.exe", &windows), ShellKind::PowerShell);
+        assert_eq!(ShellKind::of(r"C:\Windows\System32\Cmd.Exe", &windows), ShellKind::Cmd);
+        assert_eq!(ShellKind::of("/usr/bin/zsh", &windows), ShellKind::Posix);
+        // Elsewhere only pwsh is special, spelt as it is.
+        let posix = Platform::posix();
+        assert_eq!(ShellKind::of("/opt/microsoft/powershell/7/pwsh", &posix), ShellKind::PowerShell);
+        for other in ["/usr/local/bin/cmd", "/usr/bin/powershell", "/usr/bin/PWSH"] {
+            assert_eq!(ShellKind::of(other, &posix), ShellKind::Posix, "{other}");
+        }
         assert_eq!(script("fish").unwrap_err().code(), "ERR_SHELL_EXEC_INVALID_SPEC");
     }
 

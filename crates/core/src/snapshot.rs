@@ -135,9 +135,13 @@ impl<R> Collection<R> {
         Answer: Future<Output = Result<Vec<(String, ResolvedValue)>, E>>,
     {
         let deadline = Instant::now() + timeout;
-        let aborted = abort.aborted();
+        let aborted = abort.clone().aborted();
         tokio::pin!(aborted);
         for contributor in self.contributors.clone() {
+            // Checked first: `select!` below asks the resolver before it polls anything.
+            if abort.is_aborted() {
+                return Err(ShellEnvError::Aborted.into());
+            }
             let values = tokio::select! {
                 biased;
                 () = &mut aborted => return Err(ShellEnvError::Aborted.into()),
@@ -409,8 +413,9 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn an_abort_wins_over_answers_ready_at_the_same_moment() {
-        let (_, result) = resolve_all_after([0, 0, 0], 1000, AbortToken::fired()).await;
+        let (called, result) = resolve_all_after([0, 0, 0], 1000, AbortToken::fired()).await;
         assert_eq!(result.unwrap_err(), ShellEnvError::Aborted);
+        assert!(called.is_empty(), "{called:?}");
     }
 
     #[tokio::test(start_paused = true)]

@@ -8,9 +8,10 @@ use std::path::Path;
 ///
 /// Every argument is quoted so that the child's C runtime (and .NET, and
 /// `CommandLineToArgvW`) splits it back into exactly the same argv. `cmd.exe`
-/// does not split its command line that way: for it, the arguments after `/c`
-/// are its script, passed as they are inside one pair of quotes, which `/s`
-/// tells it to strip (the rule Node applies for `cmd` too).
+/// does not split its command line that way: run as the `cmd` shell (`/d /s
+/// /c` and one script), its script goes as it is inside one pair of quotes,
+/// which `/s` tells it to strip (the rule Node applies for `cmd` too). Any
+/// other call of `cmd.exe` is quoted like every program's.
 pub(crate) fn command_line(program: &Path, args: &[String]) -> Vec<u16> {
     let program = program.to_string_lossy();
     let mut line = String::new();
@@ -18,20 +19,16 @@ pub(crate) fn command_line(program: &Path, args: &[String]) -> Vec<u16> {
     // Split by hand: the rules are Windows' on every system they are tested on.
     let file = program.rsplit(['\\', '/']).next().unwrap_or_default();
     let is_cmd = file.eq_ignore_ascii_case("cmd") || file.eq_ignore_ascii_case("cmd.exe");
-    let script_at = is_cmd.then(|| args.iter().position(|arg| arg.eq_ignore_ascii_case("/c"))).flatten();
+    let as_shell =
+        is_cmd && args.len() == 4 && args[..3].iter().zip(["/d", "/s", "/c"]).all(|(a, b)| a.eq_ignore_ascii_case(b));
     for (index, arg) in args.iter().enumerate() {
         line.push(' ');
-        match script_at {
-            Some(at) if index > at => {
-                if index == at + 1 {
-                    line.push('"');
-                }
-                line.push_str(arg);
-                if index == args.len() - 1 {
-                    line.push('"');
-                }
-            }
-            _ => quote(arg, &mut line),
+        if as_shell && index == 3 {
+            line.push('"');
+            line.push_str(arg);
+            line.push('"');
+        } else {
+            quote(arg, &mut line);
         }
     }
     line.encode_utf16().chain(Some(0)).collect()
@@ -63,6 +60,18 @@ fn quote(arg: &str, line: &mut String) {
         line.extend(std::iter::repeat_n('\\', backslashes));
         line.push('"');
     }
+}
+
+/// Whether `args` can be given to `program` as Windows starts it. A batch
+/// file (`.bat`, `.cmd`) is run by `cmd.exe`, which reads its command line
+/// by its own rules, not the C runtime's: an argument holding one of its
+/// special characters could run a command of its own ("BatBadBut"). Such
+/// arguments are refused; `shell: 'cmd'` is the way to give `cmd` a script.
+pub(crate) fn batch_arguments_are_safe(program: &Path, args: &[String]) -> bool {
+    let program = program.to_string_lossy();
+    let extension = program.rsplit_once('.').map(|(_, ext)| ext).unwrap_or_default();
+    let batch = extension.eq_ignore_ascii_case("bat") || extension.eq_ignore_ascii_case("cmd");
+    !batch || !args.iter().any(|arg| arg.contains(['"', '%', '&', '|', '^', '<', '>', '!', '\r', '\n']))
 }
 
 /// The environment block for `env`: `NAME=value` entries, each NUL-terminated,
@@ -165,8 +174,25 @@ mod tests {
             line(r"C:\Windows\System32\cmd.exe", &["/d", "/s", "/c", r#"echo "a b" & exit /b 3"#]),
             r#"C:\Windows\System32\cmd.exe /d /s /c "echo "a b" & exit /b 3""#
         );
-        // Another program's "/c" is an ordinary argument.
+        // Another program's "/c" is an ordinary argument, and so is a
+        // direct call of cmd.exe that is not the cmd shell's.
         assert_eq!(line(r"C:\Tools\tool.exe", &["/c", "a b"]), r#"C:\Tools\tool.exe /c "a b""#);
+        assert_eq!(line("cmd.exe", &["/c", "type", "a b"]), r#"cmd.exe /c type "a b""#);
+    }
+
+    #[test]
+    fn batch_files_take_no_arguments_cmd_would_read_as_commands() {
+        let safe = |program: &str, args: &[&str]| {
+            let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
+            batch_arguments_are_safe(Path::new(program), &args)
+        };
+        assert!(safe(r"C:\npm\npm.cmd", &["install", "--save", "left-pad"]));
+        for bad in [r#""&calc"#, "a&b", "%PATH%", "x|y", "a^b", "<in", ">out", "!v!", "two\nlines"] {
+            assert!(!safe(r"C:\npm\npm.CMD", &[bad]), "{bad}");
+            assert!(!safe(r"C:\tools\run.bat", &[bad]), "{bad}");
+        }
+        // Other programs get the C runtime's quoting, which is exact.
+        assert!(safe(r"C:\tools\tool.exe", &[r#""&calc"#]));
     }
 
     #[test]

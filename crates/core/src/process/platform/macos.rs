@@ -13,11 +13,12 @@ pub(crate) fn group_has_live_members(pgid: u32) -> bool {
     loop {
         let size = (pids.len() * size_of::<libc::pid_t>()) as libc::c_int;
         // SAFETY: `pids` is writable for `size` bytes; the call fills at most that.
+        // It returns a count of pids (libproc divides the bytes it got).
         let filled = unsafe { libc::proc_listpgrppids(group, pids.as_mut_ptr().cast(), size) };
         if filled <= 0 {
             return false;
         }
-        let count = filled as usize / size_of::<libc::pid_t>();
+        let count = (filled as usize).min(pids.len());
         // A full buffer may have been cut short: ask again with room to spare.
         if count == pids.len() && pids.len() < 1 << 16 {
             pids.resize(pids.len() * 4, 0);

@@ -14,8 +14,9 @@
 //!   each job's last process, read by one thread: no polling.
 //!
 //! Only the three standard handles are inherited (an explicit handle list),
-//! so no other child of the host can hold a command's pipe open. The pipes
-//! are named pipes, overlapped on the host's end, as the runtime reads them.
+//! and they are inheritable only for the moment of the spawn, so no other
+//! command holds a command's pipe open. The pipes are named pipes, overlapped
+//! on the host's end, as the runtime reads them.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -32,14 +33,14 @@ use std::sync::{Mutex, OnceLock};
 use tokio::net::windows::named_pipe::NamedPipeServer;
 use tokio::sync::watch;
 use windows_sys::Win32::Foundation::{
-    CloseHandle, GetLastError, ERROR_PIPE_CONNECTED, GENERIC_READ, GENERIC_WRITE, HANDLE, INVALID_HANDLE_VALUE,
-    STILL_ACTIVE, WAIT_OBJECT_0,
+    CloseHandle, GetLastError, SetHandleInformation, ERROR_PIPE_CONNECTED, GENERIC_READ, GENERIC_WRITE, HANDLE,
+    HANDLE_FLAG_INHERIT, INVALID_HANDLE_VALUE, STILL_ACTIVE, WAIT_OBJECT_0,
 };
 use windows_sys::Win32::Security::Authorization::{SetNamedSecurityInfoW, SE_FILE_OBJECT};
 use windows_sys::Win32::Security::{
     AddAccessAllowedAceEx, GetLengthSid, GetTokenInformation, InitializeAcl, TokenUser, ACCESS_ALLOWED_ACE, ACL,
     ACL_REVISION, CONTAINER_INHERIT_ACE, DACL_SECURITY_INFORMATION, OBJECT_INHERIT_ACE,
-    PROTECTED_DACL_SECURITY_INFORMATION, PSID, SECURITY_ATTRIBUTES, TOKEN_QUERY, TOKEN_USER,
+    PROTECTED_DACL_SECURITY_INFORMATION, PSID, TOKEN_QUERY, TOKEN_USER,
 };
 use windows_sys::Win32::Storage::FileSystem::{
     CreateFileW, FILE_ALL_ACCESS, FILE_FLAG_FIRST_PIPE_INSTANCE, FILE_FLAG_OVERLAPPED, OPEN_EXISTING,
@@ -68,7 +69,7 @@ use windows_sys::Win32::System::Threading::{
 };
 use windows_sys::Win32::System::IO::{CreateIoCompletionPort, GetQueuedCompletionStatus, OVERLAPPED};
 
-use super::command_line::{command_line, environment_block};
+use super::command_line::{batch_arguments_are_safe, command_line, environment_block};
 use crate::process::exit::{Exit, Signal};
 
 /// An owned handle: a pipe end.
@@ -93,9 +94,10 @@ pub(crate) fn supported() -> io::Result<()> {
     Ok(())
 }
 
-/// The exit code a job terminated by this package gives its processes; the
-/// result reports it as `SIGKILL`, as Node does for a child it killed.
-const KILLED_EXIT_CODE: u32 = 1;
+/// The exit code a job terminated by this package gives its processes
+/// ("DSHK", one no program is likely to exit with); the result reports it as
+/// `SIGKILL`, as Node does for a child it killed.
+const KILLED_EXIT_CODE: u32 = 0x4453_484B;
 
 /// A child that leads its own job, with the host's ends of its pipes.
 pub(crate) struct Leader {
@@ -112,6 +114,12 @@ pub(crate) struct Leader {
 /// What is known of one command: its process, its job, and what the
 /// completion port said.
 struct Child {
+    /// The completion key of its job: unique for the host's life, unlike the
+    /// pid, which Windows may give the next command once this one is reaped
+    /// while the old job's last messages are still queued.
+    key: usize,
+    /// The leader's pid.
+    pid: u32,
     process: OwnedHandle,
     job: OwnedHandle,
     /// The leader's exit, once the completion port reported it.
@@ -143,6 +151,10 @@ pub(crate) fn spawn_leader(
     stdin: bool,
 ) -> io::Result<Leader> {
     let port = completion_port()?;
+    if !batch_arguments_are_safe(program, args) {
+        let reason = "a batch file's arguments must not hold cmd's special characters (\" % & | ^ < > ! or a line break): run it with shell: 'cmd'";
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, reason));
+    }
     let (stdout_host, stdout_child) = pipe(Direction::FromChild)?;
     let (stderr_host, stderr_child) = pipe(Direction::FromChild)?;
     let (stdin_host, stdin_child) = if stdin {
@@ -151,7 +163,7 @@ pub(crate) fn spawn_leader(
     } else {
         (None, null_device()?)
     };
-    let job = new_job(port)?;
+    let job = new_job()?;
 
     let mut application = wide(program.as_os_str());
     let mut line = command_line(program, args);
@@ -178,6 +190,18 @@ pub(crate) fn spawn_leader(
     }
     // SAFETY: zeroed is a valid PROCESS_INFORMATION for CreateProcessW to fill.
     let mut info: PROCESS_INFORMATION = unsafe { zeroed() };
+    // The child's ends are inheritable only for the moment of the spawn, and
+    // this package's spawns take turns, so no other command of ours starts
+    // holding them. (A `CreateProcess` elsewhere in the host at that instant,
+    // with every inheritable handle, could still take them: Windows has no
+    // way to rule that out.)
+    let turn = crate::process::sync::lock(spawning());
+    for handle in inherited {
+        // SAFETY: an open handle of ours; only its inherit flag changes.
+        if unsafe { SetHandleInformation(handle as HANDLE, HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
     // SAFETY: every pointer is to a NUL-terminated UTF-16 buffer that lives to
     // the end of the call (the command line mutable, as CreateProcessW wants);
     // the environment block ends in two NULs; `startup` and its attribute list
@@ -196,10 +220,10 @@ pub(crate) fn spawn_leader(
             &mut info,
         )
     };
-    drop(attributes);
-    if created == 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let created = if created == 0 { Err(io::Error::last_os_error()) } else { Ok(()) };
+    // The child's ends close here: the child has its own copies now.
+    drop((attributes, stdin_child, stdout_child, stderr_child, turn));
+    created?;
     // SAFETY: CreateProcessW succeeded, so both handles are open and ours.
     let (process, thread) = unsafe {
         (
@@ -208,24 +232,26 @@ pub(crate) fn spawn_leader(
         )
     };
     let pid = info.dwProcessId;
-    let (exited, _) = watch::channel(false);
-    let (empty, _) = watch::channel(false);
-    let child = Child { process: process.try_clone()?, job: job.try_clone()?, exited, empty, terminated: false };
-    crate::process::sync::lock(children()).insert(pid, child);
-    let assigned = associate(&job, port, pid).and_then(|()| {
+    static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
+    let key = NEXT_KEY.fetch_add(1, Ordering::Relaxed) as usize;
+    // Any failure from here ends the suspended process below.
+    let resumed = (|| {
+        let (exited, _) = watch::channel(false);
+        let (empty, _) = watch::channel(false);
+        let child =
+            Child { key, pid, process: process.try_clone()?, job: job.try_clone()?, exited, empty, terminated: false };
+        crate::process::sync::lock(children()).insert(pid, child);
+        associate(&job, port, key)?;
         // SAFETY: both handles are open; the process has not run any code yet.
         if unsafe { AssignProcessToJobObject(job.as_raw_handle() as HANDLE, process.as_raw_handle() as HANDLE) } == 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok(())
-    });
-    let resumed = assigned.and_then(|()| {
         // SAFETY: the primary thread's handle, open and suspended once.
         if unsafe { ResumeThread(thread.as_raw_handle() as HANDLE) } == u32::MAX {
             return Err(io::Error::last_os_error());
         }
         Ok(())
-    });
+    })();
     if let Err(error) = resumed {
         // Nothing may outlive a failed spawn: the suspended process goes.
         // SAFETY: an open process handle; TerminateProcess has no memory effects.
@@ -242,7 +268,17 @@ pub(crate) fn spawn_leader(
 pub(crate) fn signal_group(pid: u32, signal: Signal) {
     match signal {
         Signal::Term => {
-            // SAFETY: no memory effects; fails harmlessly without a shared console.
+            // After the leader's exit, only a job with processes left gets it.
+            let leader_exited = with_child(pid, |child| {
+                // SAFETY: an open handle (closed only by `reap`); no memory effects.
+                unsafe { WaitForSingleObject(child.process.as_raw_handle() as HANDLE, 0) == WAIT_OBJECT_0 }
+            });
+            if leader_exited == Some(true) && !group_has_live_members(pid) {
+                return;
+            }
+            // SAFETY: no memory effects; the event goes to the console process
+            // group `pid` (our command's, made with CREATE_NEW_PROCESS_GROUP),
+            // and the call fails when this host has no console it shares.
             unsafe { GenerateConsoleCtrlEvent(CTRL_BREAK_EVENT, pid) };
         }
         Signal::Kill => {
@@ -295,10 +331,22 @@ impl ExitWatch {
     pub(crate) async fn exited(&mut self) -> Exit {
         match self {
             Self::Port { pid, exited } => {
-                // The port's message may be lost only if the job could not be
-                // associated, which fails the spawn; the sender lives until the reap.
-                let _ = exited.wait_for(|exited| *exited).await;
-                poll_exit(*pid).ok().flatten().unwrap_or(Exit::UNKNOWN)
+                let pid = *pid;
+                loop {
+                    tokio::select! {
+                        // An error: the entry is gone, and so is the process.
+                        _ = exited.wait_for(|exited| *exited) => break,
+                        // Windows does not promise to deliver every job message:
+                        // the process itself is asked too, now and then.
+                        () = tokio::time::sleep(std::time::Duration::from_secs(1)) => {
+                            if !matches!(poll_exit(pid), Ok(None)) {
+                                break;
+                            }
+                        }
+                    }
+                }
+                // The process object is signalled at the message or right after it.
+                tokio::task::spawn_blocking(move || wait_exit(pid)).await.unwrap_or(Exit::UNKNOWN)
             }
             Self::Exited(exit) => *exit,
         }
@@ -322,7 +370,8 @@ fn wait(pid: u32, millis: u32) -> io::Result<Option<Exit>> {
         return Ok(Some(Exit::UNKNOWN));
     };
     // SAFETY: the handle stays open until `reap`, which only the driver that
-    // waits here calls, after this returns.
+    // waits here calls, after this returns (the group's lock orders every
+    // signal before the reap too).
     if unsafe { WaitForSingleObject(process, millis) } != WAIT_OBJECT_0 {
         return Ok(None);
     }
@@ -335,7 +384,8 @@ fn wait(pid: u32, millis: u32) -> io::Result<Option<Exit>> {
     Ok(Some(if terminated && code == KILLED_EXIT_CODE {
         Exit { code: None, signal: Some("SIGKILL") }
     } else {
-        // Exit codes are unsigned here; a crash's NTSTATUS reads as negative, as in Node.
+        // Exit codes are unsigned here; a crash's NTSTATUS (0xC0000005) reads
+        // as negative (-1073741819), where Node shows it unsigned.
         Exit { code: Some(code as i32), signal: None }
     }))
 }
@@ -351,8 +401,8 @@ pub(crate) fn group_has_live_members(pid: u32) -> bool {
     let Some(job) = with_child(pid, |child| child.job.as_raw_handle() as HANDLE) else { return false };
     // SAFETY: zeroed is a valid out structure of the size passed.
     let mut info: JOBOBJECT_BASIC_ACCOUNTING_INFORMATION = unsafe { zeroed() };
-    // SAFETY: an open job handle (closed only by `reap`, after the group is
-    // dealt with); `info` is writable for its size.
+    // SAFETY: an open job handle (closed only by `reap`, which the driver
+    // calls after every other use); `info` is writable for its size.
     let queried = unsafe {
         QueryInformationJobObject(
             job,
@@ -430,8 +480,8 @@ pub(crate) fn restrict_to_owner(path: &Path) -> io::Result<()> {
     let sid_len = unsafe { GetLengthSid(sid) } as usize;
     let size = size_of::<ACL>() + size_of::<ACCESS_ALLOWED_ACE>() - size_of::<u32>() + sid_len;
     // u32-aligned, as an ACL must be.
-    let mut acl = vec![0u32; size.div_ceil(4)];
-    let acl = acl.as_mut_ptr().cast::<ACL>();
+    let mut memory = vec![0u32; size.div_ceil(4)];
+    let acl = memory.as_mut_ptr().cast::<ACL>();
     // SAFETY: `acl` is writable for `size` bytes; the SID is valid (above).
     let built = unsafe {
         InitializeAcl(acl, size as u32, ACL_REVISION) != 0
@@ -543,6 +593,12 @@ pub(crate) mod guardian {
     pub(crate) fn dismiss() {}
 }
 
+/// This package's spawns, one at a time (see `spawn_leader`).
+fn spawning() -> &'static Mutex<()> {
+    static SPAWNING: Mutex<()> = Mutex::new(());
+    &SPAWNING
+}
+
 /// The completion port every job reports to, and the thread reading it.
 fn completion_port() -> io::Result<HANDLE> {
     static PORT: OnceLock<Result<usize, i32>> = OnceLock::new();
@@ -575,17 +631,17 @@ fn read_port(port: HANDLE) {
         }
         // For process messages the "overlapped" value is the process id.
         let process = overlapped as usize as u32;
-        let leader = key as u32;
+        let mut children = crate::process::sync::lock(children());
+        // A job already reaped has no entry: its late messages are dropped.
+        let Some(child) = children.values_mut().find(|child| child.key == key) else { continue };
         match message {
-            JOB_OBJECT_MSG_EXIT_PROCESS | JOB_OBJECT_MSG_ABNORMAL_EXIT_PROCESS if process == leader => {
-                with_child(leader, |child| child.exited.send_replace(true));
+            JOB_OBJECT_MSG_EXIT_PROCESS | JOB_OBJECT_MSG_ABNORMAL_EXIT_PROCESS if process == child.pid => {
+                child.exited.send_replace(true);
             }
             JOB_OBJECT_MSG_ACTIVE_PROCESS_ZERO => {
-                // The leader is gone too; its exit message came first.
-                with_child(leader, |child| {
-                    child.exited.send_replace(true);
-                    child.empty.send_replace(true);
-                });
+                // The leader is gone too.
+                child.exited.send_replace(true);
+                child.empty.send_replace(true);
             }
             _ => {}
         }
@@ -594,7 +650,7 @@ fn read_port(port: HANDLE) {
 
 /// A new job whose processes all end when its last handle closes (the host's
 /// death included), and that a crash inside it does not hold up.
-fn new_job(_port: HANDLE) -> io::Result<OwnedHandle> {
+fn new_job() -> io::Result<OwnedHandle> {
     // SAFETY: an anonymous job with default security; no memory effects.
     let job = unsafe { CreateJobObjectW(null(), null()) };
     if job.is_null() {
@@ -621,10 +677,9 @@ fn new_job(_port: HANDLE) -> io::Result<OwnedHandle> {
     Ok(job)
 }
 
-/// Has `job` report to `port`, with the leader's pid as the key.
-fn associate(job: &OwnedHandle, port: HANDLE, pid: u32) -> io::Result<()> {
-    let association =
-        JOBOBJECT_ASSOCIATE_COMPLETION_PORT { CompletionKey: pid as usize as *mut _, CompletionPort: port };
+/// Has `job` report to `port` under `key`.
+fn associate(job: &OwnedHandle, port: HANDLE, key: usize) -> io::Result<()> {
+    let association = JOBOBJECT_ASSOCIATE_COMPLETION_PORT { CompletionKey: key as *mut _, CompletionPort: port };
     // SAFETY: an open job and port; the structure is readable for its size.
     let set = unsafe {
         SetInformationJobObject(
@@ -647,7 +702,7 @@ enum Direction {
 }
 
 /// A pipe: the host's end (a named pipe's server, overlapped, for the
-/// runtime) and the child's (inheritable, synchronous).
+/// runtime) and the child's (synchronous).
 fn pipe(direction: Direction) -> io::Result<(OwnedHandle, OwnedHandle)> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let name = format!(r"\\.\pipe\dsh-shell-env-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
@@ -675,13 +730,9 @@ fn pipe(direction: Direction) -> io::Result<(OwnedHandle, OwnedHandle)> {
     }
     // SAFETY: a new, open handle, owned from here.
     let host = unsafe { OwnedHandle::from_raw_handle(host as RawHandle) };
-    let inheritable = SECURITY_ATTRIBUTES {
-        nLength: size_of::<SECURITY_ATTRIBUTES>() as u32,
-        lpSecurityDescriptor: null_mut(),
-        bInheritHandle: 1,
-    };
-    // SAFETY: a NUL-terminated name of the pipe made above; `inheritable` lives to the end of the call.
-    let child = unsafe { CreateFileW(name.as_ptr(), child_access, 0, &inheritable, OPEN_EXISTING, 0, null_mut()) };
+    // Not inheritable yet: see `spawn_leader`.
+    // SAFETY: a NUL-terminated name of the pipe made above.
+    let child = unsafe { CreateFileW(name.as_ptr(), child_access, 0, null(), OPEN_EXISTING, 0, null_mut()) };
     if child == INVALID_HANDLE_VALUE {
         return Err(io::Error::last_os_error());
     }
@@ -701,16 +752,11 @@ fn pipe(direction: Direction) -> io::Result<(OwnedHandle, OwnedHandle)> {
     Ok((host, child))
 }
 
-/// `NUL`, opened inheritable, for a child without stdin.
+/// `NUL`, for a child without stdin (inheritable only at the spawn).
 fn null_device() -> io::Result<OwnedHandle> {
-    let inheritable = SECURITY_ATTRIBUTES {
-        nLength: size_of::<SECURITY_ATTRIBUTES>() as u32,
-        lpSecurityDescriptor: null_mut(),
-        bInheritHandle: 1,
-    };
     let name = wide(OsStr::new("NUL"));
-    // SAFETY: a NUL-terminated name; `inheritable` lives to the end of the call.
-    let handle = unsafe { CreateFileW(name.as_ptr(), GENERIC_READ, 0, &inheritable, OPEN_EXISTING, 0, null_mut()) };
+    // SAFETY: a NUL-terminated name.
+    let handle = unsafe { CreateFileW(name.as_ptr(), GENERIC_READ, 0, null(), OPEN_EXISTING, 0, null_mut()) };
     if handle == INVALID_HANDLE_VALUE {
         return Err(io::Error::last_os_error());
     }
