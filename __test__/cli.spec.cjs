@@ -96,20 +96,21 @@ describe('--help', () => {
       expect(result.status).toBe(0)
       expect(result.stderr).toBe('')
       expect(result.stdout.startsWith('Usage: dsh-shell-env <command> [options]\n')).toBe(true)
-      for (const command of ['env', 'explain', 'run', 'catalog']) expect(result.stdout).toMatch(new RegExp(`^  ${command} `, 'm'))
+      for (const command of ['env', 'get', 'explain', 'run', 'catalog']) expect(result.stdout).toMatch(new RegExp(`^  ${command} `, 'm'))
       expect(result.stdout).toContain('2 usage error')
       expectPlainTable(result.stdout)
     }
   })
 
   it.each([
-    ['env', ['--session ID', '--profile NAME=DIR', '--home DIR', '--plugin FILE', '--json', '--show-secrets']],
+    ['env', ['--session ID', '--profile NAME=DIR', '--home DIR', '--plugin FILE', '--json', '--format table|json|export|dotenv', '--show-secrets']],
+    ['get', ['KEY', '--session ID', '--profile NAME=DIR', '--home DIR', '--plugin FILE']],
     ['explain', ['--session ID', '--scrub all|core|none', '--hardening', '--json', '--show-secrets', '--plugin FILE']],
     ['run', ['--session ID', '--timeout MS', '--scrub all|core|none', '--hardening', '--plugin FILE', '-- COMMAND']],
     ['catalog', ['--plugin FILE', '--profile NAME=DIR', '--json']],
   ])('%s --help documents its options and fits 80 columns', (command, mentions) => {
     for (const args of [[command, '--help'], [command, '-h'], ['help', command], [command, '--json', '--help']]) {
-      if (command === 'run' && args.includes('--json')) continue
+      if ((command === 'run' || command === 'get') && args.includes('--json')) continue
       const result = cli(args)
       expect(result.status).toBe(0)
       expect(result.stdout.startsWith(`Usage: dsh-shell-env ${command} `)).toBe(true)
@@ -137,6 +138,10 @@ describe('usage errors exit 2 with a one-line message', () => {
     [['run'], "missing the command to run after '--'"],
     [['run', '--'], "missing the command to run after '--'"],
     [['env', 'stray'], "unexpected argument 'stray'"],
+    [['env', '--format', 'yaml'], "invalid --format 'yaml': expected table, json, export, dotenv"],
+    [['env', '--format', 'export', '--json'], '--json and --format export contradict each other'],
+    [['get'], "missing the variable to print, as in 'dsh-shell-env get DSH_HOME'"],
+    [['get', 'DSH_HOME', 'DSH_SHELL'], "unexpected argument 'DSH_SHELL': give one variable"],
     [['catalog', '--', 'stray'], "unexpected argument 'stray'"],
     [['frobnicate'], "unknown command 'frobnicate' (see dsh-shell-env --help)"],
     [['--session', 's-1', 'env'], "unknown option '--session' before the command"],
@@ -257,6 +262,89 @@ describe('env', () => {
     expect(home.slice(valueColumn)).toMatch(new RegExp(`^${HOME.slice(0, 10)}.*….*/end +built-in$`))
     expect(lines.find((line) => line.startsWith('  DSH_SESSION_ID '))).toMatch(/session-table +built-in$/)
     expect(lines.find((line) => line.startsWith('  DSH_REGION_TOKEN '))).toMatch(/<masked> +deployment-region$/)
+  })
+})
+
+describe('env --format and get: the snapshot for other tools', () => {
+  const TRICKY = {
+    DSH_QUOTES: `it's "quoted" $HOME \`date\` \\ back\\slash '' end'`,
+    DSH_LINES: 'one\ntwo\r\n\nthree\n',
+    DSH_TEXT: 'é € 😀 中文',
+    DSH_EMPTY: '',
+  }
+  const trickyArgs = ['--home', HOME, '--plugin', fixture('tricky.cjs')]
+
+  /** Sources `script` in bash and returns each of `keys` as bash then has it (`null`: unset). */
+  function sourcedInBash(script, keys) {
+    const file = path.join(os.tmpdir(), `dsh-cli-export-${process.pid}.sh`)
+    fs.writeFileSync(file, script)
+    try {
+      const report = keys.map((key) => `if [ -n "\${${key}+set}" ]; then printf '%s=%s\\0' ${key} "$${key}"; fi`).join('\n')
+      const result = spawnSync('bash', ['--norc', '--noprofile', '-c', `set -eu\n. "$1"\n${report}`, 'bash', file], { encoding: 'utf8' })
+      expect(result.stderr).toBe('')
+      expect(result.status).toBe(0)
+      const seen = Object.fromEntries(keys.map((key) => [key, null]))
+      for (const entry of result.stdout.split('\0').filter((text) => text !== '')) {
+        const at = entry.indexOf('=')
+        seen[entry.slice(0, at)] = entry.slice(at + 1)
+      }
+      return seen
+    } finally {
+      fs.rmSync(file, { force: true })
+    }
+  }
+
+  it('--format export round-trips every value through bash, quotes, newlines and non-ASCII included', () => {
+    const result = cli(['env', '--format', 'export', '--show-secrets', ...trickyArgs])
+    expect(result.status).toBe(0)
+    expect(result.stderr).toBe('')
+    const keys = [...Object.keys(TRICKY), 'DSH_TRICKY_TOKEN', 'DSH_HOME', 'DSH_SHELL']
+    expect(sourcedInBash(result.stdout, keys)).toEqual({ ...TRICKY, DSH_TRICKY_TOKEN: 'tricky-credential', DSH_HOME: HOME, DSH_SHELL: '1' })
+  })
+
+  it('--format export without --show-secrets writes a masked value as a comment, never as <masked>', () => {
+    const result = cli(['env', '--format', 'export', ...trickyArgs])
+    expect(result.status).toBe(0)
+    expect(result.stdout).toContain('# DSH_TRICKY_TOKEN is masked (--show-secrets writes it)\n')
+    expect(result.stdout).not.toContain('<masked>')
+    expect(sourcedInBash(result.stdout, ['DSH_TRICKY_TOKEN', 'DSH_TEXT'])).toEqual({ DSH_TRICKY_TOKEN: null, DSH_TEXT: TRICKY.DSH_TEXT })
+  })
+
+  it('--format dotenv writes one double-quoted line per key, escapes spelt as dotenv reads them', () => {
+    const result = cli(['env', '--format', 'dotenv', ...trickyArgs])
+    expect(result.status).toBe(0)
+    const lines = result.stdout.split('\n')
+    expect(lines).toContain(`DSH_HOME="${HOME}"`)
+    expect(lines).toContain('DSH_LINES="one\\ntwo\\r\\n\\nthree\\n"')
+    expect(lines).toContain(`DSH_QUOTES="it's \\"quoted\\" $HOME \`date\` \\\\ back\\\\slash '' end'"`)
+    expect(lines).toContain('DSH_TEXT="é € 😀 中文"')
+    expect(lines).toContain('DSH_EMPTY=""')
+    expect(lines).toContain('# DSH_TRICKY_TOKEN is masked (--show-secrets writes it)')
+    // One line per key (a value's newline never starts a new one).
+    expect(lines.filter((line) => line !== '' && !line.startsWith('#')).every((line) => /^[A-Z_][A-Z0-9_]*="/.test(line))).toBe(true)
+  })
+
+  it('--format json is --json', () => {
+    const byFlag = cliJson(['env', ...trickyArgs])
+    const byFormat = JSON.parse(cli(['env', '--format', 'json', ...trickyArgs]).stdout)
+    expect(byFormat).toEqual(byFlag)
+  })
+
+  it('get prints one value as it is, unmasked, and exits 1 when the call would not get it', () => {
+    for (const [key, value] of Object.entries({ ...TRICKY, DSH_TRICKY_TOKEN: 'tricky-credential', DSH_HOME: HOME })) {
+      const result = cli(['get', key, ...trickyArgs])
+      expect(result.status).toBe(0)
+      expect(result.stderr).toBe('')
+      expect(result.stdout).toBe(`${value}\n`)
+    }
+    const session = cli(['get', 'DSH_SESSION_ID', '--session', 'session-42', '--home', HOME])
+    expect(session.stdout).toBe('session-42\n')
+    for (const args of [['get', 'DSH_SESSION_ID', '--home', HOME], ['get', 'DSH_NOT_THERE', ...trickyArgs], ['get', 'HOME', '--home', HOME]]) {
+      const absent = cli(args)
+      expect(absent.status).toBe(1)
+      expect(absent.stdout).toBe('')
+      expect(absent.stderr).toBe('')
+    }
   })
 })
 

@@ -9,6 +9,7 @@ const path = require('node:path')
 const { parseArgs } = require('node:util')
 
 const { UsageError, PROGRAM } = require('./errors.js')
+const { FORMATS } = require('./formats.js')
 
 /** Every option any command accepts; `value` names the argument in help texts. */
 const OPTIONS = {
@@ -25,7 +26,12 @@ const OPTIONS = {
   hardening: { type: 'boolean', help: 'drop variables that make programs run chosen code (LD_*, BASH_ENV, NODE_OPTIONS, …); the default' },
   'no-hardening': { type: 'boolean', help: 'keep those variables' },
   timeout: { type: 'string', value: 'MS', help: 'stop the command after MS milliseconds (default 120000; 0: no limit)' },
-  json: { type: 'boolean', help: 'print JSON (shape documented in the README) instead of a table' },
+  json: { type: 'boolean', help: 'print JSON (shapes in docs/cli.md) instead of a table' },
+  format: {
+    type: 'string',
+    value: 'table|json|export|dotenv',
+    help: 'how to print: a table (default), JSON, export lines a shell can source, or .env lines',
+  },
   'show-secrets': { type: 'boolean', help: 'show secret-looking values instead of <masked>' },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 }
@@ -52,6 +58,7 @@ function normalise(values, command) {
     hardening: values['no-hardening'] !== true,
     timeoutMs: undefined,
     json: values.json === true,
+    format: values.format ?? (values.json === true ? 'json' : 'table'),
     showSecrets: values['show-secrets'] === true,
   }
   if (values.hardening === true && values['no-hardening'] === true) fail('--hardening and --no-hardening contradict each other')
@@ -62,6 +69,9 @@ function normalise(values, command) {
     if (name.trim() === '' || dir === '') fail(`invalid --profile '${values.profile}': expected NAME=DIR`)
     options.profile = { name, dir: absolutePath(dir) }
   }
+  if (!FORMATS.includes(options.format)) fail(`invalid --format '${options.format}': expected ${FORMATS.join(', ')}`)
+  if (values.json === true && options.format !== 'json') fail(`--json and --format ${options.format} contradict each other`)
+  options.json = options.format === 'json'
   if (!SCRUB_VALUES.includes(options.scrub)) fail(`invalid --scrub '${options.scrub}': expected all, core or none`)
   if (values.timeout !== undefined) {
     if (!/^\d+$/.test(values.timeout) || !Number.isSafeInteger(Number(values.timeout))) {
@@ -97,7 +107,8 @@ function parseCommandOptions(command, args) {
     if (token.kind === 'option-terminator') {
       terminated = true
     } else if (token.kind === 'positional') {
-      if (terminated && command.takesCommand) argv.push(token.value)
+      if (command.takesKey && !command.takesCommand) argv.push(token.value)
+      else if (terminated && command.takesCommand) argv.push(token.value)
       else if (command.takesCommand) fail(`put the command after '--', as in '${PROGRAM} ${command.name} -- ${token.value} …'`)
       else fail(`unexpected argument '${token.value}'`)
     } else {
@@ -121,6 +132,11 @@ function parseCommandOptions(command, args) {
   if (command.takesCommand) {
     if (argv.length === 0) fail(`missing the command to run after '--'`)
     options.command = argv
+  }
+  if (command.takesKey) {
+    if (argv.length === 0) fail('missing the variable to print, as in ' + `'${PROGRAM} ${command.name} DSH_HOME'`)
+    if (argv.length > 1) fail(`unexpected argument '${argv[1]}': give one variable`)
+    options.key = argv[0]
   }
   return { help: false, options }
 }

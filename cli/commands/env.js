@@ -3,6 +3,7 @@
 
 const COLUMNS = require('../columns.js')
 const { openRegistry, executionFor, ownerLookup } = require('../registry.js')
+const { formatLines } = require('../formats.js')
 const { shownValue } = require('../secrets.js')
 const { renderTable } = require('../table.js')
 
@@ -13,8 +14,10 @@ const definition = {
   description: `Collects the managed variables one shell call receives (DSH_HOME, DSH_SHELL,
 DSH_SESSION_ID for an agent call, the profile, every contributor's values, and
 PATH when contributors declare command directories), as the harness does right
-before a spawn, and shows who owns each. Secret-looking values are masked.`,
-  options: ['session', 'profile', 'home', 'plugin', 'json', 'show-secrets'],
+before a spawn, and shows who owns each. Secret-looking values are masked.
+--format export prints lines a POSIX shell can source, --format dotenv the
+lines of a .env file; masked values become comments there.`,
+  options: ['session', 'profile', 'home', 'plugin', 'json', 'format', 'show-secrets'],
 }
 
 async function run(options, io) {
@@ -27,6 +30,10 @@ async function run(options, io) {
     return { key, value, owner: ownerOf(key), masked }
   })
 
+  if (options.format === 'export' || options.format === 'dotenv') {
+    io.stdout.write(formatLines(variables, options.format))
+    return 0
+  }
   if (options.json) {
     const report = {
       dshHome: registry.dshHome,
