@@ -24,7 +24,7 @@ const ESC = '\u001b'
 function baseEnv() {
   const env = { ...process.env }
   for (const key of Object.keys(env)) {
-    if (key.toUpperCase().startsWith('DSH_') || key === 'NO_COLOR' || key === 'FORCE_COLOR') delete env[key]
+    if (key.toUpperCase().startsWith('DSH_') || ['NO_COLOR', 'FORCE_COLOR', 'COLUMNS'].includes(key)) delete env[key]
   }
   return env
 }
@@ -106,7 +106,7 @@ describe('--help', () => {
     ['env', ['--session ID', '--profile NAME=DIR', '--home DIR', '--plugin FILE', '--json', '--format table|json|export|dotenv', '--show-secrets']],
     ['get', ['KEY', '--session ID', '--profile NAME=DIR', '--home DIR', '--plugin FILE']],
     ['explain', ['--session ID', '--scrub all|core|none', '--hardening', '--json', '--show-secrets', '--plugin FILE']],
-    ['run', ['--session ID', '--timeout MS', '--scrub all|core|none', '--hardening', '--plugin FILE', '-- COMMAND']],
+    ['run', ['--session ID', '--timeout MS', '--scrub all|core|none', '--hardening', '--plugin FILE', '[--] COMMAND']],
     ['catalog', ['--plugin FILE', '--profile NAME=DIR', '--json']],
   ])('%s --help documents its options and fits 80 columns', (command, mentions) => {
     for (const args of [[command, '--help'], [command, '-h'], ['help', command], [command, '--json', '--help']]) {
@@ -133,8 +133,8 @@ describe('usage errors exit 2 with a one-line message', () => {
     [['env', '--profile', '=/profiles/work'], 'expected NAME=DIR'],
     [['explain', '--scrub', 'most'], "invalid --scrub 'most': expected all, core or none"],
     [['run', '--timeout', 'soon', '--', 'true'], "invalid --timeout 'soon'"],
-    [['run', '--timeout', '-5', '--', 'true'], "option '--timeout' needs a value"],
-    [['run', 'echo', 'hi'], "put the command after '--'"],
+    [['run', '--timeout', '-5', '--', 'true'], "invalid --timeout '-5': expected milliseconds, 0 for no limit"],
+    [['run', '--session', '--timeout', '5', 'true'], "option '--session' needs a value"],
     [['run'], "missing the command to run after '--'"],
     [['run', '--'], "missing the command to run after '--'"],
     [['env', 'stray'], "unexpected argument 'stray'"],
@@ -527,6 +527,26 @@ describe('colour', () => {
     }
   })
 
+  it('FORCE_COLOR colours a pipe, and FORCE_COLOR=0 or false keeps a terminal plain, over NO_COLOR both ways', () => {
+    expect(cli(args, { env: { FORCE_COLOR: '1' } }).stdout).toContain(`${ESC}[`)
+    expect(cli(args, { env: { FORCE_COLOR: '', NO_COLOR: '1' } }).stdout).toContain(`${ESC}[`)
+    for (const off of ['0', 'false']) {
+      expectPlainTable(cli(args, { node: TTY, env: { TERM: 'xterm-256color', FORCE_COLOR: off } }).stdout)
+    }
+    expect(cli([...args, '--json'], { env: { FORCE_COLOR: '1' } }).stdout).not.toContain(ESC)
+  })
+
+  it('COLUMNS sets the width, also in a pipe; a value that is not a positive number is ignored', () => {
+    const catalog = ['catalog', '--home', HOME, '--plugin', fixture('region.cjs')]
+    const narrow = cli(catalog, { env: { COLUMNS: '60' } })
+    expect(narrow.status).toBe(0)
+    expectPlainTable(narrow.stdout, 60)
+    expect(narrow.stdout.split('\n').some((line) => codePoints(line) > 50)).toBe(true)
+    const wide = cli(catalog, { env: { COLUMNS: '200' } })
+    expect(wide.stdout.split('\n').some((line) => codePoints(line) > 80)).toBe(true)
+    for (const ignored of ['0', '-5', 'wide']) expectPlainTable(cli(catalog, { env: { COLUMNS: ignored } }).stdout, 80)
+  })
+
   it('a narrower terminal gets a narrower table', () => {
     const result = cli(['catalog', '--home', HOME, '--plugin', fixture('region.cjs')], {
       node: TTY,
@@ -538,6 +558,16 @@ describe('colour', () => {
 })
 
 describe('run', () => {
+  it('takes the command after its options without --, the command keeping its own options', () => {
+    const result = cli(['run', '--home', HOME, '--session', 'session-7', 'bash', '-c', 'printf "%s %s" "$DSH_SESSION_ID" "$0"', '--session'])
+    expect(result.stderr).toBe('')
+    expect(result.status).toBe(0)
+    expect(result.stdout).toBe('session-7 --session')
+    // With --, a command whose first word starts with '-' is still a command.
+    const dashed = cli(['run', '--home', HOME, '--', '-no-such-program'])
+    expect(dashed.status).toBe(127)
+  })
+
   it('exit code 0, the managed environment of the call, output on the right streams', () => {
     const result = cli([
       'run',

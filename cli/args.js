@@ -109,8 +109,13 @@ function parseCommandOptions(command, args) {
     } else if (token.kind === 'positional') {
       if (command.takesKey && !command.takesCommand) argv.push(token.value)
       else if (terminated && command.takesCommand) argv.push(token.value)
-      else if (command.takesCommand) fail(`put the command after '--', as in '${PROGRAM} ${command.name} -- ${token.value} …'`)
-      else fail(`unexpected argument '${token.value}'`)
+      else if (command.takesCommand) {
+        // The command starts at its first word: everything from there is its own,
+        // options included (`run --session s-1 grep -r x .`). Only a command
+        // whose first word starts with `-` needs `--` before it.
+        argv.push(...args.slice(token.index))
+        break
+      } else fail(`unexpected argument '${token.value}'`)
     } else {
       const spec = config[token.name]
       if (spec === undefined) fail(`unknown option '${token.rawName}'`)
@@ -120,7 +125,10 @@ function parseCommandOptions(command, args) {
         if (token.value !== undefined) fail(`option '--${token.name}' takes no value`)
         values[token.name] = true
       } else {
-        const missing = token.value === undefined || token.value === '' || (!token.inlineValue && token.value.startsWith('-'))
+        // The next word is this option's value unless it is another option (a
+        // negative number is a value, so that its own check can name it).
+        const another = !token.inlineValue && /^-(?!\d)/.test(token.value ?? '')
+        const missing = token.value === undefined || token.value === '' || another
         if (missing) fail(`option '--${token.name}' needs a value`)
         if (spec.multiple) (values[token.name] ??= []).push(token.value)
         else values[token.name] = token.value

@@ -10,13 +10,15 @@ const { CliError, PROGRAM, describeError } = require('../errors.js')
 const definition = {
   name: 'run',
   summary: 'run a command with that environment and exit with its exit code',
-  usage: 'run [options] -- COMMAND [ARG]...',
+  usage: 'run [options] [--] COMMAND [ARG]...',
   description: `Runs COMMAND (argv, no shell: use 'bash -c "…"' for a script) through execute()
 with the registry and execution, exactly as the harness spawns a shell call:
 the managed variables are collected right before the spawn, the inherited
 environment is scrubbed, the child leads its own process group and its stdin
 is /dev/null. Output is streamed as it arrives. SIGINT, SIGTERM and SIGHUP
-received meanwhile are passed on to the command's process group.`,
+received meanwhile are passed on to the command's process group. Everything
+from COMMAND's first word on is its own; '--' is needed only before a command
+whose first word starts with '-'.`,
   options: ['session', 'profile', 'home', 'plugin', 'scrub', 'hardening', 'no-hardening', 'timeout'],
   takesCommand: true,
 }
