@@ -536,6 +536,13 @@ describe('colour', () => {
     expect(cli([...args, '--json'], { env: { FORCE_COLOR: '1' } }).stdout).not.toContain(ESC)
   })
 
+  it('a terminal narrower than the names cuts values, never a variable name', () => {
+    const result = cli(['env', '--home', HOME, '--plugin', fixture('region.cjs'), '--show-secrets'], { env: { COLUMNS: '30' } })
+    expect(result.status).toBe(0)
+    for (const key of ['DSH_REGION_TOKEN', 'DSH_REGION_BUILD', 'DSH_HOME', 'DSH_SHELL']) expect(result.stdout).toMatch(new RegExp(`^  ${key} `, 'm'))
+    expect(result.stdout).toContain('…')
+  })
+
   it('COLUMNS sets the width, also in a pipe; a value that is not a positive number is ignored', () => {
     const catalog = ['catalog', '--home', HOME, '--plugin', fixture('region.cjs')]
     const narrow = cli(catalog, { env: { COLUMNS: '60' } })

@@ -2,7 +2,8 @@
 // The column layouts of the tables the command prints (see table.js), shared
 // with `npm run demo`. Values, descriptions and reasons give up width first.
 
-const VARIABLE = { title: 'VARIABLE' }
+/** Variable names are never cut: `DSH_…KEN` could be any of several keys. */
+const VARIABLE = { title: 'VARIABLE', keep: true }
 const VALUE = { title: 'VALUE', flex: true, min: 20 }
 
 module.exports = {
@@ -13,7 +14,7 @@ module.exports = {
   /** `explain`: removed variables and why. */
   removed: [VARIABLE, { title: 'REASON', flex: true, overflow: 'wrap', min: 30 }],
   /** `catalog`: what a call can receive. */
-  catalog: [VARIABLE, { title: 'OWNER' }, { title: 'WHEN' }, { title: 'DESCRIPTION', flex: true, overflow: 'wrap', min: 20 }],
+  catalog: [VARIABLE, { title: 'OWNER' }, { title: 'WHEN' }, { title: 'DESCRIPTION', flex: true, overflow: 'wrap', min: 12 }],
   /** `catalog`: command directories. */
   directories: [{ title: 'DIRECTORY', flex: true, min: 20 }, { title: 'CONTRIBUTOR' }],
 }

@@ -91,8 +91,9 @@ function fitWidths(natural, mins, flex, available) {
 /**
  * Renders a table as a string (no trailing newline).
  *
- * - `columns`: `{ title, flex?: boolean, overflow?: 'middle' | 'wrap', min?: number, tone?: string }[]`;
- *   `flex` columns give up width first (the others keep theirs while possible)
+ * - `columns`: `{ title, flex?: boolean, keep?: boolean, overflow?: 'middle' | 'wrap', min?: number, tone?: string }[]`;
+ *   `flex` columns give up width first (the others keep theirs while possible),
+ *   `keep` columns never do
  * - `rows`: arrays of cells; a cell is a string or `{ text, tone }` (tones: see style.js)
  * - `options`: `{ width = 80, indent = 2, gap = 3, color = false }`
  */
@@ -109,7 +110,11 @@ function renderTable(columns, rows, options = {}) {
   const natural = columns.map((column, index) =>
     Math.max(widthOf(column.title), ...cells.map((row) => widthOf(row[index].text))),
   )
-  const mins = columns.map((column, index) => Math.min(natural[index], Math.max(widthOf(column.title), column.min ?? 8)))
+  // A `keep` column (the variable names) never gives up width: a name cut in
+  // the middle could be another name. The line is wider than `width` then.
+  const mins = columns.map((column, index) =>
+    column.keep ? natural[index] : Math.min(natural[index], Math.max(widthOf(column.title), column.min ?? 8)),
+  )
   const available = width - indent - gap * (columns.length - 1)
   const widths = fitWidths(natural, mins, columns.map((column) => column.flex === true), available)
 
