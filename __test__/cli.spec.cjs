@@ -25,6 +25,8 @@ function baseEnv() {
   const env = { ...process.env }
   for (const key of Object.keys(env)) {
     if (key.toUpperCase().startsWith('DSH_') || ['NO_COLOR', 'FORCE_COLOR', 'COLUMNS'].includes(key)) delete env[key]
+    // What `npm test` itself sets: the cases that need a launcher's variables set their own.
+    if (key.startsWith('npm_') || key === 'INIT_CWD') delete env[key]
   }
   return env
 }
@@ -367,20 +369,21 @@ describe('explain', () => {
     expect(report.session).toBe('s-explain')
     const keys = report.variables.map((entry) => entry.key)
     expect(keys).toEqual([...keys].sort())
-    for (const entry of report.variables) expect(Object.keys(entry)).toEqual(['key', 'value', 'source', 'owner', 'masked'])
+    for (const entry of report.variables) expect(Object.keys(entry)).toEqual(['key', 'value', 'source', 'owner', 'masked', 'launcher'])
     const variables = byKey(report.variables)
 
-    expect(variables.CLI_SPEC_PLAIN).toEqual({ key: 'CLI_SPEC_PLAIN', value: 'hello', source: 'inherited', owner: null, masked: false })
-    expect(variables.TERM).toEqual({ key: 'TERM', value: 'dumb', source: 'terminal', owner: null, masked: false })
+    expect(variables.CLI_SPEC_PLAIN).toEqual({ key: 'CLI_SPEC_PLAIN', value: 'hello', source: 'inherited', owner: null, masked: false, launcher: null })
+    expect(variables.TERM).toEqual({ key: 'TERM', value: 'dumb', source: 'terminal', owner: null, masked: false, launcher: null })
     expect(variables.NO_COLOR.source).toBe('terminal')
-    expect(variables.DSH_SESSION_ID).toEqual({ key: 'DSH_SESSION_ID', value: 's-explain', source: 'managed', owner: 'built-in', masked: false })
-    expect(variables.DSH_REGION).toEqual({ key: 'DSH_REGION', value: 'cn-north', source: 'managed', owner: 'deployment-region', masked: false })
+    expect(variables.DSH_SESSION_ID).toEqual({ key: 'DSH_SESSION_ID', value: 's-explain', source: 'managed', owner: 'built-in', masked: false, launcher: null })
+    expect(variables.DSH_REGION).toEqual({ key: 'DSH_REGION', value: 'cn-north', source: 'managed', owner: 'deployment-region', masked: false, launcher: null })
     expect(variables.DSH_REGION_TOKEN).toEqual({
       key: 'DSH_REGION_TOKEN',
       value: '<masked>',
       source: 'managed',
       owner: 'deployment-region',
       masked: true,
+      launcher: null,
     })
     expect(variables.PATH.source).toBe('managed')
     expect(variables.PATH.owner).toBe('deployment-region')
@@ -445,6 +448,28 @@ describe('explain', () => {
     expect(result.stdout).toMatch(/^ {2}DSH_STALE_SENTINEL +managed-prefix: /m)
     expect(result.stdout).not.toContain('hunter2')
     expect(result.stdout).not.toContain('token-in-the-parent')
+  })
+})
+
+describe('explain, run through a package manager', () => {
+  const launched = { npm_command: 'exec', npm_config_cache: '/tmp/npm-cache', INIT_CWD: '/work/project', npm_lifecycle_event: 'npx' }
+
+  it('marks the variables npm, npx, pnpm or yarn set, and says how to see a harness call\'s environment', () => {
+    const result = cli(['explain', '--home', HOME], { env: launched })
+    expect(result.status).toBe(0)
+    for (const key of Object.keys(launched)) expect(result.stdout).toMatch(new RegExp(`^  ${key} .* inherited \\(npm\\)$`, 'm'))
+    expect(result.stdout).toMatch(/^  HOME .* inherited$/m)
+    expect(result.stdout).toContain('Marked (npm): 4 variable(s)')
+    expect(result.stdout).toContain('./node_modules/.bin/dsh-shell-env explain')
+    expectPlainTable(result.stdout)
+    const json = byKey(cliJson(['explain', '--home', HOME], { env: launched }).variables)
+    for (const key of Object.keys(launched)) expect(json[key].launcher).toBe('npm')
+    expect(json.HOME.launcher).toBe(null)
+  })
+
+  it('says nothing of a launcher when none set anything', () => {
+    const result = cli(['explain', '--home', HOME])
+    expect(result.stdout).not.toContain('(npm)')
   })
 })
 

@@ -16,11 +16,22 @@ const definition = {
   description: `Runs the environment pipeline a spawn uses on this process's environment,
 without spawning: every variable the child would get with its source
 (inherited, terminal, explicit or managed), and every inherited variable the
-pipeline removed with the reason. Secret-looking values are masked.`,
+pipeline removed with the reason. Secret-looking values are masked. Variables
+that npm, npx, pnpm or yarn set for what they run (npm_*, INIT_CWD) are marked
+(npm): a harness call would not inherit them.`,
   options: ['session', 'profile', 'home', 'plugin', 'scrub', 'hardening', 'no-hardening', 'json', 'show-secrets'],
 }
 
 const SOURCE_TONES = { managed: 'green', terminal: 'cyan', explicit: 'yellow' }
+
+/**
+ * Whether `key` was set by the tool that launched this command (npm, npx,
+ * pnpm and yarn set `npm_*` and `INIT_CWD` for what they run), not by the
+ * environment a harness process would have.
+ */
+function fromLauncher(key) {
+  return key.startsWith('npm_') || key === 'INIT_CWD'
+}
 
 async function run(options, io) {
   const registry = await openRegistry(options, io.cwd)
@@ -34,8 +45,10 @@ async function run(options, io) {
     .map((key) => {
       const source = built.sources[key]
       const { value, masked } = shownValue(key, built.env[key], options.showSecrets)
-      return { key, value, source, owner: source === 'managed' ? ownerOf(key) : null, masked }
+      const launcher = source === 'inherited' && fromLauncher(key) ? 'npm' : null
+      return { key, value, source, owner: source === 'managed' ? ownerOf(key) : null, masked, launcher }
     })
+  const launched = variables.filter((variable) => variable.launcher !== null).length
   const removed = built.removed.map(({ key, reason }) => ({ key, reason }))
 
   if (options.json) {
@@ -44,10 +57,10 @@ async function run(options, io) {
     return 0
   }
   const table = (columns, rows) => renderTable(columns, rows, { width: io.width, color: io.color })
-  const kept = variables.map(({ key, value, source, masked }) => [
+  const kept = variables.map(({ key, value, source, masked, launcher }) => [
     key,
     masked ? { text: value, tone: 'dim' } : value,
-    { text: source, tone: SOURCE_TONES[source] },
+    launcher ? { text: `${source} (${launcher})`, tone: 'dim' } : { text: source, tone: SOURCE_TONES[source] },
   ])
   const dropped = removed.map(({ key, reason }) => [key, { text: describeReason(reason), tone: 'yellow' }])
   const settings = `scrub ${scrub.inherit}, hardening ${scrub.hardening ? 'on' : 'off'}`
@@ -59,6 +72,14 @@ async function run(options, io) {
       '',
       `Removed from the inherited environment: ${removed.length}`,
       ...(removed.length ? ['', table(COLUMNS.removed, dropped)] : []),
+      ...(launched
+        ? [
+            '',
+            `Marked (npm): ${launched} variable(s) the tool that launched this command set,`,
+            'which a harness call would not inherit. To see what it would, run the',
+            'command directly: ./node_modules/.bin/dsh-shell-env explain',
+          ]
+        : []),
       '',
     ].join('\n'),
   )
