@@ -26,7 +26,7 @@ function baseEnv() {
   for (const key of Object.keys(env)) {
     if (key.toUpperCase().startsWith('DSH_') || ['NO_COLOR', 'FORCE_COLOR', 'COLUMNS'].includes(key)) delete env[key]
     // What `npm test` itself sets: the cases that need a launcher's variables set their own.
-    if (key.startsWith('npm_') || key === 'INIT_CWD') delete env[key]
+    if (key.startsWith('npm_') || key === 'INIT_CWD' || key === 'DEBUG') delete env[key]
   }
   return env
 }
@@ -683,6 +683,26 @@ describe('run', () => {
 })
 
 describe('--plugin', () => {
+  it('a syntax error or a throw while a plugin loads names the file and its line', () => {
+    const syntax = cli(['env', '--home', HOME, '--plugin', fixture('syntax-error.cjs')])
+    expectFailure(syntax, `plugin ${fixture('syntax-error.cjs')}:5: SyntaxError`)
+    const thrown = cli(['env', '--home', HOME, '--plugin', fixture('throws-at-load.cjs')])
+    expectFailure(thrown, `plugin ${fixture('throws-at-load.cjs')}:4:7: refused to load`)
+  })
+
+  it('--debug, or DEBUG naming the command, adds the stack and its causes; without them one line', () => {
+    const args = ['env', '--home', HOME, '--plugin', fixture('throws-at-load.cjs')]
+    for (const run of [cli([...args, '--debug']), cli(args, { env: { DEBUG: 'dsh-shell-env' } }), cli(args, { env: { DEBUG: 'express,*' } })]) {
+      expect(run.status).toBe(1)
+      const lines = run.stderr.trimEnd().split('\n')
+      expect(lines[0]).toContain('refused to load')
+      expect(lines.some((line) => /^\s+at /.test(line))).toBe(true)
+      expect(run.stderr).toContain('caused by: Error: refused to load')
+      expect(run.stderr).toContain(`${fixture('throws-at-load.cjs')}:4:7`)
+    }
+    expectFailure(cli(args, { env: { DEBUG: 'express' } }), 'refused to load')
+  })
+
   let tmp
 
   beforeAll(() => {
@@ -725,11 +745,11 @@ describe('--plugin', () => {
 
     const broken = path.join(tmp, 'broken.mjs')
     fs.writeFileSync(broken, 'export const = 1\n')
-    expectFailure(cli(['env', '--plugin', broken]), `plugin ${broken}: SyntaxError: `)
+    expectFailure(cli(['env', '--plugin', broken]), `plugin ${broken}:1: SyntaxError: `)
 
     const throwing = path.join(tmp, 'throwing.cjs')
     fs.writeFileSync(throwing, "throw Object.assign(new Error('not today'), { code: 'E_SPEC_PLUGIN' })\n")
-    expectFailure(cli(['env', '--plugin', throwing]), `plugin ${throwing}: E_SPEC_PLUGIN: not today`)
+    expectFailure(cli(['env', '--plugin', throwing]), `plugin ${throwing}:1:21: E_SPEC_PLUGIN: not today`)
   })
 
   /**

@@ -34,6 +34,7 @@ const OPTIONS = {
   },
   'show-secrets': { type: 'boolean', help: 'show secret-looking values instead of <masked>' },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
+  debug: { type: 'boolean', help: 'on an error, also print its stack and those of its causes (or DEBUG=dsh-shell-env)' },
 }
 
 const SCRUB_VALUES = ['all', 'core', 'none']
@@ -94,6 +95,7 @@ function parseCommandOptions(command, args) {
     }),
   )
   config.help = { type: 'boolean', short: 'h' }
+  config.debug = { type: 'boolean' }
   const { tokens } = parseArgs({ args, options: config, strict: false, allowPositionals: true, tokens: true })
   const fail = (message) => {
     throw new UsageError(message, `${PROGRAM} ${command.name}`)
@@ -121,6 +123,8 @@ function parseCommandOptions(command, args) {
       if (spec === undefined) fail(`unknown option '${token.rawName}'`)
       if (token.name === 'help') {
         help = true
+      } else if (token.name === 'debug') {
+        // Read by main from argv: it applies to errors before options exist too.
       } else if (spec.type === 'boolean') {
         if (token.value !== undefined) fail(`option '--${token.name}' takes no value`)
         values[token.name] = true

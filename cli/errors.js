@@ -26,10 +26,13 @@ class CliError extends Error {
   }
 }
 
-/** An error from (or about) a `--plugin` file; `file` is the path as given. */
+/**
+ * An error from (or about) a `--plugin` file; `file` is the path as given,
+ * `line` where in it the error points (`12` or `12:5`), when known.
+ */
 class PluginError extends Error {
-  constructor(file, cause) {
-    super(`plugin ${file}: ${describeError(cause)}`, { cause })
+  constructor(file, cause, line) {
+    super(`plugin ${line ? `${file}:${line}` : file}: ${describeError(cause)}`, { cause })
     this.name = 'PluginError'
     this.file = file
   }
@@ -56,4 +59,21 @@ function errorLine(error) {
   return `${PROGRAM}: ${describeError(error)}`
 }
 
-module.exports = { PROGRAM, UsageError, CliError, PluginError, describeError, errorLine }
+/** The error's stack and those of its causes, for `--debug`. */
+function debugText(error) {
+  const parts = []
+  for (let at = error, depth = 0; at !== undefined && at !== null && depth < 8; at = at.cause, depth += 1) {
+    const stack = typeof at === 'object' && typeof at.stack === 'string' ? at.stack : String(at)
+    parts.push(depth === 0 ? stack : `caused by: ${stack}`)
+    if (typeof at !== 'object') break
+  }
+  return `${parts.join('\n')}\n`
+}
+
+/** Whether stacks are wanted: `--debug`, or `DEBUG` naming this program (or `*`), as the debug package reads it. */
+function debugWanted(argv, env) {
+  if (argv.includes('--debug')) return true
+  return (env.DEBUG ?? '').split(/[\s,]+/).some((name) => name === '*' || name === PROGRAM || name === `${PROGRAM}:*`)
+}
+
+module.exports = { PROGRAM, UsageError, CliError, PluginError, debugText, debugWanted, describeError, errorLine }

@@ -49,7 +49,7 @@ ${EXIT_CODES}
 }
 
 function commandHelp(command) {
-  const entries = [...command.options, 'help'].map((name) => {
+  const entries = [...command.options, 'debug', 'help'].map((name) => {
     const option = OPTIONS[name]
     const flag = `${option.short ? `-${option.short}, ` : ''}--${name}${option.value ? ` ${option.value}` : ''}`
     return [flag, option.help]

@@ -6,7 +6,7 @@
 const { colorEnabled, outputWidth } = require('./style.js')
 const { parseCommandLine } = require('./args.js')
 const { helpText } = require('./help.js')
-const { UsageError, errorLine } = require('./errors.js')
+const { UsageError, debugText, debugWanted, errorLine } = require('./errors.js')
 const COMMANDS = require('./commands/index.js')
 
 /** Where commands read and write; `width` is the terminal's on a TTY, else 80. */
@@ -44,6 +44,7 @@ async function main(argv, io = processIo()) {
     return await parsed.command.run(parsed.options, io)
   } catch (error) {
     io.stderr.write(`${errorLine(error)}\n`)
+    if (debugWanted(argv, io.env)) io.stderr.write(debugText(error))
     return typeof error?.exitCode === 'number' ? error.exitCode : 1
   }
 }

@@ -8,6 +8,7 @@
 // The default export is looked at first (for CommonJS it is module.exports),
 // then the module namespace itself.
 
+const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
@@ -38,6 +39,32 @@ function classify(value) {
 }
 
 /**
+ * Where a syntax error is in `absolute` when the error does not say (an ES
+ * module's does not): what `node --check` prints first, `FILE:LINE`.
+ */
+function syntaxErrorLine(error, absolute) {
+  if (!(error instanceof SyntaxError)) return undefined
+  const checked = spawnSync(process.execPath, ['--check', absolute], { encoding: 'utf8', timeout: 10_000 })
+  return lineIn({ stack: checked.stderr ?? '' }, absolute)
+}
+
+/**
+ * The line (and column) of `absolute` an error of loading it points at: a
+ * syntax error's first stack line (`FILE:LINE`), or the first stack frame in
+ * the file for an error thrown while it ran (`(FILE:LINE:COLUMN)`).
+ * `undefined` when the stack does not name the file.
+ */
+function lineIn(error, absolute) {
+  const stack = error !== null && typeof error === 'object' && typeof error.stack === 'string' ? error.stack : ''
+  for (const name of [absolute, pathToFileURL(absolute).href]) {
+    const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    const found = new RegExp(`${escaped}:(\\d+)(?::(\\d+))?`).exec(stack)
+    if (found) return found[2] ? `${found[1]}:${found[2]}` : found[1]
+  }
+  return undefined
+}
+
+/**
  * Loads one plugin file; `file` is the path as given (relative to `cwd`).
  * Resolves to `{ file, absolute, kind, contributors?, plugin? }`; rejects with
  * a PluginError naming the file.
@@ -56,7 +83,7 @@ async function loadPluginFile(file, cwd = process.cwd()) {
   try {
     namespace = await import(pathToFileURL(absolute).href)
   } catch (error) {
-    throw new PluginError(file, error)
+    throw new PluginError(file, error, lineIn(error, absolute) ?? syntaxErrorLine(error, absolute))
   }
   const found = ('default' in namespace ? classify(namespace.default) : undefined) ?? classify(namespace)
   if (!found) {
