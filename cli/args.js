@@ -142,7 +142,7 @@ function parseCommandOptions(command, args) {
   if (help) return { help: true }
   const options = normalise(values, command)
   if (command.takesCommand) {
-    if (argv.length === 0) fail(`missing the command to run after '--'`)
+    if (argv.length === 0) fail(`missing the command to run, as in '${PROGRAM} ${command.name} bash -c "…"'`)
     options.command = argv
   }
   if (command.takesKey) {
