@@ -662,32 +662,26 @@ fn new_job() -> io::Result<OwnedHandle> {
     let mut limits: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = unsafe { zeroed() };
     limits.BasicLimitInformation.LimitFlags =
         JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE | JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION;
-    // SAFETY: an open job; the structure is readable for its size.
-    let set = unsafe {
-        SetInformationJobObject(
-            job.as_raw_handle() as HANDLE,
-            JobObjectExtendedLimitInformation,
-            (&limits as *const JOBOBJECT_EXTENDED_LIMIT_INFORMATION).cast(),
-            size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
-        )
-    };
-    if set == 0 {
-        return Err(io::Error::last_os_error());
-    }
+    set_job_information(&job, JobObjectExtendedLimitInformation, &limits)?;
     Ok(job)
 }
 
 /// Has `job` report to `port` under `key`.
 fn associate(job: &OwnedHandle, port: HANDLE, key: usize) -> io::Result<()> {
     let association = JOBOBJECT_ASSOCIATE_COMPLETION_PORT { CompletionKey: key as *mut _, CompletionPort: port };
-    // SAFETY: an open job and port; the structure is readable for its size.
+    set_job_information(job, JobObjectAssociateCompletionPortInformation, &association)
+}
+
+/// `SetInformationJobObject` of `job` with `info`, the structure `class` names.
+fn set_job_information<T>(
+    job: &OwnedHandle,
+    class: windows_sys::Win32::System::JobObjects::JOBOBJECTINFOCLASS,
+    info: &T,
+) -> io::Result<()> {
+    // SAFETY: an open job; `info` is the structure `class` names (each caller
+    // pairs them), readable for its size.
     let set = unsafe {
-        SetInformationJobObject(
-            job.as_raw_handle() as HANDLE,
-            JobObjectAssociateCompletionPortInformation,
-            (&association as *const JOBOBJECT_ASSOCIATE_COMPLETION_PORT).cast(),
-            size_of::<JOBOBJECT_ASSOCIATE_COMPLETION_PORT>() as u32,
-        )
+        SetInformationJobObject(job.as_raw_handle() as HANDLE, class, (info as *const T).cast(), size_of::<T>() as u32)
     };
     if set == 0 {
         return Err(io::Error::last_os_error());
