@@ -27,10 +27,19 @@ export declare class NativeExecution {
   /** Output produced since the previous call. */
   readOutput(): OutputChunk
   /**
-   * Waits for the end of the whole group; the first settlement also releases
-   * the abort listener and the teardown hook.
+   * Calls `callback(result)` once the whole group is gone, then releases the
+   * abort listener and the teardown hook. Until then the pending call holds
+   * the event loop open, as a running `child_process` does, unless
+   * `unref()` lets go of it. Called once by the package's `ShellExecution`.
    */
-  wait(): Promise<ShellRunResult>
+  onFinish(callback: (result: ShellRunResult) => void): void
+  /** Makes the pending `onFinish` call hold the event loop open again. */
+  ref(): void
+  /**
+   * Lets the host's event loop end while the command runs; the command then
+   * ends with the host, as every running command does.
+   */
+  unref(): void
 }
 
 /** The registry of managed `DSH_*` variables for shell calls. */

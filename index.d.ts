@@ -250,6 +250,15 @@ export declare class ShellExecution {
    * replaced), and each stream's spill file once it started spilling.
    */
   readOutput(): { stdout: string; stderr: string; lossy: boolean; stdoutSpillPath?: string; stderrSpillPath?: string }
+  /**
+   * Lets the host's event loop end while the command runs, as `child_process`'s
+   * `unref()` does; the command then ends with the host. Returns the execution.
+   */
+  unref(): this
+  /** Undoes `unref()`: the running command keeps the host alive again. Returns the execution. */
+  ref(): this
+  /** Whether the command is running and keeps the host's event loop alive. */
+  hasRef(): boolean
   /** The result; the same promise on every call, never rejects. */
   result(): Promise<ShellRunResult>
 }

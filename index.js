@@ -3,6 +3,8 @@
 // JS. The wrappers pass the caller's `process.env` explicitly: test runners
 // such as Jest give each test file its own copy, which native code cannot see.
 
+const { AsyncResource } = require('node:async_hooks')
+
 const binding = require('./native.js')
 const hostSignals = require('./host-signals.js')
 const { ShellEnvRegistry, registryOf } = require('./registry.js')
@@ -15,20 +17,54 @@ const RESERVED_KEYS = Object.freeze(binding.reservedKeys())
 const kConstruct = Symbol('ShellExecution.construct')
 
 /**
+ * A command as `async_hooks` see it: made where `execute()` was called, so an
+ * open-handle report (Jest's `--detectOpenHandles`, `why-is-node-running`)
+ * shows that stack; active (`hasRef()`) while the command runs and holds the
+ * event loop open, destroyed when it ends. Reports read `hasRef()` from the
+ * resource, as they do from a timer.
+ */
+class CommandResource extends AsyncResource {
+  running = true
+  referenced = true
+
+  constructor() {
+    super('DshShellExecution', { requireManualDestroy: true })
+  }
+
+  hasRef() {
+    return this.running && this.referenced
+  }
+
+  ended() {
+    this.running = false
+    this.emitDestroy()
+  }
+}
+
+/**
  * A running or finished command. `done` and `result()` are settled from one
- * native wait, so every caller sees the same promise and the same result.
+ * native call, so every caller sees the same promise and the same result.
  */
 class ShellExecution {
   #native
+  #resource
   #result
 
-  constructor(token, native) {
+  constructor(token, native, resource) {
     if (token !== kConstruct) {
       const message = 'Illegal constructor: ShellExecution instances come from execute()'
       throw Object.assign(new TypeError(message), { code: 'ERR_ILLEGAL_CONSTRUCTOR' })
     }
     this.#native = native
-    this.#result = native.wait()
+    this.#resource = resource
+    // The pending native call holds this callback and so the resource: a
+    // report can see a running command whose execution nobody keeps.
+    this.#result = new Promise((resolve) => {
+      native.onFinish((result) => {
+        resource.ended()
+        resolve(result)
+      })
+    })
     /** Settles (never rejects) once the whole process group is gone. */
     this.done = this.#result.then(hostSignals.commandEnded)
   }
@@ -61,6 +97,30 @@ class ShellExecution {
     return ShellExecution.#nativeOf(this, 'kill()').kill()
   }
 
+  /**
+   * Lets the host's event loop end while the command runs, as
+   * `child_process`'s `unref()` does; the command then ends with the host
+   * (its group is killed at exit). Returns the execution.
+   */
+  unref() {
+    ShellExecution.#nativeOf(this, 'unref()').unref()
+    this.#resource.referenced = false
+    return this
+  }
+
+  /** Undoes `unref()`: the running command keeps the host alive again. Returns the execution. */
+  ref() {
+    ShellExecution.#nativeOf(this, 'ref()').ref()
+    this.#resource.referenced = true
+    return this
+  }
+
+  /** Whether the command is running and keeps the host's event loop alive. */
+  hasRef() {
+    ShellExecution.#nativeOf(this, 'hasRef()')
+    return this.#resource.hasRef()
+  }
+
   /** Output produced since the previous call. */
   readOutput() {
     return ShellExecution.#nativeOf(this, 'readOutput()').readOutput()
@@ -77,16 +137,19 @@ class ShellExecution {
 
 /** Starts a command; resolves once the child runs. */
 async function execute(spec) {
+  // Made before the first await, so its stack is the caller's.
+  const resource = new CommandResource()
   // Counted from before the spawn, so a signal can never find a command unseen.
   hostSignals.commandStarting()
   let native
   try {
     native = await binding.execute(withNativeRegistry(withReportedOutputErrors(spec)), process.env)
   } catch (error) {
+    resource.ended()
     hostSignals.commandEnded()
     throw error
   }
-  return new ShellExecution(kConstruct, native)
+  return new ShellExecution(kConstruct, native, resource)
 }
 
 /**

@@ -918,7 +918,7 @@ for (const [api, mode, collect] of MODES) {
     ['null', () => null],
     ['a look-alike inheriting ShellExecution.prototype', () => Object.create(ShellExecution.prototype)],
   ]) {
-    for (const method of ['kill', 'readOutput']) {
+    for (const method of ['kill', 'readOutput', 'ref', 'unref', 'hasRef']) {
       handle(`${method}() on ${receiverTitle}`, () => ShellExecution.prototype[method].call(receiver()), INVALID_THIS, { mentions: [method] })
     }
     for (const getter of ['pid', 'status', 'exitCode', 'signal']) {

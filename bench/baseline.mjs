@@ -27,6 +27,14 @@ const SPEC = {
   dshEnv: { DSH_HOME: '/srv/dsh', DSH_SESSION_ID: 'session-bench-42', DSH_DEPLOYMENT_REGION: 'eu-west' },
 }
 
+/**
+ * A native execution's result: through `onFinish()`, or `wait()` in builds
+ * made before it, which a baseline may be.
+ */
+function finished(native) {
+  return typeof native.onFinish === 'function' ? new Promise((resolve) => native.onFinish(resolve)) : native.wait()
+}
+
 /** A raw binding's registry with `count` contributors (3 keys declared, 2 returned each). */
 function registry(binding, count) {
   const registry = new binding.ShellEnvRegistry({ dshHome: '/srv/dsh' }, process.env)
@@ -76,7 +84,7 @@ export async function baselineRows(baselineFile, size) {
       title: "execute({ command: ['/bin/true'] }), awaited to exit",
       batch: 1,
       fn: (id) => async () => {
-        const result = await (await builds[id].execute({ command: ['/bin/true'] }, process.env)).wait()
+        const result = await finished(await builds[id].execute({ command: ['/bin/true'] }, process.env))
         if (result.exitCode !== 0) throw new Error(`${id}: exit ${result.exitCode}`)
       },
     },

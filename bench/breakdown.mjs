@@ -7,7 +7,7 @@
 //   sync       the synchronous part of the native execute() on the JS thread:
 //              reading the spec and process.env, planning, posix_spawn
 //   resolve    until the execute() promise resolves (already settled: one tick)
-//   wait-sync  the synchronous part of the native wait()
+//   on-finish-sync  the synchronous part of the native onFinish()
 //   result     until the result promise resolves
 //   rust       the result's durationMs: spawn until the group is gone and reaped
 // With --processes N, the same is measured again with N idle `sleep` processes
@@ -33,20 +33,20 @@ const us = (ms) => `${(ms * 1000).toFixed(0)} µs`
 const processes = () => fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name)).length
 
 async function phases() {
-  const rows = { sync: [], resolve: [], waitSync: [], result: [], rust: [], total: [], childProcess: [] }
+  const rows = { sync: [], resolve: [], onFinishSync: [], result: [], rust: [], total: [], childProcess: [] }
   for (let i = 0; i < ITERATIONS; i++) {
     const t0 = performance.now()
     const pending = binding.execute({ command: ['/bin/true'] }, process.env)
     const t1 = performance.now()
     const native = await pending
     const t2 = performance.now()
-    const waiting = native.wait()
+    const waiting = new Promise((resolve) => native.onFinish(resolve))
     const t3 = performance.now()
     const result = await waiting
     const t4 = performance.now()
     rows.sync.push(t1 - t0)
     rows.resolve.push(t2 - t1)
-    rows.waitSync.push(t3 - t2)
+    rows.onFinishSync.push(t3 - t2)
     rows.result.push(t4 - t3)
     rows.rust.push(result.durationMs)
     rows.total.push(t4 - t0)
@@ -60,7 +60,7 @@ async function phases() {
 function print(label, m) {
   console.log(
     `${label.padEnd(22)} ${String(processes()).padStart(5)} processes | sync ${us(m.sync)} | resolve ${us(m.resolve)} | ` +
-      `wait-sync ${us(m.waitSync)} | result ${us(m.result)} | rust durationMs ${us(m.rust)} | total ${us(m.total)} | ` +
+      `on-finish-sync ${us(m.onFinishSync)} | result ${us(m.result)} | rust durationMs ${us(m.rust)} | total ${us(m.total)} | ` +
       `child_process ${us(m.childProcess)}`,
   )
 }

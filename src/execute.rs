@@ -3,7 +3,7 @@
 //! process layer and hands back a native execution handle.
 
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use dsh_shell_env_core::command::{self, CommandLine, ExecRequest};
 use dsh_shell_env_core::environment::{build_environment, Environment, Inherit, Platform};
@@ -321,7 +321,7 @@ fn output_sink(env: &Env, on_output: Raw) -> Result<OutputSink> {
 }
 
 /// A JS return value nobody looks at; converting it never fails.
-struct Ignored;
+pub struct Ignored;
 
 impl FromNapiValue for Ignored {
     unsafe fn from_napi_value(_env: sys::napi_env, _value: sys::napi_value) -> Result<Self> {
@@ -384,6 +384,8 @@ impl TeardownHook {
 pub struct NativeExecution {
     process: Process,
     cleanup: RefCell<Cleanup>,
+    /// Set by `onFinish`.
+    finish: RefCell<Option<FinishSlot>>,
 }
 
 impl NativeExecution {
@@ -391,7 +393,7 @@ impl NativeExecution {
     fn new(env: &Env, process: Process, listener: AbortListener) -> Result<Self> {
         let hook = TeardownHook::add(env, process.clone())?;
         let cleanup = Cleanup { listener: Some(listener), hook: Some(hook) };
-        Ok(Self { process, cleanup: RefCell::new(cleanup) })
+        Ok(Self { process, cleanup: RefCell::new(cleanup), finish: RefCell::new(None) })
     }
 }
 
@@ -441,27 +443,94 @@ impl NativeExecution {
         }
     }
 
-    /// Waits for the end of the whole group; the first settlement also releases
-    /// the abort listener and the teardown hook.
-    #[napi(ts_return_type = "Promise<ShellRunResult>")]
-    pub fn wait(&self, env: &Env) -> Result<JsRaw> {
+    /// Calls `callback(result)` once the whole group is gone, then releases the
+    /// abort listener and the teardown hook. Until then the pending call holds
+    /// the event loop open, as a running `child_process` does, unless
+    /// `unref()` lets go of it. Called once by the package's `ShellExecution`.
+    #[napi(ts_args_type = "callback: (result: ShellRunResult) => void")]
+    pub fn on_finish(&self, callback: Function<ShellRunResult, Ignored>) -> Result<()> {
         let cleanup = OnJsThread(self.cleanup.replace(Cleanup { listener: None, hook: None }));
-        let (deferred, promise) = env.create_deferred()?;
-        // Settled straight from the thread that publishes the result.
+        let callback: FinishCallback =
+            callback.build_threadsafe_function::<Finished>().callee_handled::<false>().weak::<false>().build_callback(
+                |context| {
+                    let Finished { result, cleanup } = context.value;
+                    let cleanup = cleanup.into_inner();
+                    if let Some(listener) = cleanup.listener {
+                        listener.detach(&context.env);
+                    }
+                    if let Some(hook) = cleanup.hook {
+                        hook.remove(&context.env);
+                    }
+                    Ok(run_result(&result))
+                },
+            )?;
+        let slot = Arc::new(Mutex::new(Some(callback)));
+        *self.finish.borrow_mut() = Some(Arc::clone(&slot));
+        // Called straight from the thread that publishes the result.
         self.process.on_finish(move |result| {
-            deferred.resolve(move |env| {
-                let cleanup = cleanup.into_inner();
-                if let Some(listener) = cleanup.listener {
-                    listener.detach(&env);
-                }
-                if let Some(hook) = cleanup.hook {
-                    hook.remove(&env);
-                }
-                Ok(run_result(&result))
-            });
+            let mut callback = lock(&slot);
+            if let Some(pending) = callback.take() {
+                pending.call(Finished { result, cleanup }, ThreadsafeFunctionCallMode::NonBlocking);
+                // Released here, under the lock `set_loop_hold` takes; the queued call still runs.
+                drop(pending);
+            }
         });
-        Ok(JsRaw(promise.raw()))
+        Ok(())
     }
+
+    /// Makes the pending `onFinish` call hold the event loop open again.
+    #[napi(js_name = "ref")]
+    pub fn hold_event_loop(&self, env: &Env) {
+        self.set_loop_hold(env, true);
+    }
+
+    /// Lets the host's event loop end while the command runs; the command then
+    /// ends with the host, as every running command does.
+    #[napi(js_name = "unref")]
+    pub fn release_event_loop(&self, env: &Env) {
+        self.set_loop_hold(env, false);
+    }
+}
+
+impl NativeExecution {
+    /// `napi_ref_threadsafe_function` or `napi_unref_threadsafe_function` on
+    /// the pending result call, if there still is one. Both are idempotent;
+    /// a refusal (only for a function already closing) leaves nothing to undo.
+    fn set_loop_hold(&self, env: &Env, hold: bool) {
+        let Some(slot) = &*self.finish.borrow() else { return };
+        let callback = lock(slot);
+        // Taken (the command ended), the call no longer holds the loop anyway.
+        let Some(callback) = callback.as_ref().filter(|callback| !callback.aborted()) else { return };
+        // SAFETY: the Node-API contract (js.rs), on this JS thread; the function
+        // is alive: it is released only after being taken out of `slot`, under
+        // the lock held here.
+        unsafe {
+            if hold {
+                sys::napi_ref_threadsafe_function(env.raw(), callback.raw());
+            } else {
+                sys::napi_unref_threadsafe_function(env.raw(), callback.raw());
+            }
+        }
+    }
+}
+
+/// The threadsafe function that delivers an execution's result to JS.
+type FinishCallback = ThreadsafeFunction<Finished, Ignored, ShellRunResult, napi::Status, false, false>;
+
+/// What the finishing thread hands to the JS thread.
+struct Finished {
+    result: Arc<RunResult>,
+    cleanup: OnJsThread<Cleanup>,
+}
+
+/// The pending result call, shared by the finishing thread (which takes it) and
+/// `ref()`/`unref()` on the JS thread.
+type FinishSlot = Arc<Mutex<Option<FinishCallback>>>;
+
+/// A lock that a panic elsewhere does not poison for good: the slot holds no
+/// invariant a half-finished holder could break.
+fn lock(slot: &FinishSlot) -> std::sync::MutexGuard<'_, Option<FinishCallback>> {
+    slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A value made on a JS thread that travels through another thread and is

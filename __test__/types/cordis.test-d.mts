@@ -61,7 +61,10 @@ root.shellEnv.register({
 async function bash(ctx: Context, command: string, sessionId?: string): Promise<ShellRunResult> {
   const execution = sessionId === undefined ? {} : { agent: { session: { header: { id: sessionId } } } }
   const running: ShellExecution = await ctx.shellEnv.execute({ command, timeoutMs: 30_000 }, execution)
-  return running.result()
+  // ref() and unref() return the execution, as a timer's do.
+  const background: ShellExecution = running.unref().ref()
+  const holds: boolean = background.hasRef()
+  return holds ? running.result() : background.result()
 }
 root.shellEnv.execute({ command: ['env'], onExpiry: 'none' })
 // @ts-expect-error: the service supplies the managed environment itself
