@@ -63,11 +63,14 @@ function normalise(values, command) {
     showSecrets: values['show-secrets'] === true,
   }
   if (values.hardening === true && values['no-hardening'] === true) fail('--hardening and --no-hardening contradict each other')
+  // Blank values would otherwise pass as a session id or a directory named by spaces.
+  if (values.session !== undefined && values.session.trim() === '') fail(`invalid --session '${values.session}': expected a session id`)
+  if (values.home !== undefined && values.home.trim() === '') fail(`invalid --home '${values.home}': expected a directory`)
   if (values.profile !== undefined) {
     const at = values.profile.indexOf('=')
     const name = at > 0 ? values.profile.slice(0, at) : ''
     const dir = at > 0 ? values.profile.slice(at + 1) : ''
-    if (name.trim() === '' || dir === '') fail(`invalid --profile '${values.profile}': expected NAME=DIR`)
+    if (name.trim() === '' || dir.trim() === '') fail(`invalid --profile '${values.profile}': expected NAME=DIR`)
     options.profile = { name, dir: absolutePath(dir) }
   }
   if (!FORMATS.includes(options.format)) fail(`invalid --format '${options.format}': expected ${FORMATS.join(', ')}`)
@@ -148,6 +151,8 @@ function parseCommandOptions(command, args) {
   if (command.takesKey) {
     if (argv.length === 0) fail('missing the variable to print, as in ' + `'${PROGRAM} ${command.name} DSH_HOME'`)
     if (argv.length > 1) fail(`unexpected argument '${argv[1]}': give one variable`)
+    // What no environment can hold; any other name is looked up (and may be absent).
+    if (argv[0] === '' || argv[0].includes('=')) fail(`invalid variable name '${argv[0]}': expected a name without '='`)
     options.key = argv[0]
   }
   return { help: false, options }
