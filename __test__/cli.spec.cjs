@@ -594,6 +594,45 @@ describe('colour', () => {
   })
 })
 
+// util-linux's `script`, which gives the command a pseudo-terminal of its own
+// (macOS's BSD `script` takes other arguments; there the preload above stands in).
+const PTY_SCRIPT = process.platform === 'linux' ? 'script' : null
+const describeOnPty = PTY_SCRIPT ? describe : describe.skip
+
+describeOnPty('on a pseudo-terminal (script -qec)', () => {
+  /** The command run on a fresh pseudo-terminal of `columns` columns; what it printed there. */
+  function onTerminal(args, { columns, env = {} }) {
+    const quoted = [process.execPath, BIN, ...args].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ')
+    const merged = { ...baseEnv(), TERM: 'xterm-256color', ...env }
+    delete merged.COLUMNS
+    const result = spawnSync(PTY_SCRIPT, ['-qec', `stty cols ${columns} rows 24; ${quoted}`, '/dev/null'], {
+      cwd: ROOT,
+      env: merged,
+      encoding: 'utf8',
+      timeout: 20_000,
+    })
+    if (result.error) throw result.error
+    expect(result.status).toBe(0)
+    // A terminal ends its lines with CR LF.
+    return result.stdout.replace(/\r\n/g, '\n')
+  }
+  const args = ['env', '--home', HOME, '--session', `session-${'long-'.repeat(12)}end`]
+
+  it('the table is coloured and fits the terminal, cutting the long value in the middle', () => {
+    const text = onTerminal(args, { columns: 50 })
+    expect(text).toContain(`${ESC}[`)
+    const plain = text.replace(/\u001b\[\d+m/g, '')
+    for (const line of plain.split('\n')) expect(codePoints(line)).toBeLessThanOrEqual(50)
+    expect(plain).toMatch(/^ {2}DSH_SESSION_ID +session-lo.*….*-end +built-in$/m)
+  })
+
+  it('NO_COLOR keeps it plain, and a wider terminal shows the whole value', () => {
+    const text = onTerminal(args, { columns: 200, env: { NO_COLOR: '1' } })
+    expect(text).not.toContain(ESC)
+    expect(text).toContain(`session-${'long-'.repeat(12)}end`)
+  })
+})
+
 describe('run', () => {
   it('takes the command after its options without --, the command keeping its own options', () => {
     const result = cli(['run', '--home', HOME, '--session', 'session-7', 'bash', '-c', 'printf "%s %s" "$DSH_SESSION_ID" "$0"', '--session'])
