@@ -9,8 +9,8 @@
 // so a skipped case is listed under its own name. `reason` says what is
 // missing where it is skipped.
 //
-//   const { posix } = require('./platform.cjs')
-//   posix.it('a TERM-ignoring command is killed after the grace', …)
+//   const { signals } = require('./platform.cjs')
+//   signals.it('a TERM-ignoring command is killed after the grace', …)
 //
 // A case that needs a platform only for its command is better made portable
 // (`nodeArgv`, `portable.print`) than gated.
