@@ -12,6 +12,8 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 
+const { posix } = require('./platform.cjs')
+
 const ROOT = path.resolve(__dirname, '..')
 const SCRIPT = path.join(ROOT, 'bench', 'index.mjs')
 
@@ -33,7 +35,8 @@ const ROWS = [
 
 const isNumber = (value) => typeof value === 'number' && Number.isFinite(value)
 
-describe('npm run bench (quick mode)', () => {
+// The bench measures /bin/true and `bash -c true` (bench/index.mjs).
+posix.describe('npm run bench (quick mode)', () => {
   let dir
   let run
   let results

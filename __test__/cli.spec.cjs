@@ -11,13 +11,17 @@ const os = require('node:os')
 const path = require('node:path')
 
 const { ROOT, FIXTURES } = require('./helpers.cjs')
+const { posix, signals } = require('./platform.cjs')
 
 const BIN = path.join(ROOT, 'bin', 'dsh-shell-env.js')
 const CLI_FIXTURES = path.join(FIXTURES, 'cli')
 const fixture = (name) => path.join(CLI_FIXTURES, name)
 const HOME = path.resolve(os.tmpdir(), 'dsh-cli-spec-home')
-const REGION_BIN = '/opt/dsh-cli-spec/region/bin'
-const PAIR_BIN = '/opt/dsh-cli-spec/pair/bin'
+// The fixtures' command directories (fixtures/cli/region.cjs, pair.mjs).
+const REGION_BIN = path.resolve('/opt/dsh-cli-spec/region/bin')
+const PAIR_BIN = path.resolve('/opt/dsh-cli-spec/pair/bin')
+/** `text` matched literally in a RegExp. */
+const literal = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 const ESC = '\u001b'
 
 /** The runner's environment without anything that would change the command's output. */
@@ -75,7 +79,7 @@ function expectFailure(result, ...mentions) {
   for (const mention of mentions) expect(result.stderr).toContain(mention)
 }
 
-describe('the bin entry', () => {
+posix.describe('the bin entry', () => {
   it('is wired in package.json, shipped in files, executable and starts with a node shebang', () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
     expect(manifest.bin).toEqual({ 'dsh-shell-env': 'bin/dsh-shell-env.js' })
@@ -266,7 +270,7 @@ describe('env', () => {
     const valueColumn = lines[0].indexOf('VALUE')
     const home = lines.find((line) => line.startsWith('  DSH_HOME '))
     expect(home.charAt(valueColumn - 1)).toBe(' ')
-    expect(home.slice(valueColumn)).toMatch(new RegExp(`^${HOME.slice(0, 10)}.*….*/end +built-in$`))
+    expect(home.slice(valueColumn)).toMatch(new RegExp(`^${literal(HOME.slice(0, 10))}.*….*${literal(path.sep)}end +built-in$`))
     expect(lines.find((line) => line.startsWith('  DSH_SESSION_ID '))).toMatch(/session-table +built-in$/)
     expect(lines.find((line) => line.startsWith('  DSH_REGION_TOKEN '))).toMatch(/<masked> +deployment-region$/)
   })
@@ -301,7 +305,7 @@ describe('env --format and get: the snapshot for other tools', () => {
     }
   }
 
-  it('--format export round-trips every value through bash, quotes, newlines and non-ASCII included', () => {
+  posix.it('--format export round-trips every value through bash, quotes, newlines and non-ASCII included', () => {
     const result = cli(['env', '--format', 'export', '--show-secrets', ...trickyArgs])
     expect(result.status).toBe(0)
     expect(result.stderr).toBe('')
@@ -309,7 +313,7 @@ describe('env --format and get: the snapshot for other tools', () => {
     expect(sourcedInBash(result.stdout, keys)).toEqual({ ...TRICKY, DSH_TRICKY_TOKEN: 'tricky-credential', DSH_HOME: HOME, DSH_SHELL: '1' })
   })
 
-  it('--format export without --show-secrets writes a masked value as a comment, never as <masked>', () => {
+  posix.it('--format export without --show-secrets writes a masked value as a comment, never as <masked>', () => {
     const result = cli(['env', '--format', 'export', ...trickyArgs])
     expect(result.status).toBe(0)
     expect(result.stdout).toContain('# DSH_TRICKY_TOKEN is masked (--show-secrets writes it)\n')
@@ -321,7 +325,7 @@ describe('env --format and get: the snapshot for other tools', () => {
     const result = cli(['env', '--format', 'dotenv', ...trickyArgs])
     expect(result.status).toBe(0)
     const lines = result.stdout.split('\n')
-    expect(lines).toContain(`DSH_HOME="${HOME}"`)
+    expect(lines).toContain(`DSH_HOME="${HOME.replace(/\\/g, '\\\\')}"`) // a backslash is escaped, as in DSH_QUOTES
     expect(lines).toContain('DSH_LINES="one\\ntwo\\r\\n\\nthree\\n"')
     expect(lines).toContain(`DSH_QUOTES="it's \\"quoted\\" $HOME \`date\` \\\\ back\\\\slash '' end'"`)
     expect(lines).toContain('DSH_TEXT="é € 😀 中文"')
@@ -460,14 +464,16 @@ describe('explain, run through a package manager', () => {
   const launched = { npm_command: 'exec', npm_config_cache: '/tmp/npm-cache', INIT_CWD: '/work/project', npm_lifecycle_event: 'npx' }
 
   it('marks the variables npm, npx, pnpm or yarn set, and says how to see a harness call\'s environment', () => {
-    const result = cli(['explain', '--home', HOME], { env: launched })
+    // HOME, which no launcher sets, is given on Windows too (where it is not a variable of its own).
+    const env = { ...launched, HOME: process.env.HOME ?? os.homedir() }
+    const result = cli(['explain', '--home', HOME], { env })
     expect(result.status).toBe(0)
     for (const key of Object.keys(launched)) expect(result.stdout).toMatch(new RegExp(`^  ${key} .* inherited \\(npm\\)$`, 'm'))
     expect(result.stdout).toMatch(/^  HOME .* inherited$/m)
     expect(result.stdout).toContain('Marked (npm): 4 variable(s)')
     expect(result.stdout).toContain('./node_modules/.bin/dsh-shell-env explain')
     expectPlainTable(result.stdout)
-    const json = byKey(cliJson(['explain', '--home', HOME], { env: launched }).variables)
+    const json = byKey(cliJson(['explain', '--home', HOME], { env }).variables)
     for (const key of Object.keys(launched)) expect(json[key].launcher).toBe('npm')
     expect(json.HOME.launcher).toBe(null)
   })
@@ -530,8 +536,8 @@ describe('catalog', () => {
     expect(result.stdout).toMatch(/^ {2}VARIABLE +OWNER +WHEN +DESCRIPTION$/m)
     expect(result.stdout).toMatch(/^ {2}DSH_REGION +deployment-region +resolver +Current deployment region\.$/m)
     expect(result.stdout).toMatch(/^ {2}DSH_SESSION_ID +built-in +agent +Session id/m)
-    expect(result.stdout).toMatch(new RegExp(`^ {2}${REGION_BIN} +deployment-region$`, 'm'))
-    expect(result.stdout).toMatch(new RegExp(`^ {2}${PAIR_BIN} +pair-tools$`, 'm'))
+    expect(result.stdout).toMatch(new RegExp(`^ {2}${literal(REGION_BIN)} +deployment-region$`, 'm'))
+    expect(result.stdout).toMatch(new RegExp(`^ {2}${literal(PAIR_BIN)} +pair-tools$`, 'm'))
   })
 })
 
@@ -634,7 +640,7 @@ describeOnPty('on a pseudo-terminal (script -qec)', () => {
 })
 
 describe('run', () => {
-  it('takes the command after its options without --, the command keeping its own options', () => {
+  posix.it('takes the command after its options without --, the command keeping its own options', () => {
     const result = cli(['run', '--home', HOME, '--session', 'session-7', 'bash', '-c', 'printf "%s %s" "$DSH_SESSION_ID" "$0"', '--session'])
     expect(result.stderr).toBe('')
     expect(result.status).toBe(0)
@@ -644,7 +650,7 @@ describe('run', () => {
     expect(dashed.status).toBe(127)
   })
 
-  it('exit code 0, the managed environment of the call, output on the right streams', () => {
+  posix.it('exit code 0, the managed environment of the call, output on the right streams', () => {
     const result = cli([
       'run',
       '--home',
@@ -663,7 +669,7 @@ describe('run', () => {
     expect(result.stderr).toBe('to-stderr\n')
   })
 
-  it("the child's own exit code: 3", () => {
+  posix.it("the child's own exit code: 3", () => {
     const result = cli(['run', '--home', HOME, '--', 'sh', '-c', 'echo out; echo err >&2; exit 3'])
     expect(result.status).toBe(3)
     expect(result.signal).toBeNull()
@@ -671,13 +677,13 @@ describe('run', () => {
     expect(result.stderr).toBe('err\n')
   })
 
-  it('a child ended by SIGTERM: 128+15', () => {
+  signals.it('a child ended by SIGTERM: 128+15', () => {
     const result = cli(['run', '--home', HOME, '--', 'sh', '-c', 'kill -TERM $$'])
     expect(result.status).toBe(128 + 15)
     expect(result.signal).toBeNull()
   })
 
-  it('--scrub and --no-hardening reach the child; hardening is the default', () => {
+  posix.it('--scrub and --no-hardening reach the child; hardening is the default', () => {
     const script = 'printf "%s|%s|%s\\n" "${CLI_SPEC_PLAIN-unset}" "${PYTHONSTARTUP-unset}" "$TERM"'
     const env = { CLI_SPEC_PLAIN: 'hello', PYTHONSTARTUP: '/nonexistent/startup.py' }
     expect(cli(['run', '--home', HOME, '--', 'sh', '-c', script], { env }).stdout).toBe('hello|unset|dumb\n')
@@ -687,7 +693,7 @@ describe('run', () => {
     )
   })
 
-  it('--timeout MS stops the command: 128+15 and a line on stderr', () => {
+  signals.it('--timeout MS stops the command: 128+15 and a line on stderr', () => {
     const started = Date.now()
     const result = cli(['run', '--home', HOME, '--timeout', '300', '--', 'sleep', '10'])
     expect(Date.now() - started).toBeLessThan(8_000)
@@ -703,7 +709,7 @@ describe('run', () => {
     expect(result.stderr).toContain('dsh-cli-spec-no-such-program')
   })
 
-  it('streams output live, before the command ends', async () => {
+  posix.it('streams output live, before the command ends', async () => {
     const child = spawn(
       process.execPath,
       [BIN, 'run', '--home', HOME, '--', 'sh', '-c', 'echo first; echo err-first >&2; sleep 1.5; echo second'],
@@ -828,7 +834,7 @@ describe('--plugin', () => {
       dir = prepare()
     })
 
-    it('is plugged next to the shell-env plugin; env, catalog and run see its registration', () => {
+    posix.it('is plugged next to the shell-env plugin; env, catalog and run see its registration', () => {
       const plugin = path.join(dir, 'cordis-plugin.mjs')
       const report = cliJson(['env', '--home', HOME, '--session', 's-cordis', '--plugin', plugin, '--plugin', fixture('region.cjs')])
       const variables = byKey(report.variables)

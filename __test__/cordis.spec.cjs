@@ -16,6 +16,7 @@ const { types } = require('node:util')
 
 const { expectCode, agentExecution } = require('./helpers.cjs')
 const { waitFor } = require('./process-helpers.cjs')
+const { posix, signals, nodeArgv } = require('./platform.cjs')
 
 const pkg = require('..')
 const cordisEntry = require('../cordis.js')
@@ -277,7 +278,8 @@ describe.each(VERSIONS)('Cordis service ctx.shellEnv under %s', (label, host) =>
     expect(root.shellEnv.collect({})).toEqual({ DSH_FROM_ESM: 'v', DSH_HOME: HOME, DSH_SHELL: '1' })
   })
 
-  describe('full loop', () => {
+  // The command directories hold #!/bin/sh probes, and the report is a shell script.
+  posix.describe('full loop', () => {
     const STALE = { DSH_SESSION_ID: 'stale-session', DSH_STALE_SENTINEL: 'stale', DSH_HOME: '/stale/dsh-home' }
     let saved
 
@@ -414,7 +416,7 @@ describe.each(VERSIONS)('Cordis service ctx.shellEnv under %s', (label, host) =>
       sink.disposers[1]()
     })
 
-    it('a command belongs to the calling plugin: disposing it kills what still runs, not what finished or what others started', async () => {
+    signals.it('a command belongs to the calling plugin: disposing it kills what still runs, not what finished or what others started', async () => {
       const root = await newRoot()
       await plug(root, pkg, { dshHome: HOME })
       const runnerSink = {}
@@ -439,7 +441,7 @@ describe.each(VERSIONS)('Cordis service ctx.shellEnv under %s', (label, host) =>
       expect((await elsewhere.result()).signal).toBe('SIGTERM')
     }, 20_000)
 
-    it('a command whose plugin is disposed while it starts is killed as soon as it runs', async () => {
+    signals.it('a command whose plugin is disposed while it starts is killed as soon as it runs', async () => {
       const root = await newRoot()
       await plug(root, pkg, { dshHome: HOME })
       const slow = {
@@ -631,7 +633,7 @@ describe.each(VERSIONS)('Cordis service ctx.shellEnv under %s', (label, host) =>
       const root = await newRoot()
       await plug(root, pkg, { dshHome: HOME })
       const service = root.shellEnv
-      const print = 'printf "%s|%s" "${DSH_SESSION_ID-none}" "$DSH_HOME"'
+      const print = nodeArgv("process.stdout.write(`${process.env.DSH_SESSION_ID ?? 'none'}|${process.env.DSH_HOME}`)")
 
       const viaSpec = await service.execute({ command: print, execution: agentExecution('from-spec') })
       expect((await viaSpec.result()).stdout.text).toBe(`from-spec|${HOME}`)

@@ -16,6 +16,7 @@ const { types } = require('node:util')
 
 const { ROOT, FIXTURES, rejected, thrown, expectCode, agentExecution, runNode, lastJsonLine } = require('./helpers.cjs')
 const { delay, waitFor, run, untilOutput, parseEnv0, groupGone } = require('./process-helpers.cjs')
+const { WINDOWS, posix, signals, proc, pidfd, straceInjection, nodeArgv } = require('./platform.cjs')
 
 const { execute, buildEnvironment, ShellEnvRegistry, ShellExecution } = require('..')
 
@@ -25,6 +26,8 @@ const T = 30_000
 const SLACK_MS = 5_000
 const TERMINAL_DEFAULTS = { NO_COLOR: '1', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat' }
 const ENV_PROGRAM = ['/usr/bin/env', '/bin/env'].find((file) => fs.existsSync(file))
+/** An exit with `code` through the platform's own shell (bash; `cmd` on Windows). */
+const exitWith = (code) => (WINDOWS ? { command: `exit /b ${code}`, shell: 'cmd' } : { command: `exit ${code}` })
 const HOME = path.resolve('/tmp/dsh-exec-spec-home')
 
 let TMP
@@ -97,11 +100,11 @@ describe('exports', () => {
     expect(typeof execute).toBe('function')
     expect(typeof buildEnvironment).toBe('function')
     expect(typeof ShellExecution).toBe('function')
-    expect(ENV_PROGRAM).toBeDefined()
+    if (posix.runs) expect(ENV_PROGRAM).toBeDefined() // env(1), which the POSIX cases print the environment with
   })
 
   it('execute() returns a promise resolving to a running ShellExecution', async () => {
-    const promise = execute({ command: 'sleep 30', timeoutMs: 20_000 })
+    const promise = execute({ command: WINDOWS ? nodeArgv('setTimeout(() => {}, 30_000)') : 'sleep 30', timeoutMs: 20_000 })
     expect(typeof promise.then).toBe('function')
     const execution = await promise
     expect(Number.isInteger(execution.pid)).toBe(true)
@@ -117,7 +120,7 @@ describe('exports', () => {
 })
 
 describe('the child environment', () => {
-  it('stale and lower-case DSH_* variables of the caller never reach the child', async () => {
+  posix.it('stale and lower-case DSH_* variables of the caller never reach the child', async () => {
     const env = await withEnv(
       {
         DSH_SESSION_ID: 'stale-session',
@@ -134,12 +137,12 @@ describe('the child environment', () => {
     expect(managedPrefix).toEqual(['DSH_SESSION_ID'])
   }, T)
 
-  it('without dshEnv the child has no DSH_* variable at all', async () => {
+  posix.it('without dshEnv the child has no DSH_* variable at all', async () => {
     const env = await withEnv({ DSH_SESSION_ID: 'stale', dsh_x: 'lower' }, () => childEnv())
     expect(Object.keys(env).filter((key) => key.toUpperCase().startsWith('DSH_'))).toEqual([])
   }, T)
 
-  it('the caller’s process.env is what the child inherits (also under Jest’s per-file process.env)', async () => {
+  posix.it('the caller’s process.env is what the child inherits (also under Jest’s per-file process.env)', async () => {
     const marker = `inherited-${process.pid}-${Date.now()}`
     const env = await withEnv({ EXEC_SPEC_INHERITED_MARK: marker }, () => childEnv())
     expect(env.EXEC_SPEC_INHERITED_MARK).toBe(marker)
@@ -149,7 +152,7 @@ describe('the child environment', () => {
     expect(without.EXEC_SPEC_INHERITED_MARK).toBeUndefined()
   }, T)
 
-  it('explicit env cannot displace managed keys (DSH_* or PATH)', async () => {
+  posix.it('explicit env cannot displace managed keys (DSH_* or PATH)', async () => {
     const tools = path.join(TMP, 'managed-bin')
     script(tools, 'exec-spec-managed-tool', 'echo managed-tool')
     const managedPath = `${tools}:${process.env.PATH}`
@@ -163,7 +166,7 @@ describe('the child environment', () => {
     expect(result.exitCode).toBe(0)
   }, T)
 
-  it('explicit env cannot displace managed keys collected from a registry', async () => {
+  posix.it('explicit env cannot displace managed keys collected from a registry', async () => {
     const reg = registry()
     reg.register({
       name: 'fact',
@@ -181,7 +184,7 @@ describe('the child environment', () => {
     expect(env.DSH_SHELL).toBe('1')
   }, T)
 
-  it('an undefined value in env removes an inherited variable; strings add or replace', async () => {
+  posix.it('an undefined value in env removes an inherited variable; strings add or replace', async () => {
     const env = await withEnv({ EXEC_SPEC_REMOVE_ME: 'inherited', EXEC_SPEC_REPLACE_ME: 'inherited' }, () =>
       childEnv({ env: { EXEC_SPEC_REMOVE_ME: undefined, EXEC_SPEC_REPLACE_ME: 'explicit', EXEC_SPEC_ADDED: 'added' } }),
     )
@@ -190,7 +193,7 @@ describe('the child environment', () => {
     expect(env.EXEC_SPEC_ADDED).toBe('added')
   }, T)
 
-  it('secrets are scrubbed by default: *KEY*, *PASSWORD*, *SECRET*, *TOKEN*, any case', async () => {
+  posix.it('secrets are scrubbed by default: *KEY*, *PASSWORD*, *SECRET*, *TOKEN*, any case', async () => {
     const secrets = {
       EXEC_SPEC_API_KEY: 's1',
       exec_spec_db_password: 's2',
@@ -208,7 +211,7 @@ describe('the child environment', () => {
     expect(explicit.EXEC_SPEC_API_KEY).toBe('explicit')
   }, T)
 
-  it('scrub.exclude adds to the credential defaults (case-insensitive); defaultExclude: false keeps credentials', async () => {
+  posix.it('scrub.exclude adds to the credential defaults (case-insensitive); defaultExclude: false keeps credentials', async () => {
     await withEnv({ EXEC_SPEC_API_KEY: 'secret', EXEC_SPEC_DROP_A: 'a', exec_spec_drop_b: 'b' }, async () => {
       const env = await childEnv({ scrub: { exclude: ['exec_spec_DROP_*'] } })
       expect(env.EXEC_SPEC_API_KEY).toBeUndefined()
@@ -222,7 +225,7 @@ describe('the child environment', () => {
     })
   }, T)
 
-  it('credentials go by value too: a URL with a password, a token shape, whatever the name', async () => {
+  posix.it('credentials go by value too: a URL with a password, a token shape, whatever the name', async () => {
     const env = await withEnv(
       {
         EXEC_SPEC_DATABASE_URL: 'postgres://app:pw@db.internal/app',
@@ -236,7 +239,7 @@ describe('the child environment', () => {
     expect(env.EXEC_SPEC_PLAIN_URL).toBe('https://example.com/a')
   }, T)
 
-  it("scrub.inherit 'core' keeps only the core variables", async () => {
+  posix.it("scrub.inherit 'core' keeps only the core variables", async () => {
     const core = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'TMPDIR', 'TEMP', 'TMP', 'TZ']
     const env = await withEnv(
       { TZ: 'UTC', LC_EXEC_SPEC: 'lc', LANG: 'C.UTF-8', TMPDIR: os.tmpdir(), EXEC_SPEC_NOT_CORE: 'dropped', TERM: 'xterm' },
@@ -254,13 +257,13 @@ describe('the child environment', () => {
     expect(env.TERM).toBe('dumb')
   }, T)
 
-  it("scrub.inherit 'none' inherits nothing", async () => {
+  posix.it("scrub.inherit 'none' inherits nothing", async () => {
     expect(await childEnv({ scrub: { inherit: 'none' } })).toEqual(TERMINAL_DEFAULTS)
     expect(await childEnv({ scrub: { inherit: 'none' }, terminalEnv: false })).toEqual({})
     expect(await childEnv({ scrub: { inherit: 'none' }, terminalEnv: false, env: { ONLY: 'me' } })).toEqual({ ONLY: 'me' })
   }, T)
 
-  it('scrub.includeOnly keeps only matching inherited names (explicit, terminal and managed still added)', async () => {
+  posix.it('scrub.includeOnly keeps only matching inherited names (explicit, terminal and managed still added)', async () => {
     const env = await withEnv({ EXEC_SPEC_KEEP_1: 'a', exec_spec_keep_2: 'b', EXEC_SPEC_OTHER: 'c' }, () =>
       childEnv({
         scrub: { includeOnly: ['EXEC_SPEC_KEEP_*', 'PATH'] },
@@ -278,7 +281,7 @@ describe('the child environment', () => {
     })
   }, T)
 
-  describe('scrub.hardening', () => {
+  posix.describe('scrub.hardening', () => {
     let bashEnv
     beforeAll(() => {
       bashEnv = script(path.join(TMP, 'hardening'), 'exec-spec-bash-env.sh', 'echo BASH_ENV-RAN')
@@ -317,7 +320,7 @@ describe('the child environment', () => {
     }, T)
   })
 
-  it('terminalEnv: the defaults replace inherited values; false keeps what was inherited', async () => {
+  posix.it('terminalEnv: the defaults replace inherited values; false keeps what was inherited', async () => {
     await withEnv({ TERM: 'xterm-256color', NO_COLOR: undefined, PAGER: 'less', GIT_PAGER: undefined }, async () => {
       const env = await childEnv()
       expect(env).toEqual(expect.objectContaining(TERMINAL_DEFAULTS))
@@ -335,7 +338,7 @@ describe('the child environment', () => {
     })
   }, T)
 
-  it('dshEnv accepts managed DSH_* keys and PATH; a registry snapshot works as dshEnv', async () => {
+  posix.it('dshEnv accepts managed DSH_* keys and PATH; a registry snapshot works as dshEnv', async () => {
     const reg = registry()
     const snapshot = reg.collect(agentExecution('from-snapshot'))
     const env = await childEnv({ dshEnv: snapshot })
@@ -360,7 +363,7 @@ describe('the child environment', () => {
 })
 
 describe('registry + execution', () => {
-  it('collects right before the spawn, with async resolvers, for the execution given', async () => {
+  posix.it('collects right before the spawn, with async resolvers, for the execution given', async () => {
     const reg = registry({ profile: { name: 'work', dir: '/profiles/work' } })
     const tools = path.join(TMP, 'registry-bin')
     script(tools, 'exec-spec-registry-tool', 'echo "tool:$DSH_EXEC_SPEC_REGION"')
@@ -405,7 +408,7 @@ describe('registry + execution', () => {
     expect(calls[0].afterExecuteReturned).toBe(true)
   }, T)
 
-  it("a background job (onExpiry: 'none') sees the values as of its start", async () => {
+  posix.it("a background job (onExpiry: 'none') sees the values as of its start", async () => {
     const reg = registry()
     let value = 'when-spec-was-built'
     reg.register({
@@ -460,7 +463,7 @@ describe('registry + execution', () => {
 })
 
 describe('process behaviour', () => {
-  it('stdin as a string and as a Uint8Array is written, then closed', async () => {
+  posix.it('stdin as a string and as a Uint8Array is written, then closed', async () => {
     const text = 'héllo\nwörld 😀\n'
     const fromString = await run({ command: ['cat'], stdin: text })
     expect(fromString.result.stdout.text).toBe(text)
@@ -474,7 +477,7 @@ describe('process behaviour', () => {
     expect(empty.result.exitCode).toBe(0)
   }, T)
 
-  it('large stdin is written completely; a child that never reads it still finishes', async () => {
+  posix.it('large stdin is written completely; a child that never reads it still finishes', async () => {
     const big = 'x'.repeat(3 * 1024 * 1024)
     const counted = await run({ command: 'wc -c', stdin: big })
     expect(counted.result.stdout.text.trim()).toBe(String(big.length))
@@ -482,13 +485,13 @@ describe('process behaviour', () => {
     expect(ignored.result.exitCode).toBe(3)
   }, T)
 
-  it('without stdin the child reads /dev/null', async () => {
+  proc.it('without stdin the child reads /dev/null', async () => {
     const { result } = await run({ command: 'readlink /proc/$$/fd/0; cat; echo "eof:$?"' })
     expect(result.stdout.text).toBe('/dev/null\neof:0\n')
   }, T)
 
   it.each([0, 1, 7, 255])('exit code %i', async (code) => {
-    const { execution, result } = await run({ command: `exit ${code}` })
+    const { execution, result } = await run(exitWith(code))
     expect(result.exitCode).toBe(code)
     expect(result.signal).toBe(null)
     expect(result.timedOut).toBe(false)
@@ -498,13 +501,13 @@ describe('process behaviour', () => {
     expect(execution.status).toBe('completed')
   }, T)
 
-  it('an argv command runs directly, without a shell', async () => {
+  posix.it('an argv command runs directly, without a shell', async () => {
     const { result } = await run({ command: ['printf', '%s|', 'a b', '$HOME', '*', '"q"'] })
     expect(result.stdout.text).toBe('a b|$HOME|*|"q"|')
     expect((await run({ command: ['false'] })).result.exitCode).toBe(1)
   }, T)
 
-  it("shell: 'bash' by default, 'sh', or an absolute path", async () => {
+  posix.it("shell: 'bash' by default, 'sh', or an absolute path", async () => {
     const bash = await run({ command: 'echo "${BASH_VERSION:+bash}"' })
     expect(bash.result.stdout.text).toBe('bash\n')
     const sh = await run({ command: 'echo "$0"', shell: 'sh' })
@@ -513,7 +516,7 @@ describe('process behaviour', () => {
     expect(absolute.result.stdout.text).toBe('/bin/bash\n')
   }, T)
 
-  it('the program is looked up on the child’s final PATH', async () => {
+  posix.it('the program is looked up on the child’s final PATH', async () => {
     const tools = path.join(TMP, 'explicit-bin')
     script(tools, 'exec-spec-explicit-tool', 'echo explicit-tool')
     const { result } = await run({ command: ['exec-spec-explicit-tool'], env: { PATH: `${tools}:${process.env.PATH}` } })
@@ -523,14 +526,14 @@ describe('process behaviour', () => {
     expect(error.cause.code).toBe('ENOENT')
   }, T)
 
-  it('workdir defaults to process.cwd() and can be set', async () => {
+  posix.it('workdir defaults to process.cwd() and can be set', async () => {
     const here = await run({ command: ['pwd'] })
     expect(here.result.stdout.text).toBe(`${process.cwd()}\n`)
     const there = await run({ command: ['pwd'], workdir: TMP })
     expect(there.result.stdout.text).toBe(`${TMP}\n`)
   }, T)
 
-  it("death by a signal: signal 'SIGTERM', exitCode null, status 'completed' (we did not kill it)", async () => {
+  signals.it("death by a signal: signal 'SIGTERM', exitCode null, status 'completed' (we did not kill it)", async () => {
     const { execution, result } = await run({ command: 'kill -TERM $$' })
     expect(result.signal).toBe('SIGTERM')
     expect(result.exitCode).toBe(null)
@@ -544,7 +547,7 @@ describe('process behaviour', () => {
     expect(killed.execution.status).toBe('completed')
   }, T)
 
-  it("timeout: timedOut true, aborted false, status 'killed'", async () => {
+  signals.it("timeout: timedOut true, aborted false, status 'killed'", async () => {
     const { execution, result } = await run({ command: 'sleep 30', timeoutMs: 300 })
     expect(result.timedOut).toBe(true)
     expect(result.aborted).toBe(false)
@@ -555,7 +558,7 @@ describe('process behaviour', () => {
     expect(result.durationMs).toBeLessThan(20_000)
   }, T)
 
-  it('a timeout ends and reaps the child while the JS thread is blocked', async () => {
+  signals.it('a timeout ends and reaps the child while the JS thread is blocked', async () => {
     const execution = await execute({ command: ['sleep', '30'], timeoutMs: 200, graceMs: 200 })
     // Busy past the timeout: neither the kill nor the reap may wait for this thread.
     const until = Date.now() + 3_000
@@ -573,8 +576,8 @@ describe('process behaviour', () => {
     expect(result.signal).toBe('SIGTERM')
   }, T)
 
-  it.each(['direct', 'registry'])('the calling thread’s event loop watches its children, also when its first execution used a %s spawn', (first) => {
-    if (process.platform !== 'linux') return
+  // The event-loop driver watches pidfds: Linux only (ARCHITECTURE.md, "Process control").
+  pidfd.it.each(['direct', 'registry'])('the calling thread’s event loop watches its children, also when its first execution used a %s spawn', (first) => {
     const child = runNode([path.join(FIXTURES, 'exec-driver.cjs'), ROOT, first])
     expect(child.status).toBe(0)
     // The exit is seen when the loop runs again, not by another thread meanwhile.
@@ -582,14 +585,14 @@ describe('process behaviour', () => {
   }, T)
 
   it('the default timeout is reported as 120000', async () => {
-    const { result } = await run({ command: 'true' })
+    const { result } = await run(exitWith(0))
     expect(result.timeoutMs).toBe(120_000)
     expect(result.timedOut).toBe(false)
     expect(typeof result.durationMs).toBe('number')
     expect(result.durationMs).toBeGreaterThanOrEqual(0)
   }, T)
 
-  it("a child that exits on SIGTERM with its own code is still status 'killed' after a timeout", async () => {
+  signals.it("a child that exits on SIGTERM with its own code is still status 'killed' after a timeout", async () => {
     const { execution, result } = await run({
       command: 'trap "exit 3" TERM; echo ready; while :; do sleep 0.05; done',
       timeoutMs: 300,
@@ -600,7 +603,7 @@ describe('process behaviour', () => {
     expect(execution.status).toBe('killed')
   }, T)
 
-  it("abort mid-run: aborted true, timedOut false, status 'killed'", async () => {
+  signals.it("abort mid-run: aborted true, timedOut false, status 'killed'", async () => {
     const controller = new AbortController()
     const execution = await execute({ command: 'echo ready; sleep 30', signal: controller.signal })
     await untilOutput(execution, 'ready')
@@ -614,7 +617,7 @@ describe('process behaviour', () => {
     expect(execution.kill()).toBe(false)
   }, T)
 
-  it('an already-aborted signal stops the child at once: aborted true, timedOut false', async () => {
+  posix.it('an already-aborted signal stops the child at once: aborted true, timedOut false', async () => {
     const controller = new AbortController()
     controller.abort()
     const marker = path.join(TMP, 'already-aborted-marker')
@@ -627,7 +630,7 @@ describe('process behaviour', () => {
     expect(fs.existsSync(marker)).toBe(false)
   }, T)
 
-  it('timedOut and aborted are never both true: an abort during the timeout’s grace stays a timeout', async () => {
+  signals.it('timedOut and aborted are never both true: an abort during the timeout’s grace stays a timeout', async () => {
     const controller = new AbortController()
     const execution = await execute({
       command: 'trap "echo term" TERM; echo ready; while :; do sleep 0.05; done',
@@ -643,7 +646,7 @@ describe('process behaviour', () => {
     expect(result.signal).toBe('SIGKILL')
   }, T)
 
-  it('timedOut and aborted are never both true: a timeout during the abort’s grace stays an abort', async () => {
+  signals.it('timedOut and aborted are never both true: a timeout during the abort’s grace stays an abort', async () => {
     const controller = new AbortController()
     const execution = await execute({
       command: 'trap "echo term" TERM; echo ready; while :; do sleep 0.05; done',
@@ -659,7 +662,7 @@ describe('process behaviour', () => {
     expect(result.signal).toBe('SIGKILL')
   }, T)
 
-  it('kill() is true once while running, then false; after the end it is false', async () => {
+  signals.it('kill() is true once while running, then false; after the end it is false', async () => {
     const execution = await execute({ command: 'echo ready; sleep 30' })
     await untilOutput(execution, 'ready')
     expect(execution.kill()).toBe(true)
@@ -675,7 +678,7 @@ describe('process behaviour', () => {
     expect(finished.execution.status).toBe('completed')
   }, T)
 
-  it('a TERM-ignoring command is killed with SIGKILL after graceMs', async () => {
+  signals.it('a TERM-ignoring command is killed with SIGKILL after graceMs', async () => {
     const graceMs = 1_000
     const execution = await execute({ command: 'trap "" TERM; echo ready; sleep 30', graceMs })
     await untilOutput(execution, 'ready')
@@ -689,7 +692,7 @@ describe('process behaviour', () => {
     await groupGone(execution.pid)
   }, T)
 
-  it('a TERM-ignoring command that times out is killed after timeoutMs + graceMs', async () => {
+  signals.it('a TERM-ignoring command that times out is killed after timeoutMs + graceMs', async () => {
     const timeoutMs = 300
     const graceMs = 1_000
     const { execution, result } = await run({ command: 'trap "" TERM; sleep 30', timeoutMs, graceMs })
@@ -700,7 +703,7 @@ describe('process behaviour', () => {
     expect(execution.status).toBe('killed')
   }, T)
 
-  it('graceMs 0 sends SIGKILL at once', async () => {
+  signals.it('graceMs 0 sends SIGKILL at once', async () => {
     const execution = await execute({ command: 'trap "" TERM; echo ready; sleep 30', graceMs: 0 })
     await untilOutput(execution, 'ready')
     execution.kill()
@@ -709,7 +712,7 @@ describe('process behaviour', () => {
     expect(result.durationMs).toBeLessThan(15_000)
   }, T)
 
-  it('a grandchild keeping stdout open cannot hold result() once the leader exits; the group is gone', async () => {
+  proc.it('a grandchild keeping stdout open cannot hold result() once the leader exits; the group is gone', async () => {
     const graceMs = 1_000
     const execution = await execute({ command: 'sleep 60 & echo "$!"; exit 0', graceMs })
     const result = await execution.result()
@@ -721,7 +724,7 @@ describe('process behaviour', () => {
     await groupGone(execution.pid)
   }, T)
 
-  it('a TERM-ignoring grandchild keeping stdout open is SIGKILLed after the grace; result() settles within grace + slack', async () => {
+  proc.it('a TERM-ignoring grandchild keeping stdout open is SIGKILLed after the grace; result() settles within grace + slack', async () => {
     const graceMs = 1_000
     const flag = path.join(TMP, 'grandchild-trap-flag')
     const started = Date.now()
@@ -738,7 +741,7 @@ describe('process behaviour', () => {
     await groupGone(execution.pid)
   }, T)
 
-  it('kill() ends the whole group, grandchildren included', async () => {
+  proc.it('kill() ends the whole group, grandchildren included', async () => {
     const execution = await execute({ command: 'sleep 60 & echo "ready $!"; wait' })
     await untilOutput(execution, 'ready')
     expect(execution.kill()).toBe(true)
@@ -746,7 +749,7 @@ describe('process behaviour', () => {
     await groupGone(execution.pid)
   }, T)
 
-  it('kill() ends the whole group: a TERM-ignoring grandchild that closed its pipes gets SIGKILL after the grace', async () => {
+  proc.it('kill() ends the whole group: a TERM-ignoring grandchild that closed its pipes gets SIGKILL after the grace', async () => {
     const graceMs = 500
     const flag = path.join(TMP, 'detached-grandchild-flag')
     const execution = await execute({
@@ -761,7 +764,7 @@ describe('process behaviour', () => {
     await groupGone(execution.pid)
   }, T)
 
-  it('after the leader exits, a TERM-ignoring background job without pipes is SIGKILLed after the grace', async () => {
+  proc.it('after the leader exits, a TERM-ignoring background job without pipes is SIGKILLed after the grace', async () => {
     // docs/process.md: when the leader exits, whatever is left of its group gets the same treatment.
     const graceMs = 500
     const flag = path.join(TMP, 'background-no-pipes-flag')
@@ -774,13 +777,13 @@ describe('process behaviour', () => {
     await groupGone(execution.pid)
   }, T)
 
-  it('the leader is reaped by the time result() settles (no zombie)', async () => {
+  proc.it('the leader is reaped by the time result() settles (no zombie)', async () => {
     const executions = await Promise.all(Array.from({ length: 10 }, (_, i) => execute({ command: `exit ${i}` })))
     await Promise.all(executions.map((execution) => execution.result()))
     for (const execution of executions) expect(fs.existsSync(`/proc/${execution.pid}`)).toBe(false)
   }, T)
 
-  it('no file descriptors leak (pipes, pidfds, spill files)', async () => {
+  proc.it('no file descriptors leak (pipes, pidfds, spill files)', async () => {
     const fds = () => {
       const counts = { pipe: 0, pidfd: 0, spill: 0 }
       for (const fd of fs.readdirSync('/proc/self/fd')) {
@@ -816,7 +819,7 @@ describe('process behaviour', () => {
   }, 60_000)
 })
 
-describe('the ShellExecution handle', () => {
+posix.describe('the ShellExecution handle', () => {
   it('result() is the same promise every call and settles with the same object; done resolves to undefined', async () => {
     const execution = await execute({ command: 'echo out; echo err >&2; exit 4' })
     const first = execution.result()
@@ -956,7 +959,7 @@ describe('the ShellExecution handle', () => {
   }, T)
 })
 
-describe('output caps and spill files', () => {
+posix.describe('output caps and spill files', () => {
   it('memory keeps the tail; truncated is set; exactly at the cap nothing is cut', async () => {
     const input = lines(2_000)
     const { result } = await run({ command: ['cat'], stdin: input, stdoutMaxBytes: 100 })
@@ -1063,7 +1066,7 @@ describe('spawn errors', () => {
     }
   }, T)
 
-  it("a file that is not executable: cause.code 'EACCES' (directly and found on PATH)", async () => {
+  posix.it("a file that is not executable: cause.code 'EACCES' (directly and found on PATH)", async () => {
     const dir = path.join(TMP, 'not-executable')
     const file = script(dir, 'exec-spec-not-executable', 'echo ran', 0o644)
     const direct = await rejected(() => execute({ command: [file] }))
@@ -1181,7 +1184,7 @@ describe('invalid specs: ERR_SHELL_EXEC_INVALID_SPEC naming the field, and nothi
   })
 })
 
-describe('concurrency', () => {
+posix.describe('concurrency', () => {
   it('200 concurrent executions each see only their own dshEnv session id', async () => {
     const count = 200
     const runs = Array.from({ length: count }, (_, i) =>
@@ -1336,7 +1339,7 @@ describe('buildEnvironment(spec, parentEnv)', () => {
     expect(built.sources.PATH).toBe('managed')
   })
 
-  it('parentEnv defaults to process.env', async () => {
+  posix.it('parentEnv defaults to process.env', async () => {
     await withEnv({ EXEC_SPEC_DEFAULT_PARENT: 'yes', DSH_EXEC_SPEC_STALE: 'stale' }, () => {
       const built = buildEnvironment({})
       expect(built.env.EXEC_SPEC_DEFAULT_PARENT).toBe('yes')
@@ -1347,7 +1350,7 @@ describe('buildEnvironment(spec, parentEnv)', () => {
 
   // What the caller's process.env holds is what the child inherits, whatever
   // kind of object it is (not the process environment underneath).
-  it('an object assigned to process.env is what the child inherits, not the OS environment', async () => {
+  posix.it('an object assigned to process.env is what the child inherits, not the OS environment', async () => {
     const original = process.env
     process.env = { ...original, EXEC_SPEC_ONLY_IN_OBJECT: 'object' }
     delete process.env.PATH
@@ -1363,7 +1366,7 @@ describe('buildEnvironment(spec, parentEnv)', () => {
     expect(buildEnvironment({}).env.EXEC_SPEC_ONLY_IN_OBJECT).toBeUndefined()
   }, T)
 
-  it('a Proxy assigned to process.env is read through its traps', async () => {
+  posix.it('a Proxy assigned to process.env is read through its traps', async () => {
     const original = process.env
     process.env = new Proxy({ ...original }, { get: (target, key) => (key === 'HOME' ? '/from-proxy' : target[key]) })
     try {
@@ -1373,7 +1376,7 @@ describe('buildEnvironment(spec, parentEnv)', () => {
     }
   })
 
-  it("a worker's own process.env is what its children inherit", async () => {
+  posix.it("a worker's own process.env is what its children inherit", async () => {
     const { Worker } = require('node:worker_threads')
     const source = `
       const { parentPort } = require('node:worker_threads')
@@ -1394,7 +1397,7 @@ describe('buildEnvironment(spec, parentEnv)', () => {
   }, T)
 
   // Node's own process.env on a plain `node` main thread, not a test runner's copy.
-  it('the main thread’s own process.env gives what reading a copy of it gives', () => {
+  posix.it('the main thread’s own process.env gives what reading a copy of it gives', () => {
     const child = runNode([path.join(FIXTURES, 'host-env.cjs'), ROOT, 'genuine'])
     expect(child.stderr).toBe('')
     const { first, second } = lastJsonLine(child.stdout)
@@ -1417,7 +1420,7 @@ describe('buildEnvironment(spec, parentEnv)', () => {
     expect(reads).toBeGreaterThan(0)
   }, T)
 
-  it('a plain object assigned to process.env before the package loads is read as that object', () => {
+  posix.it('a plain object assigned to process.env before the package loads is read as that object', () => {
     const child = runNode([path.join(FIXTURES, 'host-env.cjs'), ROOT, 'replaced'], { env: { HOST_ENV_ONLY_IN_OS: 'os' } })
     expect(child.stderr).toBe('')
     const { first } = lastJsonLine(child.stdout)
@@ -1428,7 +1431,7 @@ describe('buildEnvironment(spec, parentEnv)', () => {
   }, T)
 
   // Both reach the OS environment, yet are not Node's own object over it.
-  it.each(['proxy', 'inherit'])('a process.env replaced before the package loads by a Proxy over the real one, or an object inheriting from it, is read as that object (%s)', (mode) => {
+  posix.it.each(['proxy', 'inherit'])('a process.env replaced before the package loads by a Proxy over the real one, or an object inheriting from it, is read as that object (%s)', (mode) => {
     const child = runNode([path.join(FIXTURES, 'host-env.cjs'), ROOT, mode], { env: { HOST_ENV_ONLY_IN_OS: 'os' } })
     expect(child.stderr).toBe('')
     const { first } = lastJsonLine(child.stdout)
@@ -1446,7 +1449,7 @@ describe('buildEnvironment(spec, parentEnv)', () => {
     }
   })
 
-  it('is exactly what execute() gives the child (one pipeline)', async () => {
+  posix.it('is exactly what execute() gives the child (one pipeline)', async () => {
     const spec = {
       scrub: { exclude: ['*KEY*', 'EXEC_SPEC_DROP*'], hardening: true },
       terminalEnv: { TERM: 'vt100' },
@@ -1461,7 +1464,7 @@ describe('buildEnvironment(spec, parentEnv)', () => {
   }, T)
 })
 
-describe('teardown of the JS environment ends the group (child process)', () => {
+proc.describe('teardown of the JS environment ends the group (child process)', () => {
   // The fixture starts a TERM-ignoring leader with a grandchild and a grace of a
   // minute, reports the group, then ends the way the mode says. Teardown kills
   // without a grace, so nothing of the group may outlive the fixture for long.
@@ -1478,7 +1481,7 @@ describe('teardown of the JS environment ends the group (child process)', () => 
   }, T)
 })
 
-describe('spill files do not outlive the process', () => {
+posix.describe('spill files do not outlive the process', () => {
   it.each([
     ['process.exit()', 'spill-exit'],
     ['the event loop running empty', 'spill-natural'],
@@ -1498,7 +1501,7 @@ describe('spill files do not outlive the process', () => {
   }, T)
 })
 
-describe('waiting does not depend on SIGCHLD (child process)', () => {
+posix.describe('waiting does not depend on SIGCHLD (child process)', () => {
   const strace = ['/usr/bin/strace', '/bin/strace'].find((file) => fs.existsSync(file))
   const expected = [
     'first\n',
@@ -1525,7 +1528,7 @@ describe('waiting does not depend on SIGCHLD (child process)', () => {
     check(runNode([path.join(FIXTURES, 'exec-interleave.cjs'), ROOT], { timeout: 60_000 }))
   }, 90_000)
 
-  ;(strace || process.env.CI ? it : it.skip)('…also with pidfd_open failing (strace fault injection: the waiter-thread fallback)', () => {
+  straceInjection.it('…also with pidfd_open failing (strace fault injection: the waiter-thread fallback)', () => {
     // Skipped only off CI: there a missing strace must fail, not pass quietly.
     if (!strace) throw new Error('strace is required in CI (.ci/run installs it)')
     const { spawnSync } = require('node:child_process')

@@ -17,9 +17,12 @@ import PwshLocalExecutor, { ENCODING_PREAMBLE } from '@deepseek-ai/dsh-shell-env
 import ReferenceBashExecutor from '@deepseek-ai/dsh-bash-local'
 
 import { composition, loadHarness, started, variables } from './harness-helpers.mjs'
+import platform from './platform.cjs'
 import processHelpers from './process-helpers.cjs'
 
 const { alive } = processHelpers
+// The bash executor runs `bash -c`; the pwsh stand-in is a /bin/sh script.
+const { posix, signals } = platform
 
 const HOME = path.join(os.tmpdir(), 'dsh-executor-spec-home')
 
@@ -76,7 +79,7 @@ function toolCallsWithoutChildProcess(which) {
   return JSON.parse(run.stdout.trim().split('\n').pop())
 }
 
-describe('the published bash tool over the native executor, with child_process unusable', () => {
+posix.describe('the published bash tool over the native executor, with child_process unusable', () => {
   let calls
 
   beforeAll(() => {
@@ -180,7 +183,7 @@ describe('the executor contract', () => {
     })
   })
 
-  describe('run()', () => {
+  posix.describe('run()', () => {
     it('stdout and stderr apart, stdin written, exit facts, no spill path for short output', async () => {
       const { shell: s } = await shell()
       const result = await s.run(s.resolve({ command: 'cat; echo err >&2; exit 4', stdin: 'from stdin' }))
@@ -259,7 +262,7 @@ describe('the executor contract', () => {
     })
   })
 
-  describe('start() and the process handle', () => {
+  posix.describe('start() and the process handle', () => {
     it('returns the handle at once; reads are consuming, stdout first and stderr in its section', async () => {
       const { shell: s } = await shell()
       const proc = s.start(s.resolve({ command: 'echo one; echo two >&2; read line; echo three' , stdin: 'go\n' }))
@@ -340,7 +343,7 @@ describe('the executor contract', () => {
     })
   })
 
-  describe('ownership', () => {
+  signals.describe('ownership', () => {
     it('a background process survives a reload of the executor and of the calling plugin', async () => {
       const { ctx } = await compose()
       const proc = ctx.get('shell').start(ctx.get('shell').resolve({ command: 'echo $$; sleep 30' }))
@@ -383,7 +386,7 @@ describe('the executor contract', () => {
     })
   })
 
-  describe('spill files', () => {
+  posix.describe('spill files', () => {
     it('outlive the garbage collection of their result and go with the composition', () => {
       const fixture = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'harness', 'spill-lifetime.mjs')
       const run = spawnSync(process.execPath, ['--expose-gc', fixture], { encoding: 'utf8', timeout: 60_000 })
@@ -409,7 +412,7 @@ describe('the executor contract', () => {
     })
   })
 
-  describe('pwsh', () => {
+  posix.describe('pwsh', () => {
     it('runs the configured pwsh as `-NoLogo -NoProfile -NonInteractive -Command <preamble><command>`, with its overrides', async () => {
       const record = path.join(tmp, 'pwsh-record')
       const standIn = path.join(tmp, 'pwsh')

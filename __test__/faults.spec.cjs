@@ -21,6 +21,8 @@ const { spawnSync } = require('node:child_process')
 const { ROOT, FIXTURES, rejected, expectCode, agentExecution, lastJsonLine } = require('./helpers.cjs')
 const { delay, waitFor, run, untilOutput, groupGone, zombieChildren, fds, waiterThreads, pool } = require('./process-helpers.cjs')
 
+const { proc, posix, pidfd, straceInjection } = require('./platform.cjs')
+
 const { execute, ShellEnvRegistry } = require('..')
 
 /** Per-test timeout for anything that spawns. */
@@ -74,7 +76,7 @@ function node(args, { timeout = 60_000, prefix = [] } = {}) {
 
 // ---------------------------------------------------------------------------
 
-describe('process faults: right flags, no process of the group alive, no zombie', () => {
+proc.describe('process faults: right flags, no process of the group alive, no zombie', () => {
   it('forks grandchildren (holding the pipes, detached from them, double-forked) and exits', async () => {
     const graceMs = 500
     const started = Date.now()
@@ -288,7 +290,7 @@ describe('process faults: right flags, no process of the group alive, no zombie'
   }, T)
 })
 
-describe('1,000 executions, 16 at a time, every kind of ending', () => {
+proc.describe('1,000 executions, 16 at a time, every kind of ending', () => {
   // Each kind checks its own flags; afterwards descriptors, waiter threads and
   // zombies must be back where they started.
   const reg = new ShellEnvRegistry({ dshHome: '/tmp/dsh-faults-home' })
@@ -348,7 +350,7 @@ describe('1,000 executions, 16 at a time, every kind of ending', () => {
   }, 120_000)
 })
 
-describe('spill files live as long as their execution', () => {
+posix.describe('spill files live as long as their execution', () => {
   // The fixture runs with --expose-gc: spill files of dropped executions must
   // go at the next garbage collections, those of live ones must stay, and the
   // directory must go when the process exits, however it exits.
@@ -404,11 +406,11 @@ describe('waits without pidfd: native executions and Node child_process children
     return report
   }
 
-  it('with pidfd_open working', () => {
+  pidfd.it('with pidfd_open working', () => {
     check(node([path.join(FIXTURES, 'fault-nopidfd.cjs'), ROOT]), false)
   }, 120_000)
 
-  ;(STRACE || process.env.CI ? it : it.skip)('with pidfd_open failing (strace -e inject=pidfd_open:error=ENOSYS): the waiter-thread fallback', () => {
+  straceInjection.it('with pidfd_open failing (strace -e inject=pidfd_open:error=ENOSYS): the waiter-thread fallback', () => {
     // Skipped only off CI: there a missing strace must fail, not pass quietly.
     if (!STRACE) throw new Error('strace is required in CI (.ci/run installs it)')
     const prefix = [STRACE, '-f', '-qq', '-o', '/dev/null', '-e', 'trace=pidfd_open', '-e', 'inject=pidfd_open:error=ENOSYS']

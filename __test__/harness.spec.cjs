@@ -14,6 +14,7 @@ const os = require('node:os')
 const path = require('node:path')
 
 const { expectCode } = require('./helpers.cjs')
+const { posix } = require('./platform.cjs')
 
 const pkg = require('..')
 
@@ -65,7 +66,8 @@ function variables(text) {
   )
 }
 
-describe('the published harness with this package as ctx.shellEnv', () => {
+// The bash tool runs its commands with bash (@deepseek-ai/dsh-bash-local).
+posix.describe('the published harness with this package as ctx.shellEnv', () => {
   let parts
   let saved
   const roots = []

@@ -12,6 +12,7 @@ const path = require('node:path')
 
 const { ROOT, FIXTURES } = require('./helpers.cjs')
 const { alive, waitFor } = require('./process-helpers.cjs')
+const { signals } = require('./platform.cjs')
 
 /** Starts the host fixture in `mode`; resolves with its commands' pids and its exit. */
 function startHost(mode, nodeFlags = []) {
@@ -31,7 +32,7 @@ function startHost(mode, nodeFlags = []) {
   return { host, exited, pids }
 }
 
-describe('a host that dies without running JavaScript ends its commands and their escapees', () => {
+signals.describe('a host that dies without running JavaScript ends its commands and their escapees', () => {
   it.each([
     ['SIGKILL', 'wait', [], (host) => host.kill('SIGKILL')],
     ['SIGQUIT', 'wait', [], (host) => host.kill('SIGQUIT')],

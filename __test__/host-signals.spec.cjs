@@ -13,6 +13,7 @@ const path = require('node:path')
 
 const { ROOT, FIXTURES } = require('./helpers.cjs')
 const { groupGone, deadline, waitFor } = require('./process-helpers.cjs')
+const { proc } = require('./platform.cjs')
 
 const T = 30_000
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP']
@@ -69,7 +70,8 @@ async function withHost(mode, body) {
   }
 }
 
-describe('a host stopped by a signal ends its commands', () => {
+// POSIX signals to the host, and the groups' ends read from /proc (groupGone).
+proc.describe('a host stopped by a signal ends its commands', () => {
   it.each(SIGNALS)('%s: the groups end, the spill files go, and the host dies of the signal', async (signal) => {
     await withHost('plain', async ({ host, report, exit }) => {
       expect(report.listeners).toEqual({ SIGINT: 1, SIGTERM: 1, SIGHUP: 1 })

@@ -11,11 +11,13 @@ const path = require('node:path')
 const { ROOT, FIXTURES, runNode, lastJsonLine } = require('./helpers.cjs')
 const { overlappingExecutions, racingCollections } = require('./fixtures/load-work.cjs')
 const { zombieChildren, waitFor } = require('./process-helpers.cjs')
+const { posix, proc } = require('./platform.cjs')
 
 const pkg = require('..')
 
 describe('load', () => {
-  it('500 overlapping executions with 20 contributors: each child gets its own session id and values', async () => {
+  // Each child is a bash script ending in `env -0`; zombies are counted in /proc.
+  proc.it('500 overlapping executions with 20 contributors: each child gets its own session id and values', async () => {
     // All 500 are started at once; each child checks DSH_SESSION_ID against the
     // id it was told through its explicit env, and prints its whole
     // environment, whose every DSH_* variable is checked against its own execution.
@@ -44,7 +46,8 @@ describe('load', () => {
     expect(report.fromResolvers).toBeGreaterThan(10_000)
   }, 120_000)
 
-  it('the resident set after the run is within 20 MiB of the start (child process, gc before both readings)', () => {
+  // The same 500 bash executions, in a fresh node.
+  posix.it('the resident set after the run is within 20 MiB of the start (child process, gc before both readings)', () => {
     // The young generation is pinned: see load-rss.cjs.
     const flags = ['--expose-gc', '--min-semi-space-size=16', '--max-semi-space-size=16']
     const child = runNode([...flags, path.join(FIXTURES, 'load-rss.cjs'), ROOT], { timeout: 120_000 })

@@ -21,6 +21,7 @@ const path = require('node:path')
 
 const { ROOT, FIXTURES, runNode, lastJsonLine } = require('./helpers.cjs')
 const { delay, groupSignalable, startWorker } = require('./process-helpers.cjs')
+const { proc } = require('./platform.cjs')
 
 const { ShellEnvRegistry } = require('..')
 
@@ -88,7 +89,8 @@ function expectTerminated({ code, message }, index) {
   expect(code).toBe(1) // the exit code of a terminated worker
 }
 
-describe('worker threads', () => {
+// Survivors are found by their environment in /proc, their groups by kill(-pgid, 0).
+proc.describe('worker threads', () => {
   it(`${WORKING} workers at once plus ${HANGING} terminated mid-execution, in a child node process that then exits 0 by itself`, async () => {
     const marker = `child-${process.pid}-${Date.now()}`
     const started = Date.now()
