@@ -6,19 +6,24 @@
 // with the host), `ref()` undoes that. Each command is an async resource of
 // type `DshShellExecution`, made where `execute()` was called, active
 // (`hasRef()`) while it runs and holds the loop, destroyed when it ends: what
-// open-handle reports read. Real commands and real host processes. Runs
-// unchanged under `vitest run` and `jest`.
+// open-handle reports read. Real commands (Node scripts, the same on every
+// platform) and real host processes. Runs unchanged under `vitest run` and
+// `jest`.
 
 const { createHook } = require('node:async_hooks')
 const path = require('node:path')
 
 const { ROOT, FIXTURES, runNode } = require('./helpers.cjs')
-const { groupGone, untilOutput, waitFor } = require('./process-helpers.cjs')
+const { nodeArgv, proc } = require('./platform.cjs')
+const { alive, groupGone, untilOutput, waitFor } = require('./process-helpers.cjs')
 
 const { execute } = require('..')
 
 const T = 30_000
 const HOST = path.join(FIXTURES, 'event-loop-host.cjs')
+
+/** Resolves once command `pid` is gone: its whole group where /proc shows it, else the process. */
+const commandGone = (pid) => (proc.runs ? groupGone(pid) : waitFor(() => !alive(pid), `command ${pid} to end`))
 
 /** Records the `DshShellExecution` resources made while it is enabled: `{ asyncId, resource, stack, destroyed }`. */
 function watchResources() {
@@ -49,13 +54,13 @@ describe('a running command and the host event loop', () => {
     expect({ status, signal }).toEqual({ status: 0, signal: null })
     const [{ pid }, ...rest] = stdout.trim().split('\n').map((line) => JSON.parse(line))
     expect(rest).toEqual([])
-    await groupGone(pid)
+    await commandGone(pid)
   }, T)
 })
 
 describe('hasRef(), ref() and unref()', () => {
   it('hasRef() is true while the command runs, false once unref()ed or ended', async () => {
-    const run = await execute({ command: 'echo started; sleep 0.3' })
+    const run = await execute({ command: nodeArgv("console.log('started'); setTimeout(() => {}, 300)") })
     expect(run.hasRef()).toBe(true)
     expect(run.unref()).toBe(run)
     expect(run.hasRef()).toBe(false)
@@ -70,7 +75,7 @@ describe('hasRef(), ref() and unref()', () => {
   }, T)
 
   it('an unref()ed command still delivers its result', async () => {
-    const run = (await execute({ command: 'sleep 0.2; echo late' })).unref()
+    const run = (await execute({ command: nodeArgv("setTimeout(() => console.log('late'), 200)") })).unref()
     const result = await run.result()
     expect(result.stdout.text).toBe('late\n')
     await run.done
@@ -82,7 +87,7 @@ describe('a command as an async resource', () => {
     const watch = watchResources()
     let run
     try {
-      run = await execute({ command: 'sleep 0.2' })
+      run = await execute({ command: nodeArgv('setTimeout(() => {}, 200)') })
     } finally {
       watch.disable()
     }
@@ -100,7 +105,7 @@ describe('a command as an async resource', () => {
   it('is destroyed when the command ends, and at once when it never started', async () => {
     const watch = watchResources()
     try {
-      const run = await execute({ command: 'exit 3' })
+      const run = await execute({ command: nodeArgv('process.exit(3)') })
       expect((await run.result()).exitCode).toBe(3)
       await expect(execute({ command: ['/nonexistent/program'] })).rejects.toMatchObject({ code: 'ERR_SHELL_EXEC_SPAWN_FAILED' })
       const entries = watch.seen()

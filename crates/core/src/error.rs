@@ -3,6 +3,8 @@
 
 use std::io;
 
+use crate::process::os_error_name;
+
 /// Registration, home resolution and collection errors.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum ShellEnvError {
@@ -117,14 +119,15 @@ pub enum ExecError {
     InvalidSpec { field: String, reason: String },
     /// The working directory does not exist, is not a directory or cannot be
     /// entered; the OS error (`ENOENT`, `ENOTDIR`, `EACCES`, …) is kept.
-    #[error("workdir {path:?} {} ({})", workdir_reason(.source), errno_name(.source.raw_os_error().unwrap_or(0)).unwrap_or("UNKNOWN"))]
+    // Quoted as Node quotes paths: `{:?}` would double a Windows path's backslashes.
+    #[error("workdir '{path}' {} ({})", workdir_reason(.source), os_error_code(.source))]
     InvalidWorkdir {
         path: String,
         #[source]
         source: io::Error,
     },
     /// The program could not be found or started; the OS error is kept.
-    #[error("cannot start {program:?}: {source}")]
+    #[error("cannot start '{program}': {source}")]
     SpawnFailed {
         program: String,
         #[source]
@@ -137,11 +140,16 @@ pub enum ExecError {
 
 /// What an OS error means for a working directory, in words.
 fn workdir_reason(error: &io::Error) -> String {
-    match error.raw_os_error() {
-        Some(libc::ENOENT) => "does not exist".into(),
-        Some(libc::ENOTDIR) => "is not a directory".into(),
+    match os_error_code(error) {
+        "ENOENT" => "does not exist".into(),
+        "ENOTDIR" => "is not a directory".into(),
         _ => format!("cannot be used: {error}"),
     }
+}
+
+/// The name Node would give `error` in `error.code`, `UNKNOWN` for one without.
+pub fn os_error_code(error: &io::Error) -> &'static str {
+    error.raw_os_error().and_then(os_error_name).unwrap_or("UNKNOWN")
 }
 
 impl ExecError {
@@ -161,35 +169,6 @@ impl ExecError {
     }
 }
 
-/// The symbolic name of an OS error number (`ENOENT`, `EACCES`, …), as Node
-/// reports it in `error.code`, for the errors a spawn can meet.
-pub fn errno_name(errno: i32) -> Option<&'static str> {
-    Some(match errno {
-        libc::EPERM => "EPERM",
-        libc::ENOENT => "ENOENT",
-        libc::EINTR => "EINTR",
-        libc::EIO => "EIO",
-        libc::E2BIG => "E2BIG",
-        libc::ENOEXEC => "ENOEXEC",
-        libc::EBADF => "EBADF",
-        libc::EAGAIN => "EAGAIN",
-        libc::ENOMEM => "ENOMEM",
-        libc::EACCES => "EACCES",
-        libc::EFAULT => "EFAULT",
-        libc::ENOTDIR => "ENOTDIR",
-        libc::EISDIR => "EISDIR",
-        libc::EINVAL => "EINVAL",
-        libc::ENFILE => "ENFILE",
-        libc::EMFILE => "EMFILE",
-        libc::ETXTBSY => "ETXTBSY",
-        libc::ENOSPC => "ENOSPC",
-        libc::ENAMETOOLONG => "ENAMETOOLONG",
-        libc::ELOOP => "ELOOP",
-        libc::ENOSYS => "ENOSYS",
-        _ => return None,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,9 +181,26 @@ mod tests {
     }
 
     #[test]
-    fn errno_names() {
-        assert_eq!(errno_name(libc::ENOENT), Some("ENOENT"));
-        assert_eq!(errno_name(libc::EACCES), Some("EACCES"));
-        assert_eq!(errno_name(-1), None);
+    fn a_workdir_error_names_the_path_as_given_and_the_os_error_as_node_does() {
+        let dir = tempfile_dir();
+        let file = dir.join("a-file");
+        std::fs::write(&file, "").unwrap();
+        for (path, code, reason) in
+            [(dir.join("missing").join("deeper"), "ENOENT", "does not exist"), (file, "ENOTDIR", "is not a directory")]
+        {
+            let error = crate::process::check_workdir(&path).unwrap_err();
+            let ExecError::InvalidWorkdir { source, .. } = &error else { panic!("{error:?}") };
+            assert_eq!(os_error_code(source), code);
+            assert_eq!(error.to_string(), format!("workdir '{}' {reason} ({code})", path.display()));
+        }
+        assert_eq!(os_error_code(&io::Error::other("no OS error")), "UNKNOWN");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A fresh directory under the system temp directory.
+    fn tempfile_dir() -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("dsh-error-names-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
     }
 }

@@ -52,12 +52,13 @@ pub fn resolve_dsh_home(configured: Option<&str>, context: &HomeContext) -> Stri
         .filter(|value| !value.is_empty())
         .or_else(|| context.env_home.as_deref().filter(|value| !value.trim().is_empty() && !value.contains('\0')));
     // A relative user home (`HOME=rel`) resolves against `cwd` like everything else.
-    let user_home = || context.user_home.as_ref().map_or_else(|| context.cwd.clone(), |home| context.cwd.join(home));
+    let user_home =
+        || context.user_home.as_ref().map_or_else(|| context.cwd.clone(), |home| absolute_against(&context.cwd, home));
     let path = match chosen {
         None => user_home().join(DEFAULT_HOME_DIR),
         Some(value) => match expand_tilde(value) {
-            Some(rest) => user_home().join(rest),
-            None => context.cwd.join(value),
+            Some(rest) => absolute_against(&user_home(), Path::new(rest)),
+            None => absolute_against(&context.cwd, Path::new(value)),
         },
     };
     normalize(&path).to_string_lossy().into_owned()
@@ -80,6 +81,32 @@ pub fn reconcile_dsh_home(
         }
     }
     Ok(resolved)
+}
+
+/// `path` made absolute against the absolute `base`, as Node's `path.resolve`
+/// does. A Windows drive-relative path (`D:dsh`) is taken against `base` when
+/// it names `base`'s drive, else against that drive's root: the working
+/// directory of another drive is a shell's state, which this never sees.
+/// (`Path::join` would return it unchanged, still relative.)
+fn absolute_against(base: &Path, path: &Path) -> PathBuf {
+    let mut components = path.components();
+    match components.next() {
+        Some(Component::Prefix(drive)) if !path.has_root() => {
+            let base_drive = match base.components().next() {
+                Some(Component::Prefix(prefix)) => Some(prefix.as_os_str()),
+                _ => None,
+            };
+            let rest = components.as_path();
+            if base_drive.is_some_and(|prefix| prefix.eq_ignore_ascii_case(drive.as_os_str())) {
+                base.join(rest)
+            } else {
+                let mut root = PathBuf::from(drive.as_os_str());
+                root.push(Component::RootDir);
+                root.join(rest)
+            }
+        }
+        _ => base.join(path),
+    }
 }
 
 /// `~` → `Some("")`, `~/x` → `Some("x")`; anything else (including `~user`) → `None`.
@@ -158,6 +185,19 @@ mod tests {
     fn on_windows_a_rooted_home_without_a_drive_takes_the_working_directorys_drive() {
         assert_eq!(resolve(Some("/opt/dsh"), &context(None)), abs("opt/dsh"));
         assert_eq!(resolve(Some(r"D:\dsh\"), &context(None)), r"D:\dsh");
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn on_windows_a_drive_relative_home_is_taken_against_that_drive() {
+        // The working directory's drive: below the working directory.
+        let here = &CWD[..2];
+        assert_eq!(resolve(Some(&format!("{here}dsh")), &context(None)), under(CWD, "dsh"));
+        assert_eq!(resolve(Some(&here.to_lowercase()), &context(None)), CWD);
+        // Another drive: below its root.
+        assert_eq!(resolve(Some("Q:dsh"), &context(None)), r"Q:\dsh");
+        assert_eq!(resolve(Some("q:"), &context(None)), r"q:\");
+        assert_eq!(resolve(Some("~/Q:dsh"), &context(None)), r"Q:\dsh");
     }
 
     #[cfg(unix)]

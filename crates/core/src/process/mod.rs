@@ -50,6 +50,7 @@ mod windows_tests;
 pub use driver::{spawn, spawn_async, Spawner};
 pub use handle::{KillReason, Process};
 pub use output::{OutputReceipt, OutputSink, LIVE_OUTPUT_BUDGET};
+pub use platform::os_error_name;
 pub use program::{check_workdir, resolve_program, Search, DEFAULT_PATHEXT};
 pub use reactor::Reactor;
 pub use result::{OutputDelta, ProcessState, RunResult, Status, StreamResult};

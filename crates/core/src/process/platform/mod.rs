@@ -55,3 +55,9 @@ pub(super) use macos::*;
 pub(super) use unix::*;
 #[cfg(not(unix))]
 pub(super) use windows::*;
+
+// Public beyond the process module: errors name OS failures with it.
+#[cfg(unix)]
+pub use unix::os_error_name;
+#[cfg(not(unix))]
+pub use windows::os_error_name;

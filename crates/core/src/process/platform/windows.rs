@@ -89,6 +89,37 @@ pub(crate) const DENIED: i32 = 5;
 /// A workdir that is not a directory: `ERROR_DIRECTORY`.
 pub(crate) const NOT_A_DIRECTORY: i32 = 267;
 
+/// The name Node gives an OS error in `error.code` (`ENOENT`, `EPERM`, …),
+/// for the errors a spawn or a workdir check can meet: a Windows error code
+/// named as libuv translates it, so the same failure has the same code from
+/// this package as from `child_process` (an unknown code has none).
+pub fn os_error_name(code: i32) -> Option<&'static str> {
+    Some(match code {
+        // ERROR_FILE_NOT_FOUND, ERROR_PATH_NOT_FOUND, ERROR_INVALID_DRIVE,
+        // ERROR_INVALID_NAME, ERROR_BAD_PATHNAME, ERROR_MOD_NOT_FOUND
+        2 | 3 | 15 | 123 | 161 | 126 => "ENOENT",
+        // ERROR_TOO_MANY_OPEN_FILES
+        4 => "EMFILE",
+        // ERROR_ACCESS_DENIED
+        5 => "EPERM",
+        // ERROR_NOT_ENOUGH_MEMORY, ERROR_OUTOFMEMORY
+        8 | 14 => "ENOMEM",
+        // ERROR_INVALID_PARAMETER, ERROR_INVALID_DATA
+        87 | 13 => "EINVAL",
+        // ERROR_DISK_FULL
+        112 => "ENOSPC",
+        // ERROR_BAD_EXE_FORMAT
+        193 => "EFTYPE",
+        // ERROR_FILENAME_EXCED_RANGE
+        206 => "ENAMETOOLONG",
+        // ERROR_DIRECTORY: "the directory name is invalid", a file named as a directory
+        267 => "ENOTDIR",
+        // ERROR_ELEVATION_REQUIRED, ERROR_NOACCESS
+        740 | 998 => "EACCES",
+        _ => return None,
+    })
+}
+
 /// Process control works here.
 pub(crate) fn supported() -> io::Result<()> {
     Ok(())
