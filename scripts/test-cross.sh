@@ -2,7 +2,8 @@
 # The Windows and macOS checks: `cargo check` and `cargo clippy` for
 # x86_64-apple-darwin and x86_64-pc-windows-gnu, then the core crate's tests
 # for Windows run under wine, and the addon built for windows-gnu, loaded by a
-# Windows node.exe under wine (scripts/smoke-windows.cjs). On Linux x64 only
+# Windows node.exe under wine (scripts/smoke-windows.cjs), then a few of the
+# JS specs run by Jest in that node.exe. On Linux x64 only
 # (`npm test` runs it last); elsewhere it says so and does nothing.
 #
 # On a fresh Debian machine, as root, it installs what is missing: the rust
@@ -129,6 +130,11 @@ for target in $darwin $windows; do
 done
 step "test-core-$windows" cargo test -p dsh-shell-env-core --target $windows --lib --tests
 step smoke-windows smoke
+# The specs of what differs most on Windows (spawning and its errors, the
+# event loop and the test runners, the command line, the release checks), run
+# by Jest in that node.exe; all suites: `bash scripts/test-wine-suites.sh`.
+step suites-windows bash scripts/test-wine-suites.sh jest __test__/execute.spec.cjs __test__/event-loop.spec.cjs \
+  __test__/test-runners.spec.cjs __test__/cli.spec.cjs __test__/release.spec.cjs
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "failed: ${failed[*]}"
