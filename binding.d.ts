@@ -27,8 +27,8 @@ export declare class NativeExecution {
   /** Output produced since the previous call. */
   readOutput(): OutputChunk
   /**
-   * Calls `callback(result)` once the whole group is gone, then releases the
-   * abort listener and the teardown hook. Until then the pending call holds
+   * Once the whole group is gone, releases the abort listener and the
+   * teardown hook and calls `callback(result)`. Until then the pending call holds
    * the event loop open, as a running `child_process` does, unless
    * `unref()` lets go of it. Called once by the package's `ShellExecution`.
    */

@@ -443,8 +443,8 @@ impl NativeExecution {
         }
     }
 
-    /// Calls `callback(result)` once the whole group is gone, then releases the
-    /// abort listener and the teardown hook. Until then the pending call holds
+    /// Once the whole group is gone, releases the abort listener and the
+    /// teardown hook and calls `callback(result)`. Until then the pending call holds
     /// the event loop open, as a running `child_process` does, unless
     /// `unref()` lets go of it. Called once by the package's `ShellExecution`.
     #[napi(ts_args_type = "callback: (result: ShellRunResult) => void")]
