@@ -16,7 +16,7 @@ const { types } = require('node:util')
 
 const { ROOT, FIXTURES, rejected, thrown, expectCode, agentExecution, runNode, lastJsonLine } = require('./helpers.cjs')
 const { delay, waitFor, run, untilOutput, parseEnv0, groupGone } = require('./process-helpers.cjs')
-const { WINDOWS, posix, signals, proc, pidfd, straceInjection, nodeArgv } = require('./platform.cjs')
+const { WINDOWS, posix, signals, proc, pidfd, straceInjection, powershell, nodeArgv } = require('./platform.cjs')
 
 const { execute, buildEnvironment, ShellEnvRegistry, ShellExecution } = require('..')
 
@@ -488,6 +488,19 @@ describe('process behaviour', () => {
   proc.it('without stdin the child reads /dev/null', async () => {
     const { result } = await run({ command: 'readlink /proc/$$/fd/0; cat; echo "eof:$?"' })
     expect(result.stdout.text).toBe('/dev/null\neof:0\n')
+  }, T)
+
+  powershell.it.each(['powershell', 'pwsh'])('%s runs a script with the variables of the spec and reports its exit code', async (shell) => {
+    const { result } = await run({ command: 'Write-Output "value:$env:EXEC_SPEC_VALUE"; exit 3', shell, env: { EXEC_SPEC_VALUE: 'from-env' } })
+    expect(result.exitCode).toBe(3)
+    expect(result.stdout.text.trim()).toBe('value:from-env')
+  }, T)
+
+  powershell.it('a PowerShell script that outlives its timeout is ended with its job', async () => {
+    const { execution, result } = await run({ command: 'Start-Sleep -Seconds 60', shell: 'powershell', timeoutMs: 1_000, graceMs: 500 })
+    // Ended by CTRL_BREAK where it shares the host's console, else by TerminateJobObject.
+    expect(result.timedOut).toBe(true)
+    expect(execution.status).toBe('killed')
   }, T)
 
   it.each([0, 1, 7, 255])('exit code %i', async (code) => {

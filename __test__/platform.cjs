@@ -61,6 +61,13 @@ const elf = gate(LINUX, 'ELF binaries and readelf (Linux)')
 /** The kernel's ARG_MAX and MAX_ARG_STRLEN, which execve reports as E2BIG. */
 const argMax = gate(!WINDOWS, 'the POSIX ARG_MAX and MAX_ARG_STRLEN limits (E2BIG)')
 
+/**
+ * Windows PowerShell and PowerShell 7 (`powershell`, `pwsh`), which every
+ * Windows runner of the release pipeline has and wine has not (the wine
+ * runner, scripts/test-wine-suites.sh, sets WINEPREFIX).
+ */
+const powershell = gate(WINDOWS && !process.env.WINEPREFIX, 'Windows PowerShell and pwsh (a Windows machine; wine has neither)')
+
 /** `[node, '-e', script]`: an argv command that runs the same on every platform. */
 const nodeArgv = (script, ...args) => [process.execPath, '-e', script, ...args]
 
@@ -75,4 +82,4 @@ const portable = {
   },
 }
 
-module.exports = { WINDOWS, LINUX, gate, posix, signals, proc, pidfd, straceInjection, elf, argMax, nodeArgv, portable }
+module.exports = { WINDOWS, LINUX, gate, posix, signals, proc, pidfd, straceInjection, elf, argMax, powershell, nodeArgv, portable }
