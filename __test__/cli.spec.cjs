@@ -476,6 +476,9 @@ describe('explain, run through a package manager', () => {
     const json = byKey(cliJson(['explain', '--home', HOME], { env }).variables)
     for (const key of Object.keys(launched)) expect(json[key].launcher).toBe('npm')
     expect(json.HOME.launcher).toBe(null)
+    // A long variable name narrows the values, never the sources.
+    const crowded = cli(['explain', '--home', HOME], { env: { ...env, CLI_SPEC_A_VARIABLE_WITH_A_VERY_LONG_NAME_INDEED: 'x' } })
+    for (const key of Object.keys(launched)) expect(crowded.stdout).toMatch(new RegExp(`^  ${key} .* inherited \\(npm\\)$`, 'm'))
   })
 
   it('says nothing of a launcher when none set anything', () => {

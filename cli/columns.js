@@ -10,7 +10,7 @@ module.exports = {
   /** `env`: a snapshot with owners. */
   snapshot: [VARIABLE, VALUE, { title: 'OWNER' }],
   /** `explain`: the child environment with sources. */
-  environment: [VARIABLE, VALUE, { title: 'SOURCE' }],
+  environment: [VARIABLE, VALUE, { title: 'SOURCE', keep: true }],
   /** `explain`: removed variables and why. */
   removed: [VARIABLE, { title: 'REASON', flex: true, overflow: 'wrap', min: 30 }],
   /** `catalog`: what a call can receive. */

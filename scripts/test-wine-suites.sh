@@ -62,12 +62,10 @@ overlay_package() {
   tar xzf "$packs/$tarball" -C "$dir" --strip-components=1
 }
 
-if [ "$runner" = jest ]; then
-  overlay_package @unrs/resolver-binding-win32-x64-msvc "$(version unrs-resolver)"
-else
-  overlay_package @rolldown/binding-win32-x64-msvc "$(version rolldown)"
-  overlay_package lightningcss-win32-x64-msvc "$(version lightningcss)"
-fi
+# Both runners' bindings whichever runs: the specs start nested Jest and Vitest runs.
+overlay_package @unrs/resolver-binding-win32-x64-msvc "$(version unrs-resolver)"
+overlay_package @rolldown/binding-win32-x64-msvc "$(version rolldown)"
+overlay_package lightningcss-win32-x64-msvc "$(version lightningcss)"
 
 # The addon under the name and version binding.js asks for on win32 (msvc).
 pkg=$overlay/@deepseek-ai/dsh-shell-env-win32-x64-msvc
