@@ -133,7 +133,9 @@ step smoke-windows smoke
 # The specs of what differs most on Windows (spawning and its errors, the
 # event loop and the test runners, the command line, the release checks), run
 # by Jest in that node.exe; all suites: `bash scripts/test-wine-suites.sh`.
-step suites-windows bash scripts/test-wine-suites.sh jest __test__/execute.spec.cjs __test__/event-loop.spec.cjs \
+# Without this script's build variables, which are no user's environment.
+step suites-windows env -u CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER -u CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER \
+  -u LIBNODE_PATH bash scripts/test-wine-suites.sh jest __test__/execute.spec.cjs __test__/event-loop.spec.cjs \
   __test__/test-runners.spec.cjs __test__/cli.spec.cjs __test__/release.spec.cjs
 
 if [ ${#failed[@]} -gt 0 ]; then
