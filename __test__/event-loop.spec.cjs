@@ -14,16 +14,13 @@ const { createHook } = require('node:async_hooks')
 const path = require('node:path')
 
 const { ROOT, FIXTURES, runNode } = require('./helpers.cjs')
-const { nodeArgv, proc } = require('./platform.cjs')
-const { alive, groupGone, untilOutput, waitFor } = require('./process-helpers.cjs')
+const { nodeArgv } = require('./platform.cjs')
+const { commandGone, untilOutput, waitFor } = require('./process-helpers.cjs')
 
 const { execute } = require('..')
 
 const T = 30_000
 const HOST = path.join(FIXTURES, 'event-loop-host.cjs')
-
-/** Resolves once command `pid` is gone: its whole group where /proc shows it, else the process. */
-const commandGone = (pid) => (proc.runs ? groupGone(pid) : waitFor(() => !alive(pid), `command ${pid} to end`))
 
 /** Records the `DshShellExecution` resources made while it is enabled: `{ asyncId, resource, stack, destroyed }`. */
 function watchResources() {

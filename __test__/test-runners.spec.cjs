@@ -6,8 +6,9 @@
 // each test file, the command ends with the worker, and why-is-node-running
 // (what Vitest's hanging-process reporter uses) lists it while it runs. A
 // command let go of with `unref()` keeps neither runner waiting and is not
-// reported. Real Jest and Vitest runs of the fixtures in
-// fixtures/test-runners, whose commands are Node scripts. Runs unchanged
+// reported. Real Jest and Vitest runs of open-command.fixture.cjs (in
+// fixtures/jest-host) and open-command.fixture.mjs (in fixtures/test-runners),
+// whose commands are Node scripts. Runs unchanged
 // under `vitest run` and `jest`.
 
 const { spawn } = require('node:child_process')
@@ -16,11 +17,11 @@ const os = require('node:os')
 const path = require('node:path')
 
 const { ROOT, FIXTURES } = require('./helpers.cjs')
-const { proc } = require('./platform.cjs')
-const { alive, deadline, groupGone, waitFor } = require('./process-helpers.cjs')
+const { commandGone, deadline } = require('./process-helpers.cjs')
 
 const RUNNERS = path.join(FIXTURES, 'test-runners')
-const JEST_FIXTURE = path.join(RUNNERS, 'open-command.fixture.cjs')
+const JEST_HOST = path.join(FIXTURES, 'jest-host')
+const JEST_FIXTURE = path.join(JEST_HOST, 'open-command.fixture.cjs')
 const T = 60_000
 
 /**
@@ -64,7 +65,7 @@ async function withScratch(body) {
 /** A Jest run (in band) of the Jest fixture in `mode`, with `--detectOpenHandles`. */
 function runJest(mode, dir, timeoutMs) {
   const jest = path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js')
-  const args = [jest, '--config', path.join(RUNNERS, 'jest.config.cjs'), '--detectOpenHandles', JEST_FIXTURE]
+  const args = [jest, '--config', path.join(JEST_HOST, 'jest.config.cjs'), '--detectOpenHandles', JEST_FIXTURE]
   const env = { DSH_TEST_MODE: mode, DSH_TEST_PID_FILE: path.join(dir, 'pid'), DSH_TEST_TIMEOUT_MS: String(timeoutMs) }
   return runRunner(args, nestedEnv(env))
 }
@@ -79,11 +80,8 @@ async function runVitest(mode, dir) {
   return { ...run, report: fs.readFileSync(report, 'utf8') }
 }
 
-/** Resolves once the command whose pid the fixture wrote is gone: its whole group where /proc shows it, else the process. */
-function commandGone(dir) {
-  const pid = Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8'))
-  return proc.runs ? groupGone(pid) : waitFor(() => !alive(pid), `command ${pid} to end`)
-}
+/** Resolves once the command whose pid the fixture wrote is gone. */
+const fixtureCommandGone = (dir) => commandGone(Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8')))
 
 /** The fixture line holding the `execute(` call, as `file:line`. */
 function executeCallSite(file) {
@@ -100,7 +98,7 @@ describe('Jest --detectOpenHandles and a command left running', () => {
       expect(output).toContain('Jest has detected the following 1 open handle potentially keeping Jest from exiting')
       expect(output).toContain('●  DshShellExecution')
       expect(output).toContain(executeCallSite(JEST_FIXTURE))
-      await commandGone(dir)
+      await fixtureCommandGone(dir)
     })
   }, T)
 
@@ -120,7 +118,7 @@ describe('Jest --detectOpenHandles and a command left running', () => {
       expect(code).toBe(0)
       expect(output).toContain('1 passed')
       expect(output).not.toContain('open handle')
-      await commandGone(dir)
+      await fixtureCommandGone(dir)
     })
   }, T)
 })
@@ -138,7 +136,7 @@ describe('Vitest and a command left running', () => {
       // file URLs, which hold no backslash: only the package's execute() frame is shown.)
       const fixtureFrame = `${path.basename(RUNNERS)}/open-command.fixture.mjs:`
       expect(entry).toContain(path.sep === '/' ? fixtureFrame : `${path.join(ROOT, 'index.js')}:`)
-      await commandGone(dir)
+      await fixtureCommandGone(dir)
     })
   }, T)
 
@@ -148,7 +146,7 @@ describe('Vitest and a command left running', () => {
       expect(code).toBe(0)
       expect(report).toContain('handle(s) keeping the process running')
       expect(report).not.toContain('# DshShellExecution')
-      await commandGone(dir)
+      await fixtureCommandGone(dir)
     })
   }, T)
 })
