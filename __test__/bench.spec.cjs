@@ -20,7 +20,7 @@ const SCRIPT = path.join(ROOT, 'bench', 'index.mjs')
 const ROWS = [
   'spawn-true/default',
   'spawn-bash/default',
-  'containment',
+  'scrub',
   'collect/1',
   'collect/10',
   'collect/50',

@@ -1,7 +1,7 @@
 'use strict'
 
 // What the release pipeline relies on, checked without publishing: every
-// declared target has its platform package (the reaper beside the addon on
+// declared target has its platform package (the supervisor beside the addon on
 // Linux), the staged main package carries no contributor scripts and depends
 // on every platform package, the workflow linter rejects a broken workflow,
 // and the glibc check rejects a binary that needs a newer glibc. The whole
@@ -36,7 +36,7 @@ describe('the platform packages', () => {
     expect(pkg.libc).toEqual(platform.libc ? [platform.libc] : undefined)
     const binary = `dsh-shell-env.${platform.name}.node`
     expect(pkg.main).toBe(binary)
-    expect(pkg.files).toEqual(platform.os === 'linux' ? [binary, 'dsh-shell-env-reaper'] : [binary])
+    expect(pkg.files).toEqual(platform.os === 'linux' ? [binary, 'dsh-shell-env-supervisor'] : [binary])
   })
 
   it('npm/ holds no package for a target that is not declared', () => {
@@ -72,7 +72,7 @@ describe('the staged main package', () => {
   it('holds the files its manifest lists, and no native binary', () => {
     for (const entry of staged.files) expect(fs.existsSync(path.join(dir, 'staging', entry))).toBe(true)
     const all = fs.readdirSync(path.join(dir, 'staging'), { recursive: true }).map(String)
-    expect(all.filter((file) => file.endsWith('.node') || file.includes('reaper'))).toEqual([])
+    expect(all.filter((file) => file.endsWith('.node') || file.includes('supervisor'))).toEqual([])
   })
 })
 
@@ -95,13 +95,13 @@ describe('the release checks can fail', () => {
   })
 
   const readelf = spawnSync('readelf', ['--version']).status === 0
-  elf.it('the glibc check rejects a binary that needs a newer glibc than allowed, and passes the static reaper', () => {
+  elf.it('the glibc check rejects a binary that needs a newer glibc than allowed, and passes the static supervisor', () => {
     if (!readelf) throw new Error('readelf (binutils) is needed')
     const check = path.join(ROOT, 'scripts', 'check-glibc.mjs')
     const strict = node([check, '--max', '2.2', '/bin/true'])
     expect(strict.status).toBe(1)
     expect(strict.stdout).toMatch(/needs GLIBC_2\.\d+ \(newer than 2\.2\)/)
-    const reaper = node([check, '--max', '2.17', path.join(ROOT, 'dsh-shell-env-reaper')])
-    expect({ status: reaper.status, stdout: reaper.stdout.trim() }).toEqual({ status: 0, stdout: `${path.join(ROOT, 'dsh-shell-env-reaper')}: is statically linked` })
+    const supervisor = node([check, '--max', '2.17', path.join(ROOT, 'dsh-shell-env-supervisor')])
+    expect({ status: supervisor.status, stdout: supervisor.stdout.trim() }).toEqual({ status: 0, stdout: `${path.join(ROOT, 'dsh-shell-env-supervisor')}: is statically linked` })
   })
 })

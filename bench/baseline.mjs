@@ -3,7 +3,7 @@
 // interleaved (see lib.mjs), so a change to the binding shows as a ratio taken
 // at one moment. Both are called through their raw exports with the main
 // thread's own `process.env` as the parent, as the package's wrappers pass it;
-// each `.node` finds the reaper beside it.
+// each `.node` finds its supervisor program beside it.
 //
 //   node bench/baseline.mjs --baseline FILE.node [--quick]
 //   npm run bench -- --baseline FILE.node   (the same rows, in the full report)

@@ -18,9 +18,8 @@
 //     native executor vs through @deepseek-ai/dsh-bash-local, at the default
 //     heap and holding ~1 GiB of large strings or of small objects, each in a
 //     fresh process (tool-bash-child.mjs)
-//  7. what containment and the default scrub cost: execute() of /bin/true with
-//     and without the default scrub, and child_process.spawn of /bin/true
-//     directly and under the reaper (what the reaper's own start adds)
+//  7. what the default scrub costs: execute() of /bin/true with and without
+//     the default scrub, beside child_process.spawn of /bin/true
 //  8. with --baseline FILE.node: the binding's per-call cost (collect(),
 //     buildEnvironment(), execute()) of this build beside that build of the
 //     addon, both loaded here (baseline.mjs)
@@ -146,10 +145,9 @@ function spawnContenders(kind, floor) {
 }
 
 // ---------------------------------------------------------------------------
-// Containment and scrub: the same spawn with each part taken away.
+// The scrub: the same spawn with the default scrub taken away.
 
-function containmentContenders() {
-  const reaper = path.join(ROOT, 'dsh-shell-env-reaper')
+function scrubContenders() {
   const closeOf = (file, args) => () =>
     new Promise((resolve, reject) => {
       const child = cpSpawn(file, args)
@@ -168,9 +166,6 @@ function containmentContenders() {
       fn: ours({ command: ['/bin/true'], scrub: { defaultExclude: false, hardening: false } }),
     },
     { id: 'child_process', label: "child_process.spawn('/bin/true'), await 'close'", fn: closeOf('/bin/true', []) },
-    fs.existsSync(reaper)
-      ? { id: 'child_process-reaper', label: "child_process.spawn(reaper, ['0', '/bin/true']), await 'close'", fn: closeOf(reaper, ['0', '/bin/true']) }
-      : { id: 'child_process-reaper', label: 'child_process.spawn under the reaper (skipped)', skipped: 'no dsh-shell-env-reaper (not Linux)' },
   ]
 }
 
@@ -402,14 +397,14 @@ async function main() {
     addRow({ id: `spawn-${kind}/default`, title: `Spawn and wait: ${kind === 'true' ? '/bin/true' : 'bash -c true'}, default heap`, heap, contenders, samples })
   }
 
-  // 7. Containment and scrub.
+  // 7. The scrub.
   {
-    log('row: containment and scrub costs')
-    const contenders = containmentContenders()
+    log('row: scrub cost')
+    const contenders = scrubContenders()
     const samples = await interleave(contenders.filter((c) => !c.skipped), SIZE.spawn)
     addRow({
-      id: 'containment',
-      title: 'What containment and the default scrub cost: /bin/true, default heap',
+      id: 'scrub',
+      title: 'What the default scrub costs: /bin/true, default heap',
       heap: { phase: 'default', ...heapInfo() },
       contenders,
       samples,

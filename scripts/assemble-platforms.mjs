@@ -1,8 +1,8 @@
 // Puts built binaries into their platform packages (npm/<platform>/): the
-// addons through `napi artifacts`, and beside each Linux addon the reaper
+// addons through `napi artifacts`, and beside each Linux addon the supervisor
 // built with it. ARTIFACTS holds one directory per target (as the release
 // job downloads them), each with `dsh-shell-env.<platform>.node` and, for
-// Linux, `dsh-shell-env-reaper`. With --targets, only those targets are
+// Linux, `dsh-shell-env-supervisor`. With --targets, only those targets are
 // expected (the package test builds one).
 // Usage: node scripts/assemble-platforms.mjs --artifacts DIR --npm-dir DIR [--targets T1,T2]
 import { spawnSync } from 'node:child_process'
@@ -45,14 +45,14 @@ for (const dir of directories(artifacts)) {
   for (const file of readdirSync(dir)) {
     const platform = /^dsh-shell-env\.(linux-[^.]+)\.node$/.exec(file)?.[1]
     if (!platform) continue
-    const reaper = join(dir, 'dsh-shell-env-reaper')
-    if (!existsSync(reaper)) {
-      console.error(`no dsh-shell-env-reaper beside ${join(dir, file)}`)
+    const supervisor = join(dir, 'dsh-shell-env-supervisor')
+    if (!existsSync(supervisor)) {
+      console.error(`no dsh-shell-env-supervisor beside ${join(dir, file)}`)
       missing = true
       continue
     }
-    const destination = join(npmDir, platform, 'dsh-shell-env-reaper')
-    copyFileSync(reaper, destination)
+    const destination = join(npmDir, platform, 'dsh-shell-env-supervisor')
+    copyFileSync(supervisor, destination)
     chmodSync(destination, 0o755)
     console.log(`${destination}`)
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The package as a user installs it (npm run test:package), on Linux x64:
 #  1. build the linux-x64-gnu addon as the release pipeline does
-#     (cargo-zigbuild against glibc 2.17) and the reaper, and check that
+#     (cargo-zigbuild against glibc 2.17) and the supervisor, and check that
 #     neither needs a glibc newer than 2.17;
 #  2. assemble the linux-x64-gnu platform package (scripts/assemble-platforms.mjs,
 #     through `napi artifacts`) and pack it; stage and pack the main package
@@ -39,7 +39,7 @@ mkdir -p "$artifacts" "$build/npm" "$work/packs"
 
 step() { printf '\n== %s\n' "$*"; }
 
-step "build $target against glibc 2.17, and the reaper"
+step "build $target against glibc 2.17, and the supervisor"
 # As the release pipeline builds it: cargo-zigbuild with a glibc version
 # suffix. Zig comes from PyPI (ziglang) and cargo-zigbuild from crates.io;
 # either is installed under target/ when it is missing.
@@ -53,8 +53,8 @@ if ! command -v cargo-zigbuild >/dev/null; then
 fi
 npx napi build --platform --release --target "$target.2.17" --cross-compile \
   --target-dir target/package --output-dir "$artifacts" --no-js --dts ../binding-types.d.ts
-node scripts/build-reaper.mjs --target "$target" --out "$artifacts"
-node scripts/check-glibc.mjs --max 2.17 "$artifacts"/*.node "$artifacts/dsh-shell-env-reaper"
+node scripts/build-supervisor.mjs --target "$target" --out "$artifacts"
+node scripts/check-glibc.mjs --max 2.17 "$artifacts"/*.node "$artifacts/dsh-shell-env-supervisor"
 
 step "assemble and pack the platform package, stage and pack the main package"
 cp -r npm/linux-x64-gnu "$build/npm/"
@@ -79,10 +79,10 @@ if (m.devDependencies) fail('devDependencies in the published manifest')
 if (m.optionalDependencies?.['@deepseek-ai/dsh-shell-env-linux-x64-gnu'] !== m.version) fail('no optional dependency on the platform package')
 const files = list(main)
 // The manual's parts in docs/ ship with the README that links to them; docs/performance.md does not.
-const unexpected = files.filter((f) => f === 'docs/performance.md' || /(^|\/)(__test__|crates|src|target|bench|demo|scripts|fuzz|npm)\/|\.node$|\.rs$|reaper/.test(f))
+const unexpected = files.filter((f) => f === 'docs/performance.md' || /(^|\/)(__test__|crates|src|target|bench|demo|scripts|fuzz|npm)\/|\.node$|\.rs$|supervisor/.test(f))
 if (unexpected.length) fail(`files a user does not need: ${unexpected.join(', ')}`)
 const shipped = list(platform).sort()
-const wanted = ['README.md', 'dsh-shell-env-reaper', 'dsh-shell-env.linux-x64-gnu.node', 'package.json']
+const wanted = ['README.md', 'dsh-shell-env-supervisor', 'dsh-shell-env.linux-x64-gnu.node', 'package.json']
 if (JSON.stringify(shipped) !== JSON.stringify(wanted)) fail(`platform package files: ${shipped.join(', ')}`)
 console.log(`main: ${files.length} files, no install-time script; platform: ${shipped.join(', ')}`)
 JS

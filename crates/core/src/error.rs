@@ -138,6 +138,15 @@ pub enum ExecError {
     Collect(#[from] ShellEnvError),
 }
 
+/// The code of a result whose command was killed because the supervisor
+/// died while it ran (a command can signal any process of its user): the
+/// command's reaper ended it, and the next spawn starts a new supervisor.
+pub const SUPERVISOR_LOST: &str = "ERR_SHELL_EXEC_SUPERVISOR_LOST";
+
+/// What [`SUPERVISOR_LOST`] says, in words.
+pub const SUPERVISOR_LOST_MESSAGE: &str =
+    "the supervisor ended while the command ran, so the command was killed; the next command starts a new supervisor";
+
 /// What an OS error means for a working directory, in words.
 fn workdir_reason(error: &io::Error) -> String {
     match os_error_code(error) {

@@ -14,6 +14,7 @@ pub mod launch;
 pub mod process;
 pub mod registry;
 pub mod snapshot;
+pub mod supervisor;
 #[cfg(test)]
 mod test_paths;
 pub mod text;

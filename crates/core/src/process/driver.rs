@@ -9,7 +9,7 @@
 //! | started without a reactor (`spawn`, `Spawner::default()`)     | supervisor |
 //! | with live output (`on_output`) or stdin                      | supervisor |
 //! | with a timeout, and the timer thread cannot run              | supervisor |
-//! | whose pidfd cannot be opened (an old kernel, seccomp, no pidfds) | supervisor |
+//! | whose pidfd cannot be opened (an old kernel, seccomp, no pidfds), unless it has a supervisor's link | supervisor |
 //! | anything else started with a reactor                         | reactor    |
 //!
 //! Once driven by a reactor, a process goes to the supervisor, and never back,
@@ -120,15 +120,16 @@ fn start(spec: ProcessSpec, reactor: Option<&Arc<Inner>>) -> Result<Process, Exe
         })?;
         return supervise::start(spawn::start(spec)?, &runtime);
     };
-    let started = spawn::start(spec)?;
-    match reactor_can_take(&started) {
-        Some(pidfd) => reactor.adopt(started, pidfd),
+    let mut started = spawn::start(spec)?;
+    match reactor_can_take(&mut started) {
+        Some(exit_fd) => reactor.adopt(started, exit_fd),
         None => supervise::start(started, &reactor.runtime),
     }
 }
 
-/// The pidfd a reactor watches `started` through, when the rules let one take it.
-fn reactor_can_take(started: &Started) -> Option<Fd> {
+/// What a reactor watches `started`'s exit through (its supervisor's link,
+/// else its pidfd), when the rules let one take it.
+fn reactor_can_take(started: &mut Started) -> Option<Fd> {
     if started.live.is_some() || started.stdin.is_some() {
         // Back-pressure on live output and a stdin writer are the runtime's.
         return None;
@@ -137,5 +138,8 @@ fn reactor_can_take(started: &Started) -> Option<Fd> {
         // No timer thread: the supervisor keeps the timeout instead.
         return None;
     }
-    platform::pidfd_open(started.shared.pid)
+    match started.link.take() {
+        Some(link) => Some(link),
+        None => platform::pidfd_open(started.shared.pid),
+    }
 }

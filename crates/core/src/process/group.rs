@@ -1,25 +1,25 @@
 //! Signals to the process group and the SIGTERM → grace → SIGKILL schedule.
 //!
-//! Safety rule: the group is only signalled while its leader is unreaped. A
-//! zombie leader keeps its pid, which is the group id, from being reused, so a
-//! group signal can never reach an unrelated process. The lock in [`Group`]
-//! orders every signal before the reap.
+//! Safety rule: the host signals a group only while its leader is the
+//! host's unreaped child. A zombie leader keeps its pid, which is the group
+//! id, from being reused, so a group signal can never reach an unrelated
+//! process. The lock in [`Group`] orders every signal before the reap.
 //!
-//! A group led by the [reaper](super::reaper) is never signalled as a group
-//! while the reaper runs. Its SIGTERM goes to the reaper, which passes it on to
-//! every descendant; a SIGKILL would kill the reaper before the descendants
-//! only it can reach, so its hard kill is SIGUSR1 to the reaper, which
-//! SIGKILLs every descendant and exits;
-//! the group's SIGKILL follows only if the reaper has not exited [`FORCE_AFTER`]
-//! later (it was stopped or killed by the command).
+//! A group led by a reaper under the supervisor ([`Control::Supervised`]) is
+//! never signalled by the host at all: its SIGTERM and its hard kill are asks
+//! to the supervisor, which signals its own child, the reaper. The reaper
+//! passes a SIGTERM on to every descendant, and for the hard kill SIGKILLs
+//! every descendant until none is left; it reports its exit only then, so
+//! its exit says the group is empty.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
-use super::exit::{Exit, Signal};
+use super::exit::{Control, Exit, Signal};
 use super::platform;
+use crate::supervisor::protocol::Ask;
 use super::result::{ProcessState, Status};
 use super::sync::lock;
 use super::teardown;
@@ -27,10 +27,6 @@ use super::teardown;
 /// How long output may still drain after the group got SIGKILL. Killed writers
 /// close their pipes at once; this only bounds descendants that left the group.
 const DRAIN_AFTER_KILL: Duration = Duration::from_millis(250);
-
-/// How long a reaper asked to kill everything may take before its group gets
-/// SIGKILL anyway.
-pub(super) const FORCE_AFTER: Duration = Duration::from_secs(1);
 
 /// Why this package killed a process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,8 +44,8 @@ pub(super) struct Group {
     /// The leader's pid, which is the group id.
     pgid: u32,
     grace: Duration,
-    /// The leader is the reaper (see the module comment).
-    led_by_reaper: bool,
+    /// How the leader is reached (see the module comment).
+    control: Control,
     state: Mutex<GroupState>,
     /// Wakes the supervising task when a kill changes the schedule.
     pub(super) changed: Notify,
@@ -63,21 +59,19 @@ struct GroupState {
     cause: Option<KillCause>,
     /// When SIGKILL is due after the SIGTERM.
     kill_due: Option<Instant>,
-    /// When SIGKILL (for a reaper: SIGUSR1) was sent.
+    /// When SIGKILL (for a reaper: the ask to kill) was sent.
     killed_at: Option<Instant>,
-    /// The group's SIGKILL went to a reaper that did not end in time.
-    forced: bool,
-    /// Nothing but the exited leader is left in the group: a reaper exited on
-    /// its own, which it does only once it has no descendant left.
+    /// Nothing but the exited leader is left in the group: a reaper reports
+    /// its exit only once it has no descendant left.
     alone: bool,
     reaped: bool,
 }
 
 impl Group {
-    /// The group led by `pid`; `reaper` when the leader is the reaper.
-    pub(super) fn new(pid: u32, grace: Duration, reaper: bool) -> Self {
+    /// The group led by `pid`, reached as `control` says.
+    pub(super) fn new(pid: u32, grace: Duration, control: Control) -> Self {
         let state = Mutex::new(GroupState::default());
-        Self { pgid: pid, grace, led_by_reaper: reaper, state, changed: Notify::new() }
+        Self { pgid: pid, grace, control, state, changed: Notify::new() }
     }
 
     /// The state as [`super::Process::state`] reports it.
@@ -86,8 +80,13 @@ impl Group {
         let Some(exit) = state.exit else {
             return ProcessState { status: Status::Running, exit_code: None, signal: None };
         };
-        let status = if state.cause.is_some() { Status::Killed } else { Status::Completed };
+        let status = if state.cause.is_some() || exit.lost { Status::Killed } else { Status::Completed };
         ProcessState { status, exit_code: exit.code, signal: exit.signal }
+    }
+
+    /// How the leader is reached.
+    pub(super) fn control(&self) -> Control {
+        self.control
     }
 
     /// The kill cause, for the final result.
@@ -125,23 +124,24 @@ impl Group {
     /// A leader that is alone gets no signal, but the grace still bounds how
     /// long a pipe someone else holds is read.
     ///
-    /// Only a reaper's exit tells that the group is empty, and only when it
-    /// exited on its own: SIGKILL may have come from its own command. Nothing
-    /// a command can write (such as the pid namespace's last pid) is trusted.
+    /// Only a reaper's report tells that the group is empty. A reaper gone
+    /// without one (its command killed it) leaves its descendants to the
+    /// supervisor, which kills them: the host has nothing left to signal.
+    /// Nothing a command can write (such as the pid namespace's last pid) is
+    /// trusted.
     pub(super) fn leader_exited(&self, exit: Exit) {
         let mut state = lock(&self.state);
         if state.exit.is_some() {
             return;
         }
-        // A reaper hard-killed before it took over its signals dies of the
-        // SIGUSR1 itself, having started nothing: that is the SIGKILL it stands for.
-        let exit = match exit.signal {
-            Some("SIGUSR1") if self.led_by_reaper => Exit { signal: Some("SIGKILL"), ..exit },
-            _ => exit,
-        };
         state.exit = Some(exit);
-        state.alone = self.led_by_reaper && exit.signal != Some("SIGKILL") && exit != Exit::UNKNOWN;
+        state.alone = matches!(self.control, Control::Supervised { .. });
         self.after_exit(&mut state);
+    }
+
+    /// Whether the supervisor died while the command ran.
+    pub(super) fn lost(&self) -> bool {
+        lock(&self.state).exit.is_some_and(|exit| exit.lost)
     }
 
     /// The signal and grace after the leader's exit, as `state.alone` says.
@@ -182,23 +182,6 @@ impl Group {
         true
     }
 
-    /// When the SIGKILL to a reaper's group is due because the reaper did not
-    /// end after its hard kill.
-    pub(super) fn force_due(&self) -> Option<Instant> {
-        let state = lock(&self.state);
-        let waiting = self.led_by_reaper && !state.forced && state.exit.is_none() && !state.reaped;
-        state.killed_at.filter(|_| waiting).map(|killed| killed + FORCE_AFTER)
-    }
-
-    /// SIGKILLs a reaper's group whose reaper did not end in time.
-    pub(super) fn force(&self) {
-        let mut state = lock(&self.state);
-        if !state.reaped && !state.forced {
-            platform::signal_group(self.pgid, Signal::Kill);
-            state.forced = true;
-        }
-    }
-
     /// Whether the group may hold nothing but the (exited, unreaped) leader,
     /// so that a result can be published at once.
     pub(super) fn known_alone(&self) -> bool {
@@ -213,12 +196,15 @@ impl Group {
         !state.reaped && !state.alone && state.killed_at.is_none() && platform::group_has_live_members(self.pgid)
     }
 
-    /// Reaps the exited leader; no group signal can follow.
+    /// Reaps the exited leader (the supervisor reaps its reapers itself); no
+    /// group signal can follow.
     pub(super) fn reap(&self) {
         let mut state = lock(&self.state);
         if !state.reaped {
             teardown::forget(self.pgid);
-            platform::reap(self.pgid);
+            if self.control == Control::Child {
+                platform::reap(self.pgid);
+            }
             state.reaped = true;
         }
     }
@@ -227,12 +213,13 @@ impl Group {
         if state.reaped {
             return;
         }
-        if self.led_by_reaper && state.exit.is_none() {
+        match self.control {
             // The reaper passes it on to every descendant, also to a command
             // it had not started yet when this arrived.
-            platform::signal_leader(self.pgid, Signal::Term);
-        } else {
-            platform::signal_group(self.pgid, Signal::Term);
+            Control::Supervised { id } if state.exit.is_none() => platform::supervisor::ask(id, Ask::Term),
+            // A reaper's exit says nothing is left.
+            Control::Supervised { .. } => {}
+            Control::Child => platform::signal_group(self.pgid, Signal::Term),
         }
         self.start_grace(state);
     }
@@ -247,10 +234,10 @@ impl Group {
         if state.reaped || state.killed_at.is_some() {
             return;
         }
-        if self.led_by_reaper && state.exit.is_none() {
-            platform::signal_reaper(self.pgid);
-        } else {
-            platform::signal_group(self.pgid, Signal::Kill);
+        match self.control {
+            Control::Supervised { id } if state.exit.is_none() => platform::supervisor::ask(id, Ask::Kill),
+            Control::Supervised { .. } => {}
+            Control::Child => platform::signal_group(self.pgid, Signal::Kill),
         }
         state.killed_at = Some(Instant::now());
     }
@@ -263,9 +250,9 @@ mod tests {
     #[test]
     fn a_lone_leader_gets_no_signal_but_its_pipes_are_still_read_only_for_the_grace() {
         // No process has this pid, and none is signalled: the group is alone.
-        let group = Group::new(u32::MAX >> 1, Duration::from_millis(50), false);
+        let group = Group::new(u32::MAX >> 1, Duration::from_millis(50), Control::Child);
         let mut state = lock(&group.state);
-        state.exit = Some(Exit { code: Some(0), signal: None });
+        state.exit = Some(Exit { code: Some(0), signal: None, lost: false });
         state.alone = true;
         group.after_exit(&mut state);
         let due = state.kill_due.expect("the grace started");

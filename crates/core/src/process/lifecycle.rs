@@ -28,6 +28,9 @@ pub(super) struct Shared {
     /// The driver to tell of a kill, when it has to let go of the process then
     /// (the reactor's fast path ends with any kill). Set at most once.
     pub(super) on_kill: OnceLock<Weak<dyn OnKill>>,
+    /// Under the supervisor, a second descriptor of the command's link, for
+    /// the one reader left when the driver's task is gone (`supervise`).
+    pub(super) link: Option<super::platform::Fd>,
 }
 
 /// A driver that must hear of a kill: it hands the process on to one that
@@ -107,6 +110,7 @@ pub(super) fn finish(shared: &Shared) {
         signal: state.signal,
         timed_out: cause == Some(KillCause::Timeout),
         aborted: cause == Some(KillCause::Aborted),
+        supervisor_lost: shared.group.lost(),
         timeout_ms: shared.timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
         duration: shared.started.elapsed(),
         stdout: lock(&shared.stdout).finish(),

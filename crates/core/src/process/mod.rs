@@ -22,6 +22,7 @@
 //!   reaping, the readiness set, teardown at the host's death. Only there does
 //!   code depend on the target.
 
+pub mod containment;
 mod deadline;
 mod driver;
 mod exit;
@@ -32,7 +33,6 @@ mod output;
 mod platform;
 mod program;
 mod reactor;
-pub mod reaper;
 mod result;
 mod spawn;
 mod spec;

@@ -3,7 +3,8 @@
 //! The runtime's supervisor costs two thread hand-offs per command: a worker
 //! wakes to start watching the child, and one wakes at its exit to pass the
 //! result on to the caller's thread, while the child competes with both for
-//! the CPU. A [`Reactor`] puts each child's pidfd and pipes into an epoll set
+//! the CPU. A [`Reactor`] puts each child's pidfd (or, under the supervisor, its
+//! link) and pipes into an epoll set
 //! instead, whose one descriptor the caller's event loop watches (Node's,
 //! through libuv). On the ordinary path (the child runs, writes, exits and its
 //! pipes close) everything happens in [`Reactor::turn`] on the caller's thread.
@@ -30,7 +31,7 @@ use std::time::Instant;
 use tokio::runtime::Handle;
 
 use super::deadline;
-use super::exit::Exit;
+use super::exit::{Control, Exit};
 use super::handle::Process;
 use super::lifecycle::{finish, OnKill, Shared};
 use super::output::{take_chunk, OpenStream, Utf8Decoder, READ_CHUNK};
@@ -68,7 +69,7 @@ struct State {
 /// One process on the fast path.
 struct Entry {
     shared: Arc<Shared>,
-    pidfd: Fd,
+    exit_fd: Fd,
     stdout: Option<Stream>,
     stderr: Option<Stream>,
     exit: Option<Exit>,
@@ -87,7 +88,7 @@ struct Stream {
 const READ_BUDGET: usize = 256 * 1024;
 
 /// What a readiness event is about; the low two bits of its token.
-const PIDFD: u64 = 0;
+const EXIT: u64 = 0;
 const STDOUT: u64 = 1;
 const STDERR: u64 = 2;
 
@@ -141,8 +142,8 @@ impl Drop for Reactor {
 
 impl Inner {
     /// Takes a child just started onto the fast path, watching its exit
-    /// through `pidfd` (`driver` chose this reactor for it).
-    pub(super) fn adopt(self: &Arc<Self>, started: Started, pidfd: Fd) -> Result<Process, ExecError> {
+    /// through `exit_fd`, its pidfd or its link (`driver` chose this reactor for it).
+    pub(super) fn adopt(self: &Arc<Self>, started: Started, exit_fd: Fd) -> Result<Process, ExecError> {
         // From here on a kill (the timer thread's, say) asks this reactor to
         // release the process, found or not yet (see below).
         let hook: Weak<Self> = Arc::downgrade(self);
@@ -153,7 +154,7 @@ impl Inner {
         let Started { shared, program, stdout, stderr, timeout_at, .. } = started;
         let entry = Entry {
             shared: Arc::clone(&shared),
-            pidfd,
+            exit_fd,
             stdout: Some(Stream { fd: stdout, decoder: Utf8Decoder::default() }),
             stderr: Some(Stream { fd: stderr, decoder: Utf8Decoder::default() }),
             exit: None,
@@ -186,7 +187,7 @@ impl Inner {
         Ok(Process { shared })
     }
 
-    /// Adds the pidfd and both pipes to the readiness set.
+    /// Adds the exit's descriptor and both pipes to the readiness set.
     fn watch(&self, entry: &Entry) -> io::Result<()> {
         let token = u64::from(entry.shared.pid) << 2;
         let pipes = [(&entry.stdout, STDOUT), (&entry.stderr, STDERR)];
@@ -194,12 +195,12 @@ impl Inner {
             platform::set_nonblocking(fd)?;
             self.poller.add(fd, token | source)?;
         }
-        self.poller.add(&entry.pidfd, token | PIDFD)
+        self.poller.add(&entry.exit_fd, token | EXIT)
     }
 
     /// Removes an entry's descriptors from the readiness set.
     fn unwatch_all(&self, entry: &Entry) {
-        self.unwatch(&[&entry.pidfd]);
+        self.unwatch(&[&entry.exit_fd]);
         for stream in [&entry.stdout, &entry.stderr].into_iter().flatten() {
             self.unwatch(&[&stream.fd]);
         }
@@ -233,7 +234,11 @@ impl Inner {
             STDOUT => self.read(&entry.shared, StreamKind::Stdout, &mut entry.stdout, buf, text),
             STDERR => self.read(&entry.shared, StreamKind::Stderr, &mut entry.stderr, buf, text),
             _ => {
-                let exit = match platform::poll_exit(pid) {
+                let polled = match entry.shared.group.control() {
+                    Control::Child => platform::poll_exit(pid),
+                    Control::Supervised { .. } => platform::supervisor::read_exit(&entry.exit_fd, true),
+                };
+                let exit = match polled {
                     Ok(Some(exit)) => exit,
                     Ok(None) => return,
                     Err(_) => Exit::UNKNOWN,
@@ -314,7 +319,7 @@ impl Inner {
     /// Moves a process to the runtime's supervisor, with its exit if seen and
     /// the pipes still open, each with what its decoder carries.
     fn hand_over(&self, entry: Entry) {
-        let Entry { shared, pidfd, stdout, stderr, exit, timeout_at, deadline } = entry;
+        let Entry { shared, exit_fd, stdout, stderr, exit, timeout_at, deadline } = entry;
         if let Some(key) = deadline {
             deadline::remove(key);
         }
@@ -325,7 +330,10 @@ impl Inner {
         let io = (|| {
             let watch = match exit {
                 Some(exit) => ExitWatch::Exited(exit),
-                None => ExitWatch::from_pidfd(shared.pid, pidfd)?,
+                None => match shared.group.control() {
+                    Control::Child => ExitWatch::from_pidfd(shared.pid, exit_fd)?,
+                    Control::Supervised { .. } => ExitWatch::from_link(exit_fd)?,
+                },
             };
             io::Result::Ok(Io { watch, stdout: open(stdout)?, stderr: open(stderr)?, stdin: None, live: None })
         })();

@@ -84,6 +84,9 @@ pub struct RunResult {
     pub timed_out: bool,
     /// An abort killed it (never together with `timed_out`).
     pub aborted: bool,
+    /// The supervisor died while the command ran, so the command was killed
+    /// (see [`SUPERVISOR_LOST`](crate::error::SUPERVISOR_LOST)).
+    pub supervisor_lost: bool,
     /// The configured timeout, in milliseconds.
     pub timeout_ms: Option<u64>,
     /// From spawn until the group was torn down and the leader reaped.

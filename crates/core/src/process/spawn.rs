@@ -1,18 +1,18 @@
-//! Starting the child as the leader of a new process group, under the reaper
-//! where there is one, with its shared state and the ends of its pipes; no
-//! driver yet (that choice is `driver`'s).
+//! Starting the child as the leader of a new process group, under the
+//! supervisor where there is one, with its shared state and the ends of its
+//! pipes; no driver yet (that choice is `driver`'s).
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use super::containment;
+use super::exit::Control;
 use super::group::Group;
 use super::lifecycle::{Outcome, Shared};
 use super::output::{Capture, LiveOutput};
 use super::platform::{self, Fd, Leader};
-use super::program::check_executable;
-use super::reaper;
 use super::spec::ProcessSpec;
 use super::stream::StreamKind;
 use super::teardown;
@@ -27,6 +27,8 @@ pub(super) struct Started {
     pub(super) stdin: Option<(Fd, Vec<u8>)>,
     pub(super) live: Option<LiveOutput>,
     pub(super) timeout_at: Option<Instant>,
+    /// Under the supervisor: the link the reaper reports its exit on.
+    pub(super) link: Option<Fd>,
 }
 
 /// Starts the child (see [`platform::spawn_leader`]): stdout and stderr piped,
@@ -37,24 +39,37 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         return Err(ExecError::invalid_spec("program", "must be an absolute path"));
     }
     let started = Instant::now();
-    let reaper = contain(&spec)?;
-    let (program, args) = match reaper {
-        Some(reaper) => reaper::wrap(reaper, &spec.program, &spec.args, spec.grace),
-        None => (spec.program.clone(), spec.args.clone()),
-    };
-    let Leader { pid, stdout, stderr, stdin } =
-        platform::spawn_leader(&program, &args, &spec.env, &spec.cwd, spec.stdin.is_some())
+    let (Leader { pid, stdout, stderr, stdin }, control, link) = match containment::supervisor() {
+        Some(helper) => {
+            let (leader, link) = platform::supervisor::spawn(
+                helper,
+                &spec.program,
+                &spec.args,
+                &spec.env,
+                &spec.cwd,
+                spec.stdin.is_some(),
+                spec.grace,
+            )
             .map_err(|error| spawn_failed(&spec.program, error))?;
-    teardown::track(pid, reaper.is_some());
+            (leader, Control::Supervised { id: link.id }, Some(link.fd))
+        }
+        None => {
+            let leader = platform::spawn_leader(&spec.program, &spec.args, &spec.env, &spec.cwd, spec.stdin.is_some())
+                .map_err(|error| spawn_failed(&spec.program, error))?;
+            (leader, Control::Child, None)
+        }
+    };
+    teardown::track(pid, control);
     let shared = Arc::new(Shared {
         pid,
         started,
         timeout: spec.timeout,
-        group: Group::new(pid, spec.grace, reaper.is_some()),
+        group: Group::new(pid, spec.grace, control),
         stdout: Mutex::new(Capture::new(StreamKind::Stdout, pid, spec.stdout, spec.spill.clone())),
         stderr: Mutex::new(Capture::new(StreamKind::Stderr, pid, spec.stderr, spec.spill.clone())),
         outcome: Mutex::new(Outcome::Pending(Vec::new())),
         on_kill: std::sync::OnceLock::new(),
+        link: link.as_ref().and_then(|link| link.try_clone().ok()),
     });
     Ok(Started {
         shared,
@@ -64,17 +79,8 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         stdin: stdin.zip(spec.stdin),
         live: spec.on_output.map(LiveOutput::new),
         timeout_at: spec.timeout.and_then(|timeout| started.checked_add(timeout)),
+        link,
     })
-}
-
-/// The reaper to run `spec` under, if there is one. The reaper would report a
-/// program it cannot start only through its exit code, so the checks `execve`
-/// makes first are made here, to fail the spawn as before.
-fn contain(spec: &ProcessSpec) -> Result<Option<&'static Path>, ExecError> {
-    let Some(reaper) = reaper::reaper() else { return Ok(None) };
-    check_executable(&spec.program)
-        .map_err(|errno| spawn_failed(&spec.program, io::Error::from_raw_os_error(errno)))?;
-    Ok(Some(reaper))
 }
 
 /// The error for a spawn of `program` that failed with `source`.

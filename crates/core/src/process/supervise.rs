@@ -9,12 +9,12 @@ use std::future::Future;
 use std::io;
 use std::sync::Arc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::io::AsyncWriteExt;
 use tokio::runtime::Handle;
 
-use super::exit::Exit;
+use super::exit::{Control, Exit};
 use super::group::KillCause;
 use super::handle::Process;
 use super::lifecycle::{finish, Shared};
@@ -35,7 +35,7 @@ pub(super) struct Io {
 
 /// Hands a child just started to a task on `runtime` that supervises it to its result.
 pub(super) fn start(started: Started, runtime: &Handle) -> Result<Process, ExecError> {
-    let Started { shared, program, stdout, stderr, stdin, live, timeout_at } = started;
+    let Started { shared, program, stdout, stderr, stdin, live, timeout_at, link } = started;
     let _entered = runtime.enter();
     // Registering the pipes and the exit watch with the runtime.
     let wired = (|| {
@@ -45,7 +45,10 @@ pub(super) fn start(started: Started, runtime: &Handle) -> Result<Process, ExecE
             Some((pipe, bytes)) => Some((platform::async_writer(pipe)?, bytes)),
             None => None,
         };
-        let watch = ExitWatch::new(shared.pid)?;
+        let watch = match link {
+            Some(link) => ExitWatch::from_link(link)?,
+            None => ExitWatch::new(shared.pid)?,
+        };
         let (stdout, stderr) = (Some((stdout, Utf8Decoder::default())), Some((stderr, Utf8Decoder::default())));
         io::Result::Ok(Io { watch, stdout, stderr, stdin, live })
     })();
@@ -105,7 +108,6 @@ async fn drive(shared: &Shared, io: Io, mut timeout_at: Option<Instant>) {
             () = sleep_until(shared.group.kill_due()) => {
                 shared.group.escalate();
             }
-            () = sleep_until(shared.group.force_due()) => shared.group.force(),
             () = shared.group.changed.notified() => {}
         }
     };
@@ -125,9 +127,6 @@ async fn drive(shared: &Shared, io: Io, mut timeout_at: Option<Instant>) {
         }
     }
 }
-
-/// How often [`wait_forcing`] looks whether a forced reaper has exited.
-const SWEEP_INTERVAL: Duration = Duration::from_millis(10);
 
 /// After the output is drained: members of the group that closed their pipes
 /// (a daemonised grandchild) got the SIGTERM too but may ignore it. Wait for
@@ -158,18 +157,18 @@ async fn sleep_until(deadline: Option<Instant>) {
     }
 }
 
-/// Blocks until the leader exits, forcing a reaper that does not end after
-/// its hard kill.
-fn wait_forcing(shared: &Shared) -> Exit {
-    while let Some(due) = shared.group.force_due() {
-        match platform::poll_exit(shared.pid) {
-            Ok(Some(exit)) => return exit,
-            Ok(None) if Instant::now() < due => thread::sleep(SWEEP_INTERVAL),
-            Ok(None) => shared.group.force(),
-            Err(_) => return Exit::UNKNOWN,
+/// Blocks until the killed leader exits: a reaper reports once its tree is
+/// gone.
+fn wait_killed(shared: &Shared) -> Exit {
+    match (shared.group.control(), &shared.link) {
+        (Control::Supervised { .. }, Some(link)) => {
+            platform::supervisor::read_exit(link, false).ok().flatten().unwrap_or(Exit::UNKNOWN)
         }
+        // Without a second descriptor the link closed with the task, and a
+        // reaper kills its whole tree when its link closes.
+        (Control::Supervised { .. }, None) => Exit { code: None, signal: Some("SIGKILL"), lost: false },
+        (Control::Child, _) => platform::wait_exit(shared.pid),
     }
-    platform::wait_exit(shared.pid)
 }
 
 /// Ends a process that cannot be supervised any more (its pipes could not be
@@ -192,7 +191,7 @@ impl Drop for Unfinished {
         let shared = Arc::clone(&self.0);
         // Without a thread there is nothing left to try.
         let _ = thread::Builder::new().spawn(move || {
-            shared.group.leader_exited(wait_forcing(&shared));
+            shared.group.leader_exited(wait_killed(&shared));
             finish(&shared);
         });
     }

@@ -5,8 +5,8 @@
 
 use std::io;
 
-/// Commands never run under the reaper here.
-pub(crate) const SUBREAPERS: bool = false;
+/// Commands never run under the supervisor here.
+pub(crate) const SUPERVISOR: bool = false;
 
 #[cfg(test)]
 thread_local! {

@@ -1,13 +1,15 @@
 //! The guardian: a small `/bin/sh` process that outlives its host only to end
-//! the host's commands. The host holds the write end of a pipe to the
-//! guardian's stdin and writes `+<pgid>` when a command's group starts (`+r<pgid>`
-//! when its leader is the reaper) and `-<pgid>` right before its leader is
-//! reaped. When the pipe closes because the host is gone — whatever killed it:
+//! the host's commands, where they run as the host's own children (no
+//! supervisor: macOS, or Linux without the supervisor program; under the
+//! supervisor the host's sockets tell of its death instead). The host holds
+//! the write end of a pipe to the guardian's stdin and writes `+<pgid>` when
+//! a command's group starts and `-<pgid>` right before its leader is reaped.
+//! When the pipe closes because the host is gone — whatever killed it:
 //! SIGKILL, an out-of-memory crash, `abort()`, a signal nothing handles — the
-//! guardian SIGKILLs every group still listed, asking each reaper to do so for
-//! its descendants (SIGCONT, then SIGUSR1), then exits. At an orderly exit the host has already ended its
-//! groups (`process::teardown`) and tells the guardian so (`x`), so a group id reused
-//! after the host's children were reaped is never signalled.
+//! guardian SIGKILLs every group still listed, then exits. At an orderly exit
+//! the host has already ended its groups (`process::teardown`) and tells the
+//! guardian so (`x`), so a group id reused after the host's children were
+//! reaped is never signalled.
 //!
 //! Invariants:
 //! - messages for one group are written in the order `+` then `-`, and `-` is
@@ -22,7 +24,6 @@
 //! A command's descendant that leaves its group (`setsid`) is not a group
 //! member: only a reaper reaches it.
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -36,18 +37,15 @@ use crate::process::sync::lock;
 /// SIGKILLs the groups still listed. It ignores the terminal's signals, which
 /// reach it only when its own group is the foreground one.
 const SCRIPT: &str = r#"trap '' HUP INT QUIT
-live=' ' reapers=' '
+live=' '
 while IFS= read -r line; do
   case $line in
-    +r*) reapers="$reapers${line#+r} " ;;
     +*) live="$live${line#+} " ;;
     -*) p=${line#-}
-        case $live in *" $p "*) live="${live%% $p *} ${live#* $p }" ;; esac
-        case $reapers in *" $p "*) reapers="${reapers%% $p *} ${reapers#* $p }" ;; esac ;;
+        case $live in *" $p "*) live="${live%% $p *} ${live#* $p }" ;; esac ;;
     x) exit 0 ;;
   esac
 done
-for p in $reapers; do kill -s CONT "$p"; kill -s USR1 "$p"; done 2>/dev/null
 for p in $live; do kill -s KILL -- "-$p" 2>/dev/null; done
 "#;
 
@@ -59,27 +57,19 @@ struct Guardian {
 /// The running guardian, made with the first command.
 static GUARDIAN: Mutex<Option<Guardian>> = Mutex::new(None);
 
-/// Tells the guardian that group `pgid` started, led by the reaper or not.
-/// `live` is every live group (this one included), replayed to a new guardian
-/// when one has to be made.
-pub(crate) fn started(pgid: u32, reaper: bool, live: &Live) {
-    send(&announce(pgid, reaper), live);
+/// Tells the guardian that group `pgid` started. `live` is every live group
+/// (this one included), replayed to a new guardian when one has to be made.
+pub(crate) fn started(pgid: u32, live: &[u32]) {
+    send(&announce(pgid), live);
 }
 
-/// Every live group, each with whether its leader is the reaper.
-type Live = BTreeMap<u32, bool>;
-
-fn announce(pgid: u32, reaper: bool) -> String {
-    if reaper {
-        format!("+r{pgid}\n")
-    } else {
-        format!("+{pgid}\n")
-    }
+fn announce(pgid: u32) -> String {
+    format!("+{pgid}\n")
 }
 
 /// Tells the guardian that group `pgid`'s leader is about to be reaped.
 /// `live` is every live group still to watch (this one no longer).
-pub(crate) fn ending(pgid: u32, live: &Live) {
+pub(crate) fn ending(pgid: u32, live: &[u32]) {
     send(&format!("-{pgid}\n"), live);
 }
 
@@ -94,7 +84,7 @@ pub(crate) fn dismiss() {
     }
 }
 
-fn send(line: &str, live: &Live) {
+fn send(line: &str, live: &[u32]) {
     let mut guardian = lock(&GUARDIAN);
     if let Some(running) = guardian.as_mut() {
         if running.pipe.write_all(line.as_bytes()).is_ok() {
@@ -108,7 +98,7 @@ fn send(line: &str, live: &Live) {
 }
 
 /// Starts a guardian watching `live`.
-fn start(live: &Live) -> io::Result<Guardian> {
+fn start(live: &[u32]) -> io::Result<Guardian> {
     let (read, write) = pipe()?;
     let child = Command::new("/bin/sh")
         .args(["-c", SCRIPT])
@@ -123,7 +113,7 @@ fn start(live: &Live) -> io::Result<Guardian> {
     let mut guardian = Guardian { pid: child.id(), pipe: File::from(write) };
     // Its exit is only ever of interest to the kernel: the handle is not waited on here.
     drop(child);
-    let replay: String = live.iter().map(|(&pgid, &reaper)| announce(pgid, reaper)).collect();
+    let replay: String = live.iter().map(|&pgid| announce(pgid)).collect();
     if let Err(error) = guardian.pipe.write_all(replay.as_bytes()) {
         retire(guardian);
         return Err(error);

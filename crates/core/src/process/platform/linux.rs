@@ -1,12 +1,12 @@
 //! What Linux adds to POSIX: pidfds (an exit as a readable descriptor), an
-//! epoll set for the reactor, a `/proc` scan for group members, and
-//! subreapers (the `dsh-shell-env-reaper` a command runs under).
+//! epoll set for the reactor, a `/proc` scan for group members, and the
+//! supervisor (`supervisor.rs`), which forks a subreaper per command.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-/// Commands can run under the reaper, a child subreaper (`PR_SET_CHILD_SUBREAPER`).
-pub(crate) const SUBREAPERS: bool = true;
+/// Commands can run under the supervisor, each under a reaper of its own.
+pub(crate) const SUPERVISOR: bool = true;
 
 #[cfg(test)]
 thread_local! {

@@ -40,6 +40,11 @@ pub(super) mod guardian;
 mod linux;
 #[cfg(target_os = "macos")]
 mod macos;
+#[cfg(target_os = "linux")]
+pub(super) mod supervisor;
+#[cfg(not(target_os = "linux"))]
+#[path = "no_supervisor.rs"]
+pub(super) mod supervisor;
 #[cfg(unix)]
 mod unix;
 #[cfg(not(unix))]

@@ -134,28 +134,11 @@ pub(crate) fn signal_group(pgid: u32, signal: Signal) {
     unsafe { libc::killpg(pgid as libc::pid_t, number(signal)) };
 }
 
-/// Sends `signal` to the group's leader alone.
-pub(crate) fn signal_leader(pid: u32, signal: Signal) {
-    kill(pid, number(signal));
-}
-
-/// Asks a running reaper to SIGKILL every descendant and exit; SIGCONT first,
-/// in case its command stopped it.
-pub(crate) fn signal_reaper(pid: u32) {
-    kill(pid, libc::SIGCONT);
-    kill(pid, libc::SIGUSR1);
-}
-
 fn number(signal: Signal) -> libc::c_int {
     match signal {
         Signal::Term => libc::SIGTERM,
         Signal::Kill => libc::SIGKILL,
     }
-}
-
-fn kill(pid: u32, signal: libc::c_int) {
-    // SAFETY: kill has no memory effects; the pid is our unreaped child's.
-    unsafe { libc::kill(pid as libc::pid_t, signal) };
 }
 
 /// Waits for one child's exit.
@@ -167,6 +150,9 @@ pub(crate) enum ExitWatch {
     Thread(oneshot::Receiver<Exit>),
     /// The exit was already seen (by a reactor, before it handed the process on).
     Exited(Exit),
+    /// A command under the supervisor: its link turns readable when its
+    /// reaper reports (see `supervisor.rs`).
+    Link(AsyncFd<OwnedFd>),
 }
 
 impl ExitWatch {
@@ -185,10 +171,13 @@ impl ExitWatch {
 
     /// Watches `pid` through its pidfd `fd`. Needs a tokio runtime.
     pub(crate) fn from_pidfd(pid: u32, fd: OwnedFd) -> io::Result<Self> {
-        // SAFETY: the OwnedFd keeps the pidfd open for the AsyncFd's lifetime.
-        let fd = unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
-            .map_err(|error| error.into_parts().1)?;
-        Ok(Self::Pidfd { pid: pid as i32, fd })
+        Ok(Self::Pidfd { pid: pid as i32, fd: readable(fd)? })
+    }
+
+    /// Watches a supervised command through its link. Needs a tokio runtime.
+    pub(crate) fn from_link(link: OwnedFd) -> io::Result<Self> {
+        set_nonblocking(&link)?;
+        Ok(Self::Link(readable(link)?))
     }
 
     /// Resolves once the leader has exited; it stays unreaped. Cancel safe.
@@ -206,8 +195,24 @@ impl ExitWatch {
             },
             Self::Thread(rx) => rx.await.unwrap_or(Exit::UNKNOWN),
             Self::Exited(exit) => *exit,
+            Self::Link(fd) => loop {
+                let Ok(mut ready) = fd.readable().await else {
+                    return Exit::UNKNOWN;
+                };
+                match super::supervisor::read_exit(fd.get_ref(), true) {
+                    Ok(Some(exit)) => return exit,
+                    Ok(None) => ready.clear_ready(),
+                    Err(_) => return Exit::UNKNOWN,
+                }
+            },
         }
     }
+}
+
+/// Registers `fd` with the runtime for readability.
+fn readable(fd: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
+    // SAFETY: the OwnedFd keeps the descriptor open for the AsyncFd's lifetime.
+    unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }.map_err(|error| error.into_parts().1)
 }
 
 /// Whether `pid` has exited, without reaping it: `None` while it runs.
@@ -243,9 +248,9 @@ fn waitid(pid: i32, poll: bool) -> io::Result<Option<Exit>> {
             return Ok(None);
         }
         return Ok(Some(if info.si_code == libc::CLD_EXITED {
-            Exit { code: Some(status), signal: None }
+            Exit { code: Some(status), signal: None, lost: false }
         } else {
-            Exit { code: None, signal: Some(signal_name(status)) }
+            Exit { code: None, signal: Some(signal_name(status)), lost: false }
         }));
     }
 }
@@ -264,6 +269,19 @@ pub(crate) fn reap(pid: u32) {
     while unsafe { libc::waitpid(pid, &mut status, 0) } == -1
         && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
     {}
+}
+
+impl Exit {
+    /// The exit a `waitpid` status stands for; `lost` as reported.
+    pub(crate) fn from_wait_status(status: i32, lost: bool) -> Self {
+        if libc::WIFEXITED(status) {
+            Exit { code: Some(libc::WEXITSTATUS(status)), signal: None, lost }
+        } else if libc::WIFSIGNALED(status) {
+            Exit { code: None, signal: Some(signal_name(libc::WTERMSIG(status))), lost }
+        } else {
+            Exit { lost, ..Exit::UNKNOWN }
+        }
+    }
 }
 
 /// The conventional name of a signal number, as Node spells it.

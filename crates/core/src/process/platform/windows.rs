@@ -327,16 +327,6 @@ pub(crate) fn signal_group(pid: u32, signal: Signal) {
     }
 }
 
-/// The same as [`signal_group`]: a job has no leader of its own to signal.
-pub(crate) fn signal_leader(pid: u32, signal: Signal) {
-    signal_group(pid, signal);
-}
-
-/// There is no reaper here; a hard kill ends the job.
-pub(crate) fn signal_reaper(pid: u32) {
-    signal_group(pid, Signal::Kill);
-}
-
 /// Waits for one child's exit, as the completion port reports it.
 pub(crate) enum ExitWatch {
     /// Turns `true` when the leader has exited.
@@ -356,6 +346,11 @@ impl ExitWatch {
     /// There are no pidfds here; the same as [`ExitWatch::new`].
     pub(crate) fn from_pidfd(pid: u32, _fd: Fd) -> io::Result<Self> {
         Self::new(pid)
+    }
+
+    /// Never called: there is no supervisor here.
+    pub(crate) fn from_link(_link: Fd) -> io::Result<Self> {
+        Err(io::ErrorKind::Unsupported.into())
     }
 
     /// Resolves once the leader has exited. Cancel safe.
@@ -413,11 +408,11 @@ fn wait(pid: u32, millis: u32) -> io::Result<Option<Exit>> {
     }
     let terminated = terminated || with_child(pid, |child| child.terminated).unwrap_or(false);
     Ok(Some(if terminated && code == KILLED_EXIT_CODE {
-        Exit { code: None, signal: Some("SIGKILL") }
+        Exit { code: None, signal: Some("SIGKILL"), lost: false }
     } else {
         // Exit codes are unsigned here; a crash's NTSTATUS (0xC0000005) reads
         // as negative (-1073741819), where Node shows it unsigned.
-        Exit { code: Some(code as i32), signal: None }
+        Exit { code: Some(code as i32), signal: None, lost: false }
     }))
 }
 
@@ -612,13 +607,11 @@ pub(crate) fn process_exists(pid: u32) -> bool {
 
 /// Nothing to do at the host's death: each job is made kill-on-close.
 pub(crate) mod guardian {
-    use std::collections::BTreeMap;
-
     /// Nothing to hear of: the job ends with the host's handles.
-    pub(crate) fn started(_pgid: u32, _reaper: bool, _live: &BTreeMap<u32, bool>) {}
+    pub(crate) fn started(_pgid: u32, _live: &[u32]) {}
 
     /// Nothing to hear of.
-    pub(crate) fn ending(_pgid: u32, _live: &BTreeMap<u32, bool>) {}
+    pub(crate) fn ending(_pgid: u32, _live: &[u32]) {}
 
     /// Nothing to dismiss.
     pub(crate) fn dismiss() {}

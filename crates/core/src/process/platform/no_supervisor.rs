@@ -1,0 +1,38 @@
+//! Where there is no supervisor (`SUPERVISOR` is false): its calls exist so
+//! that the lifecycle compiles everywhere, and are never reached, since no
+//! command is ever [`Control::Supervised`](crate::process::exit::Control) here.
+
+use std::io;
+use std::path::Path;
+use std::time::Duration;
+
+use super::{Fd, Leader};
+use crate::process::exit::Exit;
+use crate::supervisor::protocol::Ask;
+
+/// Never called: see the module comment.
+pub(crate) struct Link {
+    pub(crate) id: u64,
+    pub(crate) fd: Fd,
+}
+
+/// Fails: there is no supervisor here.
+pub(crate) fn spawn(
+    _helper: &Path,
+    _program: &Path,
+    _args: &[String],
+    _env: &[(String, String)],
+    _cwd: &Path,
+    _stdin: bool,
+    _grace: Duration,
+) -> io::Result<(Leader, Link)> {
+    Err(io::ErrorKind::Unsupported.into())
+}
+
+/// Nothing to ask: no command runs under a supervisor here.
+pub(crate) fn ask(_id: u64, _ask: Ask) {}
+
+/// Fails: there are no links here.
+pub(crate) fn read_exit(_link: &Fd, _nonblocking: bool) -> io::Result<Option<Exit>> {
+    Err(io::ErrorKind::Unsupported.into())
+}

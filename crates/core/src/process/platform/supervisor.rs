@@ -1,0 +1,252 @@
+//! The host's side of the supervisor (the program is `crate::supervisor`):
+//! start it on first use, ask it for each command, read each command's
+//! reports from its link, and start a new one when it died.
+//!
+//! Invariants:
+//! - the host never signals a reaper's pid: it asks the supervisor, whose
+//!   unreaped children the reapers are (so a pid is never reused under it);
+//! - the supervisor is signalled (SIGCONT, in case a command stopped it) only
+//!   through its pidfd, or, without pidfds, while it is unreaped: it is
+//!   reaped only when a new one replaces it, under the same lock;
+//! - every descriptor here is close-on-exec, and a command's link is a socket
+//!   (no command can reopen it through `/proc`), so the host's death closes
+//!   every link and the supervisor's socket: nothing can hold that back.
+//!
+//! All threads and Node workers of a host share one supervisor.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::linux::pidfd_open;
+use super::unix::Leader;
+use crate::process::exit::Exit;
+use crate::process::sync::lock;
+use crate::supervisor::protocol::{Ask, LaunchSpec, Report, Request, CHUNK, MESSAGE_LEN};
+use crate::supervisor::socket;
+
+/// A command started under the supervisor: its number, and the host's end
+/// of its link, readable when the reaper reports.
+pub(crate) struct Link {
+    /// The host's number for the command.
+    pub(crate) id: u64,
+    /// The host's end of the command's link.
+    pub(crate) fd: OwnedFd,
+}
+
+/// The running supervisor.
+struct Connection {
+    pid: libc::pid_t,
+    pidfd: Option<OwnedFd>,
+    socket: Arc<OwnedFd>,
+}
+
+static CONNECTION: Mutex<Option<Connection>> = Mutex::new(None);
+
+/// Command numbers, never reused by one host.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// How many times a spawn is tried when the supervisor it went to died.
+const ATTEMPTS: usize = 2;
+
+/// Starts `program args…` under the supervisor `helper` (started first if
+/// none runs): a reaper leading a new group, the command its child with
+/// exactly `env` in `cwd`, stdout and stderr piped, stdin piped when `stdin`
+/// says so, else `/dev/null`. Returns once the command runs, with the
+/// reaper's pid as the leader's.
+pub(crate) fn spawn(
+    helper: &Path,
+    program: &Path,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: &Path,
+    stdin: bool,
+    grace: Duration,
+) -> io::Result<(Leader, Link)> {
+    let spec = LaunchSpec {
+        program: program.as_os_str().as_bytes().to_vec(),
+        argv: std::iter::once(program.as_os_str().as_bytes().to_vec())
+            .chain(args.iter().map(|arg| arg.as_bytes().to_vec()))
+            .collect(),
+        env: env.iter().map(|(key, value)| [key.as_bytes(), b"=", value.as_bytes()].concat()).collect(),
+        cwd: cwd.as_os_str().as_bytes().to_vec(),
+        grace_ms: u64::try_from(grace.as_millis()).unwrap_or(u64::MAX),
+    }
+    .encode();
+    let mut last = io::Error::other("the supervisor could not be started");
+    for _ in 0..ATTEMPTS {
+        let socket = connect(helper)?;
+        match start(&socket, &spec, stdin) {
+            Ok(started) => return Ok(started),
+            Err(Failure::Refused(error)) => return Err(error),
+            Err(Failure::Lost(error)) => {
+                replace_if_current(&socket);
+                last = error;
+            }
+        }
+    }
+    Err(last)
+}
+
+/// Why a spawn did not happen.
+enum Failure {
+    /// The command cannot start (its errno).
+    Refused(io::Error),
+    /// The supervisor went away: another may do it.
+    Lost(io::Error),
+}
+
+fn start(socket: &OwnedFd, spec: &[u8], piped_stdin: bool) -> Result<(Leader, Link), Failure> {
+    let refused = Failure::Refused;
+    let (link, link_remote) = socket::pair().map_err(refused)?;
+    let (stdout, stdout_remote) = pipe().map_err(refused)?;
+    let (stderr, stderr_remote) = pipe().map_err(refused)?;
+    let (stdin, stdin_remote) = if piped_stdin {
+        let (read, write) = pipe().map_err(refused)?;
+        (Some(write), read)
+    } else {
+        (None, dev_null().map_err(refused)?)
+    };
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    let fds: [RawFd; 4] =
+        [link_remote.as_raw_fd(), stdin_remote.as_raw_fd(), stdout_remote.as_raw_fd(), stderr_remote.as_raw_fd()];
+    socket::send(socket, &Request::Spawn { id }.encode(), &fds, false).map_err(Failure::Lost)?;
+    // The supervisor and the reaper hold them now.
+    drop((link_remote, stdin_remote, stdout_remote, stderr_remote));
+    for chunk in spec.chunks(CHUNK) {
+        socket::send(&link, chunk, &[], false).map_err(Failure::Lost)?;
+    }
+    let mut buf = [0; MESSAGE_LEN];
+    let report = socket::receive(link.as_raw_fd(), &mut buf, false).map_err(Failure::Lost)?;
+    match report.and_then(|(len, _)| Report::decode(&buf[..len])) {
+        Some(Report::Started { pid }) => {
+            let leader = Leader { pid, stdout, stderr, stdin };
+            Ok((leader, Link { id, fd: link }))
+        }
+        Some(Report::Failed { errno }) => Err(refused(io::Error::from_raw_os_error(errno))),
+        // The reaper or the supervisor died before the command started.
+        _ => Err(Failure::Lost(io::Error::other("the supervisor ended before the command started"))),
+    }
+}
+
+/// Asks the supervisor to pass `ask` on to command `id`. Nothing happens
+/// when the supervisor is gone: its reapers then kill their commands anyway.
+pub(crate) fn ask(id: u64, ask: Ask) {
+    let guard = lock(&CONNECTION);
+    let Some(connection) = guard.as_ref() else { return };
+    wake(connection);
+    let socket = Arc::clone(&connection.socket);
+    drop(guard);
+    // Never blocks: a supervisor that stopped reading cannot hold a caller.
+    let _ = socket::send(&socket, &Request::Signal { id, ask }.encode(), &[], true);
+}
+
+/// Reads command `link`'s exit report: `Ok(None)` while it runs (with
+/// `nonblocking`). The link's end without a report means that the supervisor
+/// died and the reaper with it, before either could report: lost, and
+/// reported as a SIGKILL.
+pub(crate) fn read_exit(link: &OwnedFd, nonblocking: bool) -> io::Result<Option<Exit>> {
+    let mut buf = [0; MESSAGE_LEN];
+    loop {
+        if !nonblocking {
+            // The link may be in non-blocking mode (a driver registered it):
+            // wait for it here instead.
+            let mut poll = libc::pollfd { fd: link.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut poll, 1, -1) };
+        }
+        match socket::receive(link.as_raw_fd(), &mut buf, true) {
+            Ok(Some((len, _))) => {
+                if let Some(Report::Exited { status, lost }) = Report::decode(&buf[..len]) {
+                    return Ok(Some(Exit::from_wait_status(status, lost)));
+                }
+            }
+            Ok(None) => return Ok(Some(Exit { code: None, signal: Some("SIGKILL"), lost: true })),
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+/// The supervisor's socket, starting the supervisor when none runs.
+fn connect(helper: &Path) -> io::Result<Arc<OwnedFd>> {
+    let mut connection = lock(&CONNECTION);
+    if let Some(running) = connection.as_ref() {
+        wake(running);
+        return Ok(Arc::clone(&running.socket));
+    }
+    let started = launch(helper)?;
+    let socket = Arc::clone(&started.socket);
+    *connection = Some(started);
+    Ok(socket)
+}
+
+/// Starts a supervisor: `helper` in a group of its own, its stdin one end
+/// of the socket pair, nothing else inherited.
+fn launch(helper: &Path) -> io::Result<Connection> {
+    let (host, remote) = socket::pair()?;
+    let child = Command::new(helper)
+        .env_clear()
+        .current_dir("/")
+        .process_group(0)
+        .stdin(Stdio::from(remote))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let pid = child.id() as libc::pid_t;
+    // Reaped when replaced (see `replace_if_current`), not through this handle.
+    drop(child);
+    Ok(Connection { pid, pidfd: pidfd_open(pid as u32), socket: Arc::new(host) })
+}
+
+/// Forgets the supervisor behind `socket`, if it is still the current one:
+/// the next spawn starts a new one. The old one is killed and reaped.
+fn replace_if_current(socket: &Arc<OwnedFd>) {
+    let mut connection = lock(&CONNECTION);
+    if !connection.as_ref().is_some_and(|running| Arc::ptr_eq(&running.socket, socket)) {
+        return;
+    }
+    let old = connection.take().expect("checked above");
+    drop(connection);
+    // SAFETY: `old.pid` is this process's unreaped child (see the invariants).
+    unsafe {
+        libc::kill(old.pid, libc::SIGKILL);
+        let mut status = 0;
+        libc::waitpid(old.pid, &mut status, 0);
+    }
+}
+
+/// Continues a supervisor that a command may have stopped.
+fn wake(connection: &Connection) {
+    match &connection.pidfd {
+        // SAFETY: a pidfd we own; SIGCONT with no siginfo.
+        Some(pidfd) => unsafe {
+            libc::syscall(libc::SYS_pidfd_send_signal, pidfd.as_raw_fd(), libc::SIGCONT, std::ptr::null::<u8>(), 0);
+        },
+        // SAFETY: the supervisor is this process's unreaped child.
+        None => unsafe {
+            libc::kill(connection.pid, libc::SIGCONT);
+        },
+    }
+}
+
+/// A pipe with both ends close-on-exec: (read, write).
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both were just created and are owned here alone.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn dev_null() -> io::Result<OwnedFd> {
+    Ok(std::fs::File::open("/dev/null")?.into())
+}

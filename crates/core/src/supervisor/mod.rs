@@ -1,0 +1,46 @@
+//! The supervisor: one small process per host that starts, contains and ends
+//! the host's commands (the `dsh-shell-env-supervisor` program, see
+//! `src/bin/`; the host's side is `process::platform::supervisor`).
+//!
+//! The host starts it on first use, with one end of a close-on-exec socket
+//! pair as its stdin. Per command the host sends a [`protocol::Request`]
+//! with the command's link and stdio; the supervisor forks a reaper
+//! (`reaper`), which takes its own process group, becomes a child subreaper,
+//! reads the command's [`protocol::LaunchSpec`] from the link, starts it and
+//! reports its pid and, once nothing of it is left, its status. No second
+//! program is executed per command: a fork of this small single-threaded
+//! process costs a tenth of an `exec`.
+//!
+//! When the host dies, by whatever cause, its sockets close: the supervisor
+//! and every reaper see the end and kill every tree, including commands the
+//! host had not yet heard had started. When the supervisor dies, every reaper
+//! gets its death signal and kills its tree; the host reports those commands
+//! as killed and starts a new supervisor on next use.
+//!
+//! Where the host's cgroup v2 directory allows it, each command is born in a
+//! leaf cgroup of its own (`cgroup`), and `cgroup.kill` ends it whole.
+
+#[cfg(target_os = "linux")]
+mod cgroup;
+#[cfg(target_os = "linux")]
+mod descriptors;
+pub mod protocol;
+#[cfg(target_os = "linux")]
+mod reaper;
+#[cfg(target_os = "linux")]
+mod server;
+#[cfg(target_os = "linux")]
+mod signals;
+#[cfg(target_os = "linux")]
+pub mod socket;
+#[cfg(target_os = "linux")]
+mod tree;
+
+/// The supervisor program's file name.
+pub const PROGRAM_NAME: &str = "dsh-shell-env-supervisor";
+
+/// The supervisor program: serves the host on its stdin; never returns.
+#[cfg(target_os = "linux")]
+pub fn main() -> ! {
+    server::serve()
+}

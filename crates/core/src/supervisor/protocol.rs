@@ -1,0 +1,279 @@
+//! What the host, the supervisor and a command's reaper say to each other.
+//!
+//! Two kinds of socket, both `SOCK_SEQPACKET` (one message per send, never
+//! merged or split):
+//! - **the host's socket**, one per host, to the supervisor: [`Request`]s,
+//!   each a few bytes. A [`Request::Spawn`] carries four descriptors with
+//!   `SCM_RIGHTS`, in the order of [`SPAWN_FDS`];
+//! - **a command's link**, one per command, between the host and that
+//!   command's reaper: the host sends the [`LaunchSpec`] (in [`CHUNK`]-sized
+//!   packets, the first starting with the whole length), and the reaper
+//!   answers with [`Report`]s: `Started` or `Failed`, then `Exited`.
+//!
+//! The host's end of either socket closing is how the other side learns that
+//! the host is gone. A socket cannot be reopened through `/proc/<pid>/fd`, so
+//! no command can hold that news back.
+
+/// The descriptors a [`Request::Spawn`] carries, in order.
+pub const SPAWN_FDS: [&str; 4] = ["link", "stdin", "stdout", "stderr"];
+
+/// The largest packet either side sends on a link; a [`LaunchSpec`] larger
+/// than that goes in several.
+pub const CHUNK: usize = 32 * 1024;
+
+/// The size of every [`Request`] and [`Report`] on the wire.
+pub const MESSAGE_LEN: usize = 12;
+
+/// What the host asks of the supervisor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Request {
+    /// Fork a reaper for command `id`; its link and stdio come with the message.
+    Spawn {
+        /// The host's number for the command, never reused by one host.
+        id: u64,
+    },
+    /// Signal command `id`'s reaper, which passes it on.
+    Signal {
+        /// The command.
+        id: u64,
+        /// What to ask.
+        ask: Ask,
+    },
+}
+
+/// The two things the host asks of a running command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ask {
+    /// SIGTERM to every descendant (the reaper passes it on).
+    Term,
+    /// SIGKILL to every descendant, until none is left.
+    Kill,
+}
+
+impl Request {
+    /// The message's bytes.
+    pub fn encode(self) -> [u8; MESSAGE_LEN] {
+        let (tag, id) = match self {
+            Self::Spawn { id } => (b'S', id),
+            Self::Signal { id, ask: Ask::Term } => (b'T', id),
+            Self::Signal { id, ask: Ask::Kill } => (b'K', id),
+        };
+        let mut bytes = [0; MESSAGE_LEN];
+        bytes[0] = tag;
+        bytes[4..].copy_from_slice(&id.to_le_bytes());
+        bytes
+    }
+
+    /// The request in `bytes`, or `None` for anything malformed.
+    pub fn decode(bytes: &[u8]) -> Option<Self> {
+        let bytes: &[u8; MESSAGE_LEN] = bytes.try_into().ok()?;
+        let id = u64::from_le_bytes(bytes[4..].try_into().ok()?);
+        match bytes[0] {
+            b'S' => Some(Self::Spawn { id }),
+            b'T' => Some(Self::Signal { id, ask: Ask::Term }),
+            b'K' => Some(Self::Signal { id, ask: Ask::Kill }),
+            _ => None,
+        }
+    }
+}
+
+/// What a reaper tells the host about its command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Report {
+    /// The command runs; `pid` is the reaper's, which leads the command's group.
+    Started {
+        /// The reaper's pid, the group id.
+        pid: u32,
+    },
+    /// The command could not be started: the OS error.
+    Failed {
+        /// The errno.
+        errno: i32,
+    },
+    /// The command and every descendant are gone.
+    Exited {
+        /// The command's wait status, as `waitpid` gives it.
+        status: i32,
+        /// The supervisor died while the command ran, so the reaper ended it.
+        lost: bool,
+    },
+}
+
+impl Report {
+    /// The message's bytes.
+    pub fn encode(self) -> [u8; MESSAGE_LEN] {
+        let (tag, value, flag) = match self {
+            Self::Started { pid } => (b's', pid as i32, 0),
+            Self::Failed { errno } => (b'f', errno, 0),
+            Self::Exited { status, lost } => (b'x', status, u8::from(lost)),
+        };
+        let mut bytes = [0; MESSAGE_LEN];
+        bytes[0] = tag;
+        bytes[1] = flag;
+        bytes[4..8].copy_from_slice(&value.to_le_bytes());
+        bytes
+    }
+
+    /// The report in `bytes`, or `None` for anything malformed.
+    pub fn decode(bytes: &[u8]) -> Option<Self> {
+        let bytes: &[u8; MESSAGE_LEN] = bytes.try_into().ok()?;
+        let value = i32::from_le_bytes(bytes[4..8].try_into().ok()?);
+        match (bytes[0], bytes[1]) {
+            (b's', 0) => Some(Self::Started { pid: u32::try_from(value).ok().filter(|&pid| pid > 0)? }),
+            (b'f', 0) => Some(Self::Failed { errno: value }),
+            (b'x', flag @ (0 | 1)) => Some(Self::Exited { status: value, lost: flag == 1 }),
+            _ => None,
+        }
+    }
+}
+
+/// Everything a reaper needs to start its command. Strings are bytes: paths
+/// and arguments need not be UTF-8, and none may hold a NUL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchSpec {
+    /// The absolute program path.
+    pub program: Vec<u8>,
+    /// `argv`, from `argv[0]` on.
+    pub argv: Vec<Vec<u8>>,
+    /// `KEY=VALUE` entries: the command's whole environment.
+    pub env: Vec<Vec<u8>>,
+    /// The working directory.
+    pub cwd: Vec<u8>,
+    /// Milliseconds between the SIGTERM and the SIGKILL to what the command
+    /// leaves behind.
+    pub grace_ms: u64,
+}
+
+impl LaunchSpec {
+    /// The spec's bytes: the whole length (u32), then each field.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![0; 4];
+        out.extend_from_slice(&self.grace_ms.to_le_bytes());
+        put(&mut out, &self.program);
+        put(&mut out, &self.cwd);
+        for list in [&self.argv, &self.env] {
+            out.extend_from_slice(&(list.len() as u32).to_le_bytes());
+            for item in list {
+                put(&mut out, item);
+            }
+        }
+        let len = out.len() as u32;
+        out[..4].copy_from_slice(&len.to_le_bytes());
+        out
+    }
+
+    /// The whole length an encoded spec announces in its first bytes.
+    pub fn announced_len(first: &[u8]) -> Option<usize> {
+        Some(u32::from_le_bytes(first.get(..4)?.try_into().ok()?) as usize)
+    }
+
+    /// The spec in `bytes` (as [`LaunchSpec::encode`] wrote it), or `None`
+    /// for anything malformed: a wrong length, a NUL, an empty program.
+    pub fn decode(bytes: &[u8]) -> Option<Self> {
+        if Self::announced_len(bytes)? != bytes.len() {
+            return None;
+        }
+        let mut reader = Reader { bytes, at: 4 };
+        let grace_ms = u64::from_le_bytes(reader.take(8)?.try_into().ok()?);
+        let program = reader.item()?;
+        let cwd = reader.item()?;
+        let argv = reader.list()?;
+        let env = reader.list()?;
+        let whole = reader.at == bytes.len();
+        let no_nul = [&program, &cwd].into_iter().chain(&argv).chain(&env).all(|item| !item.contains(&0));
+        (whole && no_nul && !program.is_empty() && !argv.is_empty()).then_some(Self { program, argv, env, cwd, grace_ms })
+    }
+}
+
+fn put(out: &mut Vec<u8>, item: &[u8]) {
+    out.extend_from_slice(&(item.len() as u32).to_le_bytes());
+    out.extend_from_slice(item);
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, len: usize) -> Option<&[u8]> {
+        let end = self.at.checked_add(len)?;
+        let taken = self.bytes.get(self.at..end)?;
+        self.at = end;
+        Some(taken)
+    }
+
+    fn len(&mut self) -> Option<usize> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?) as usize)
+    }
+
+    fn item(&mut self) -> Option<Vec<u8>> {
+        let len = self.len()?;
+        self.take(len).map(<[u8]>::to_vec)
+    }
+
+    fn list(&mut self) -> Option<Vec<Vec<u8>>> {
+        let count = self.len()?;
+        // Every item takes at least its length: a count past that is a lie.
+        if count > (self.bytes.len() - self.at) / 4 {
+            return None;
+        }
+        (0..count).map(|_| self.item()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_request_and_report_reads_back_as_written() {
+        for request in [
+            Request::Spawn { id: 7 },
+            Request::Signal { id: u64::MAX, ask: Ask::Term },
+            Request::Signal { id: 0, ask: Ask::Kill },
+        ] {
+            assert_eq!(Request::decode(&request.encode()), Some(request));
+        }
+        for report in [
+            Report::Started { pid: 4_194_304 },
+            Report::Failed { errno: 2 },
+            Report::Exited { status: 0x0f00, lost: false },
+            Report::Exited { status: 9, lost: true },
+        ] {
+            assert_eq!(Report::decode(&report.encode()), Some(report));
+        }
+    }
+
+    #[test]
+    fn malformed_messages_are_refused() {
+        assert_eq!(Request::decode(b"S"), None);
+        assert_eq!(Request::decode(&[b'Z'; MESSAGE_LEN]), None);
+        let mut started = Report::Started { pid: 1 }.encode();
+        started[4..8].copy_from_slice(&0i32.to_le_bytes());
+        assert_eq!(Report::decode(&started), None, "pid 0 is no process");
+        let mut exited = Report::Exited { status: 0, lost: false }.encode();
+        exited[1] = 2;
+        assert_eq!(Report::decode(&exited), None);
+    }
+
+    #[test]
+    fn a_launch_spec_reads_back_and_a_damaged_one_is_refused() {
+        let spec = LaunchSpec {
+            program: b"/bin/sh".to_vec(),
+            argv: vec![b"/bin/sh".to_vec(), b"-c".to_vec(), b"echo \xff".to_vec()],
+            env: vec![b"A=1".to_vec(), b"EMPTY=".to_vec()],
+            cwd: b"/tmp".to_vec(),
+            grace_ms: 3000,
+        };
+        let bytes = spec.encode();
+        assert_eq!(LaunchSpec::announced_len(&bytes), Some(bytes.len()));
+        assert_eq!(LaunchSpec::decode(&bytes), Some(spec.clone()));
+        assert_eq!(LaunchSpec::decode(&bytes[..bytes.len() - 1]), None);
+        let mut nul = spec.clone();
+        nul.env.push(b"B=\0".to_vec());
+        assert_eq!(LaunchSpec::decode(&nul.encode()), None);
+        let no_argv = LaunchSpec { argv: Vec::new(), ..spec };
+        assert_eq!(LaunchSpec::decode(&no_argv.encode()), None);
+    }
+}
