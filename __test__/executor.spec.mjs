@@ -280,6 +280,8 @@ describe('the executor contract', () => {
       const marker = path.join(tmp, `spilled-${Date.now()}`)
       const proc = s.start(s.resolve({ command: `seq 1 5000; seq 1 5000 >&2; touch '${marker}'; sleep 30` }))
       await until(() => fs.existsSync(marker), 'the output to be written')
+      // The marker says the output is in the pipes, not that it was read.
+      await new Promise((resolve) => setTimeout(resolve, 300))
       const read = proc.readOutput()
       expect(proc.status).toBe('running')
       expect(read.lossy).toBe(true)

@@ -19,10 +19,10 @@ use tokio::sync::Notify;
 
 use super::exit::{Control, Exit, Signal};
 use super::platform;
-use crate::supervisor::protocol::Ask;
 use super::result::{ProcessState, Status};
 use super::sync::lock;
 use super::teardown;
+use crate::supervisor::protocol::Ask;
 
 /// How long output may still drain after the group got SIGKILL. Killed writers
 /// close their pipes at once; this only bounds descendants that left the group.

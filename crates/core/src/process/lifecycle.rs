@@ -29,8 +29,9 @@ pub(super) struct Shared {
     /// (the reactor's fast path ends with any kill). Set at most once.
     pub(super) on_kill: OnceLock<Weak<dyn OnKill>>,
     /// Under the supervisor, a second descriptor of the command's link, for
-    /// the one reader left when the driver's task is gone (`supervise`).
-    pub(super) link: Option<super::platform::Fd>,
+    /// the one reader left when the driver's task is gone (`supervise`);
+    /// closed when the result is published, not when the handle goes.
+    pub(super) link: Mutex<Option<super::platform::Fd>>,
 }
 
 /// A driver that must hear of a kill: it hands the process on to one that
@@ -103,6 +104,7 @@ impl Shared {
 /// group is dealt with (see the module's invariant).
 pub(super) fn finish(shared: &Shared) {
     shared.group.reap();
+    drop(lock(&shared.link).take());
     let state = shared.group.state();
     let cause = shared.group.cause();
     let result = RunResult {

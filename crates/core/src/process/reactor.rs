@@ -73,6 +73,8 @@ struct Entry {
     stdout: Option<Stream>,
     stderr: Option<Stream>,
     exit: Option<Exit>,
+    /// Under the supervisor: the reaper's report, before its link ends.
+    reported: Option<Exit>,
     timeout_at: Option<Instant>,
     deadline: Option<deadline::Key>,
 }
@@ -158,6 +160,7 @@ impl Inner {
             stdout: Some(Stream { fd: stdout, decoder: Utf8Decoder::default() }),
             stderr: Some(Stream { fd: stderr, decoder: Utf8Decoder::default() }),
             exit: None,
+            reported: None,
             timeout_at,
             deadline,
         };
@@ -236,7 +239,9 @@ impl Inner {
             _ => {
                 let polled = match entry.shared.group.control() {
                     Control::Child => platform::poll_exit(pid),
-                    Control::Supervised { .. } => platform::supervisor::read_exit(&entry.exit_fd, true),
+                    Control::Supervised { .. } => {
+                        platform::supervisor::read_exit(&entry.exit_fd, true, &mut entry.reported)
+                    }
                 };
                 let exit = match polled {
                     Ok(Some(exit)) => exit,
@@ -319,7 +324,7 @@ impl Inner {
     /// Moves a process to the runtime's supervisor, with its exit if seen and
     /// the pipes still open, each with what its decoder carries.
     fn hand_over(&self, entry: Entry) {
-        let Entry { shared, exit_fd, stdout, stderr, exit, timeout_at, deadline } = entry;
+        let Entry { shared, exit_fd, stdout, stderr, exit, reported, timeout_at, deadline } = entry;
         if let Some(key) = deadline {
             deadline::remove(key);
         }
@@ -332,7 +337,7 @@ impl Inner {
                 Some(exit) => ExitWatch::Exited(exit),
                 None => match shared.group.control() {
                     Control::Child => ExitWatch::from_pidfd(shared.pid, exit_fd)?,
-                    Control::Supervised { .. } => ExitWatch::from_link(exit_fd)?,
+                    Control::Supervised { .. } => ExitWatch::from_link(exit_fd, reported)?,
                 },
             };
             io::Result::Ok(Io { watch, stdout: open(stdout)?, stderr: open(stderr)?, stdin: None, live: None })

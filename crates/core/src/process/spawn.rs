@@ -69,7 +69,7 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         stderr: Mutex::new(Capture::new(StreamKind::Stderr, pid, spec.stderr, spec.spill.clone())),
         outcome: Mutex::new(Outcome::Pending(Vec::new())),
         on_kill: std::sync::OnceLock::new(),
-        link: link.as_ref().and_then(|link| link.try_clone().ok()),
+        link: Mutex::new(link.as_ref().and_then(|link| link.try_clone().ok())),
     });
     Ok(Started {
         shared,

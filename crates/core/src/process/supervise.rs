@@ -22,6 +22,7 @@ use super::output::{read_stream, LiveOutput, OpenStream, Utf8Decoder};
 use super::platform::{self, ExitWatch, PipeWriter};
 use super::spawn::{spawn_failed, Started};
 use super::stream::StreamKind;
+use super::sync::lock;
 use crate::error::ExecError;
 
 /// The child's ends of the world, owned by the task.
@@ -46,7 +47,7 @@ pub(super) fn start(started: Started, runtime: &Handle) -> Result<Process, ExecE
             None => None,
         };
         let watch = match link {
-            Some(link) => ExitWatch::from_link(link)?,
+            Some(link) => ExitWatch::from_link(link, None)?,
             None => ExitWatch::new(shared.pid)?,
         };
         let (stdout, stderr) = (Some((stdout, Utf8Decoder::default())), Some((stderr, Utf8Decoder::default())));
@@ -160,9 +161,9 @@ async fn sleep_until(deadline: Option<Instant>) {
 /// Blocks until the killed leader exits: a reaper reports once its tree is
 /// gone.
 fn wait_killed(shared: &Shared) -> Exit {
-    match (shared.group.control(), &shared.link) {
+    match (shared.group.control(), lock(&shared.link).as_ref()) {
         (Control::Supervised { .. }, Some(link)) => {
-            platform::supervisor::read_exit(link, false).ok().flatten().unwrap_or(Exit::UNKNOWN)
+            platform::supervisor::read_exit(link, false, &mut None).ok().flatten().unwrap_or(Exit::UNKNOWN)
         }
         // Without a second descriptor the link closed with the task, and a
         // reaper kills its whole tree when its link closes.

@@ -3,11 +3,12 @@
 //! Where the supervisor's own cgroup v2 directory (the host's, which it
 //! inherits) is writable and has `cgroup.kill` (Linux 5.14 and later; as root,
 //! or in a delegated subtree), the supervisor makes a directory of its own
-//! there, `dsh-shell-env.<pid>`, and in it one leaf per command. The command
-//! is born in its leaf (`clone3` with `CLONE_INTO_CGROUP`), so it and
-//! everything it ever forks stay there whatever they do with sessions and
-//! groups, and one write to `cgroup.kill` ends them all at once, also after
-//! the command killed its own reaper. Forks racing the kill die with it.
+//! there, `dsh-shell-env.<pid>`, and in it one leaf per command. The
+//! command's reaper is born in its leaf (`clone3` with `CLONE_INTO_CGROUP`),
+//! so the command and everything it ever forks stay there whatever they do
+//! with sessions and groups, and one write to `cgroup.kill` ends them all at
+//! once, also after the command killed its own reaper. Forks racing the kill
+//! die with it.
 //!
 //! The tier is chosen once per supervisor by [`Cgroups::detect`]: the
 //! directory must be made and a probe child must be born into a leaf of it.
@@ -32,8 +33,6 @@ pub(crate) struct Cgroups {
 /// One command's leaf.
 pub(crate) struct Leaf {
     path: PathBuf,
-    /// The directory, open, for `CLONE_INTO_CGROUP`.
-    pub(crate) fd: OwnedFd,
 }
 
 impl Cgroups {
@@ -55,24 +54,12 @@ impl Cgroups {
         }
     }
 
-    /// The supervisor's directory.
-    #[cfg(test)]
-    pub(crate) fn base(&self) -> &Path {
-        &self.base
-    }
-
-    /// A new leaf for command `id`, or `None` when one cannot be made (the
+    /// A new leaf named `name`, or `None` when one cannot be made (the
     /// command then runs without: the reaper still ends it).
-    pub(crate) fn leaf(&self, id: u64) -> Option<Leaf> {
-        let path = self.base.join(id.to_string());
+    pub(crate) fn leaf(&self, name: u64) -> Option<Leaf> {
+        let path = self.base.join(name.to_string());
         fs::create_dir(&path).ok()?;
-        match open_directory(&path) {
-            Ok(fd) => Some(Leaf { path, fd }),
-            Err(_) => {
-                let _ = fs::remove_dir(&path);
-                None
-            }
-        }
+        Some(Leaf { path })
     }
 
     /// Kills every leaf and removes what is empty, the directory last: the
@@ -86,8 +73,9 @@ impl Cgroups {
     fn probe(&self) -> bool {
         let Some(leaf) = self.leaf(0) else { return false };
         // SAFETY: in the child only `_exit` runs.
-        let born = unsafe { clone_into(Some(&leaf.fd)) };
+        let born = unsafe { clone_into(Some(&leaf)) };
         let works = match born {
+            // SAFETY: the probe child only exits.
             Ok(0) => unsafe { libc::_exit(0) },
             Ok(pid) => {
                 let mut status = 0;
@@ -114,20 +102,20 @@ impl Leaf {
     }
 }
 
-/// Starts a child like `fork`, born into `cgroup` when there is one:
+/// Starts a child like `fork`, born into `leaf` when there is one:
 /// `clone3(CLONE_INTO_CGROUP)`, with SIGCHLD at its exit. Returns 0 in the
 /// child and its pid in the parent.
 ///
 /// # Safety
 /// As for `fork`: in a multithreaded process, the child may call only
-/// async-signal-safe functions. The supervisor and the reaper are
-/// single-threaded.
-pub(crate) unsafe fn clone_into(cgroup: Option<&OwnedFd>) -> io::Result<libc::pid_t> {
-    let Some(cgroup) = cgroup else {
+/// async-signal-safe functions. The supervisor is single-threaded.
+pub(crate) unsafe fn clone_into(leaf: Option<&Leaf>) -> io::Result<libc::pid_t> {
+    let Some(leaf) = leaf else {
         // SAFETY: the caller's contract.
         let pid = unsafe { libc::fork() };
         return if pid < 0 { Err(io::Error::last_os_error()) } else { Ok(pid) };
     };
+    let cgroup = open_directory(&leaf.path)?;
     /// `struct clone_args` up to `cgroup` (`CLONE_ARGS_SIZE_VER2`).
     #[repr(C)]
     #[derive(Default)]
@@ -211,7 +199,8 @@ fn sweep_dead_supervisors(own: &Path) {
         let Some(pid) = name.to_str().and_then(|name| name.strip_prefix(DIRECTORY_PREFIX)) else { continue };
         let Ok(pid) = pid.parse::<libc::pid_t>() else { continue };
         // SAFETY: signal 0 only asks whether the pid exists.
-        let alive = unsafe { libc::kill(pid, 0) } == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        let alive =
+            unsafe { libc::kill(pid, 0) } == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
         if !alive {
             remove_tree(&entry.path());
         }
@@ -222,7 +211,8 @@ fn sweep_dead_supervisors(own: &Path) {
 /// removes the leaves and `directory`.
 fn remove_tree(directory: &Path) {
     let Ok(entries) = fs::read_dir(directory) else { return };
-    let leaves: Vec<PathBuf> = entries.flatten().filter(|entry| entry.path().is_dir()).map(|entry| entry.path()).collect();
+    let leaves: Vec<PathBuf> =
+        entries.flatten().filter(|entry| entry.path().is_dir()).map(|entry| entry.path()).collect();
     for leaf in &leaves {
         kill(leaf);
     }

@@ -39,8 +39,17 @@ mod tree;
 /// The supervisor program's file name.
 pub const PROGRAM_NAME: &str = "dsh-shell-env-supervisor";
 
+/// The host's environment variable that, set to `1` when the supervisor
+/// starts, keeps it from the cgroup tier (for tests, and hosts whose cgroup
+/// tree is managed by someone who must not see new directories in it).
+pub const NO_CGROUPS: &str = "DSH_SHELL_ENV_NO_CGROUPS";
+
+/// The supervisor's argument for [`NO_CGROUPS`].
+pub const NO_CGROUPS_FLAG: &str = "--no-cgroups";
+
 /// The supervisor program: serves the host on its stdin; never returns.
 #[cfg(target_os = "linux")]
 pub fn main() -> ! {
-    server::serve()
+    let no_cgroups = std::env::args_os().skip(1).any(|arg| arg == NO_CGROUPS_FLAG);
+    server::serve(!no_cgroups)
 }

@@ -181,7 +181,13 @@ impl LaunchSpec {
         let env = reader.list()?;
         let whole = reader.at == bytes.len();
         let no_nul = [&program, &cwd].into_iter().chain(&argv).chain(&env).all(|item| !item.contains(&0));
-        (whole && no_nul && !program.is_empty() && !argv.is_empty()).then_some(Self { program, argv, env, cwd, grace_ms })
+        (whole && no_nul && !program.is_empty() && !argv.is_empty()).then_some(Self {
+            program,
+            argv,
+            env,
+            cwd,
+            grace_ms,
+        })
     }
 }
 

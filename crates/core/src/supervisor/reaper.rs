@@ -5,11 +5,11 @@
 //! over the command's link.
 //!
 //! Invariants (what the host relies on):
-//! - it exits only when it has no child left, so at that moment no
-//!   descendant of the command runs; it exits as the command did (the same
-//!   code, or by the same signal), and the supervisor reports that status to
-//!   the host once it reaped this process. Only when the supervisor is gone
-//!   does it report `Exited` itself, marked lost;
+//! - it reports `Exited` (the command's own status) only when it has no
+//!   child left, so at that moment no descendant of the command runs; then
+//!   it exits at once, with code 0. A reaper that dies of a signal (its
+//!   command killed it, or it died in its own leaf's `cgroup.kill`) reported
+//!   nothing: the supervisor reports for it once the tree is gone;
 //! - after the command exits, whatever is left gets SIGTERM (and SIGCONT, so
 //!   that a stopped process sees it), and SIGKILL after the grace;
 //! - SIGUSR1 (the host's kill, through the supervisor) SIGKILLs every
@@ -29,12 +29,12 @@
 use std::ffi::CString;
 use std::io;
 use std::mem::MaybeUninit;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::ptr;
 use std::time::{Duration, Instant};
 
-use super::cgroup::{clone_into, Leaf};
-use super::protocol::{LaunchSpec, Report, CHUNK};
+use super::cgroup::Leaf;
+use super::protocol::{LaunchSpec, Report, Request, CHUNK, MESSAGE_LEN, SPAWN_FDS};
 use super::{descriptors, signals, socket, tree};
 
 /// The signals a reaper handles itself, through a signalfd.
@@ -49,29 +49,41 @@ const IGNORED: [libc::c_int; 3] = [libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU];
 /// How long a killing reaper waits for a child to change before it looks again.
 const KILL_RESCAN: Duration = Duration::from_millis(1);
 
-/// What the supervisor hands the reaper it forked.
-pub(crate) struct Assignment {
-    /// The command's link to the host.
-    pub(crate) link: OwnedFd,
-    /// The command's stdin, stdout and stderr.
-    pub(crate) stdio: [OwnedFd; 3],
-    /// The command's cgroup leaf, in the cgroup tier.
+/// The most children reaped in one turn: descendants that fork and exit
+/// without end keep handing this process zombies, and the turn must still
+/// get to killing them.
+const REAP_BATCH: usize = 1024;
+
+/// Where a reaper keeps its socket to the supervisor.
+const SUPERVISOR_FD: libc::c_int = 3;
+
+/// What the supervisor gives the reaper it forks, ahead of any command.
+pub(crate) struct Standby {
+    /// The reaper's end of its socket to the supervisor: the assignment comes
+    /// in on it, and the command's status goes out when the reaper is about
+    /// to die in its own `cgroup.kill`.
+    pub(crate) socket: OwnedFd,
+    /// The cgroup leaf the reaper was born in, in the cgroup tier.
     pub(crate) leaf: Option<Leaf>,
     /// The supervisor's pid, to tell whether it died before the death signal
     /// was set.
     pub(crate) supervisor: libc::pid_t,
+    /// The host's descriptor limit, for the command.
+    pub(crate) files: libc::rlimit,
 }
 
-/// Runs the command of `assignment` to its end, in the child the supervisor
-/// just forked; never returns.
-pub(crate) fn run(assignment: Assignment) -> ! {
-    let Assignment { link, stdio, leaf, supervisor } = assignment;
+/// Runs in the child the supervisor just forked: gets ready, waits for a
+/// command, runs it to its end; never returns.
+pub(crate) fn run(standby: Standby) -> ! {
+    let Standby { socket, leaf, supervisor, files } = standby;
+    let socket = keep_only(socket);
     // SAFETY: plain syscalls on this process; `setpgid(0, 0)` makes it the
     // leader of a new group.
     unsafe {
         libc::setpgid(0, 0);
+        libc::setrlimit(libc::RLIMIT_NOFILE, &files);
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGUSR2, 0, 0, 0);
-        // The supervisor died before the death signal was set: nothing started.
+        // The supervisor died before the death signal was set.
         if libc::getppid() != supervisor {
             libc::_exit(0);
         }
@@ -80,15 +92,11 @@ pub(crate) fn run(assignment: Assignment) -> ! {
             libc::signal(signal, libc::SIG_IGN);
         }
     }
-    let signal_fd = match signals::watch(&HANDLED) {
-        Ok(fd) => fd,
-        Err(error) => fail(&link, &error),
-    };
-    descriptors::release_stdio();
-    // Whatever the supervisor held stays out of the command.
-    descriptors::all_close_on_exec();
+    let Ok(signal_fd) = signals::watch(&HANDLED) else { exit_quietly() };
+    // The supervisor gone (the end of the socket) or nonsense: nothing to run.
+    let Some((link, stdio)) = assignment(&socket) else { exit_quietly() };
     let Some(spec) = read_spec(&link) else { exit_quietly() };
-    let child = match start(&spec, &stdio, leaf.as_ref()) {
+    let child = match start(&spec, &stdio) {
         Ok(child) => child,
         Err(error) => fail(&link, &error),
     };
@@ -97,8 +105,50 @@ pub(crate) fn run(assignment: Assignment) -> ! {
     let me = unsafe { libc::getpid() };
     let _ = socket::send(&link, &Report::Started { pid: me as u32 }.encode(), &[], false);
     let grace = Duration::from_millis(spec.grace_ms);
-    Reaper { me, child, grace, signal_fd, link, leaf, status: None, left_behind: false, term_due: None, killing: false, lost: false }
-        .run()
+    Reaper {
+        me,
+        child,
+        grace,
+        signal_fd,
+        link,
+        socket,
+        leaf,
+        status: None,
+        left_behind: false,
+        term_due: None,
+        killing: false,
+        lost: false,
+    }
+    .run()
+}
+
+/// Closes every descriptor the supervisor had but `socket`, which moves to
+/// [`SUPERVISOR_FD`] (close-on-exec); stdin, stdout and stderr become
+/// `/dev/null`.
+fn keep_only(socket: OwnedFd) -> OwnedFd {
+    descriptors::release_stdio();
+    let fd = socket.as_raw_fd();
+    if fd != SUPERVISOR_FD {
+        // SAFETY: dup2 onto a descriptor this process is about to close anyway.
+        unsafe { libc::dup2(fd, SUPERVISOR_FD) };
+    }
+    // The old number is closed with the rest below.
+    std::mem::forget(socket);
+    descriptors::close_from(SUPERVISOR_FD + 1);
+    // SAFETY: SUPERVISOR_FD now holds the socket and nothing else owns it.
+    let socket = unsafe { OwnedFd::from_raw_fd(SUPERVISOR_FD) };
+    // SAFETY: sets a flag on a descriptor this process owns.
+    unsafe { libc::fcntl(SUPERVISOR_FD, libc::F_SETFD, libc::FD_CLOEXEC) };
+    socket
+}
+
+/// Waits for the supervisor's assignment: the command's link and stdio.
+fn assignment(socket: &OwnedFd) -> Option<(OwnedFd, [OwnedFd; 3])> {
+    let mut buf = [0; MESSAGE_LEN];
+    let (len, fds) = socket::receive(socket.as_raw_fd(), &mut buf, false).ok()??;
+    Request::decode(&buf[..len])?;
+    let [link, stdin, stdout, stderr] = <[OwnedFd; SPAWN_FDS.len()]>::try_from(fds).ok()?;
+    Some((link, [stdin, stdout, stderr]))
 }
 
 /// Reports a command that could not start, and exits.
@@ -128,80 +178,66 @@ fn read_spec(link: &OwnedFd) -> Option<LaunchSpec> {
     }
 }
 
-/// Starts the command as this process's child: in the spec's directory, with
-/// its environment, its stdio on 0–2, the default action for every signal
-/// handled or ignored here and an empty signal mask; born in `leaf` when
-/// there is one. Fails with the errno of `chdir` or `execve`.
-fn start(spec: &LaunchSpec, stdio: &[OwnedFd; 3], leaf: Option<&Leaf>) -> io::Result<libc::pid_t> {
+/// Starts the command as this process's child through `posix_spawn`: in the
+/// spec's directory, with its environment, its stdio on 0–2, the default
+/// action for every signal handled or ignored here and an empty signal mask.
+/// Fails with the errno of `chdir` or of the spawn (`execve`'s included).
+fn start(spec: &LaunchSpec, stdio: &[OwnedFd; 3]) -> io::Result<libc::pid_t> {
     let cstring = |bytes: &[u8]| CString::new(bytes).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL));
     let program = cstring(&spec.program)?;
     let cwd = cstring(&spec.cwd)?;
     let argv = spec.argv.iter().map(|arg| cstring(arg)).collect::<io::Result<Vec<_>>>()?;
     let env = spec.env.iter().map(|entry| cstring(entry)).collect::<io::Result<Vec<_>>>()?;
-    let pointers = |list: &[CString]| list.iter().map(|item| item.as_ptr()).chain([ptr::null()]).collect::<Vec<_>>();
+    let pointers = |list: &[CString]| {
+        list.iter().map(|item| item.as_ptr().cast_mut()).chain([ptr::null_mut()]).collect::<Vec<_>>()
+    };
     let (argv_ptrs, env_ptrs) = (pointers(&argv), pointers(&env));
     // SAFETY: chdir with a valid path; this process runs nothing else that
     // depends on its directory.
     if unsafe { libc::chdir(cwd.as_ptr()) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    let (report_read, report_write) = descriptors::cloexec_pipe()?;
-    let fds = [stdio[0].as_raw_fd(), stdio[1].as_raw_fd(), stdio[2].as_raw_fd()];
-    // SAFETY: this process is single-threaded (the supervisor forked it and
-    // it started no thread), so the child may run anything; it runs only
-    // `exec_child`, which never returns.
-    let pid = unsafe { clone_into(leaf.map(|leaf| &leaf.fd))? };
-    if pid == 0 {
-        exec_child(&program, &argv_ptrs, &env_ptrs, fds, report_write.as_raw_fd());
-    }
-    drop(report_write);
-    // The child writes its errno here only if exec failed; a successful exec
-    // closes the pipe (close-on-exec) with nothing written.
-    let mut errno = [0u8; 4];
-    // SAFETY: reads at most 4 bytes into a 4-byte buffer.
-    let read = loop {
-        let read = unsafe { libc::read(report_read.as_raw_fd(), errno.as_mut_ptr().cast(), 4) };
-        if read >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-            break read;
-        }
-    };
-    if read == 4 {
-        let mut status = 0;
-        // SAFETY: reaps the child that failed to exec.
-        unsafe { libc::waitpid(pid, &mut status, 0) };
-        return Err(io::Error::from_raw_os_error(i32::from_ne_bytes(errno)));
-    }
-    Ok(pid)
-}
-
-/// In the new child: stdio onto 0–2, signals back to their defaults, then
-/// `execve`; on failure the errno goes to `report` and the child exits 127.
-fn exec_child(program: &CString, argv: &[*const libc::c_char], env: &[*const libc::c_char], stdio: [RawFd; 3], report: RawFd) -> ! {
-    // SAFETY: only async-signal-safe calls on descriptors and signal state
-    // of this new process; the pointers are NUL-terminated arrays of
-    // NUL-terminated strings that live until exec.
-    unsafe {
-        // Move the sources above 2 first, so that no dup2 overwrites one still needed.
-        let mut moved = stdio;
-        for fd in &mut moved {
-            if *fd <= 2 {
-                *fd = libc::fcntl(*fd, libc::F_DUPFD_CLOEXEC, 3);
-            }
-        }
-        for (target, fd) in moved.into_iter().enumerate() {
-            libc::dup2(fd, target as libc::c_int);
-        }
-        for signal in HANDLED.into_iter().chain(IGNORED).chain([libc::SIGPIPE]) {
-            libc::signal(signal, libc::SIG_DFL);
-        }
+    let mut pid = 0;
+    // SAFETY: the attribute and file-action objects are initialised before
+    // use and destroyed after; the sets are initialised by sigemptyset; argv
+    // and envp are NUL-terminated arrays of NUL-terminated strings that
+    // outlive the call; the stdio descriptors are open (above 2, since 0–2
+    // are /dev/null here), so each dup2 leaves the others intact.
+    let result = unsafe {
+        let mut attr = MaybeUninit::<libc::posix_spawnattr_t>::uninit();
+        let mut actions = MaybeUninit::<libc::posix_spawn_file_actions_t>::uninit();
+        libc::posix_spawnattr_init(attr.as_mut_ptr());
+        libc::posix_spawn_file_actions_init(actions.as_mut_ptr());
         let mut empty = MaybeUninit::<libc::sigset_t>::uninit();
         libc::sigemptyset(empty.as_mut_ptr());
-        libc::sigprocmask(libc::SIG_SETMASK, empty.as_ptr(), ptr::null_mut());
-        libc::execve(program.as_ptr(), argv.as_ptr(), env.as_ptr());
-        let errno = *libc::__errno_location();
-        libc::write(report, (&errno as *const i32).cast(), 4);
-        libc::_exit(127)
+        let mut defaults = MaybeUninit::<libc::sigset_t>::uninit();
+        libc::sigemptyset(defaults.as_mut_ptr());
+        for signal in HANDLED.into_iter().chain(IGNORED).chain([libc::SIGPIPE]) {
+            libc::sigaddset(defaults.as_mut_ptr(), signal);
+        }
+        libc::posix_spawnattr_setsigmask(attr.as_mut_ptr(), empty.as_ptr());
+        libc::posix_spawnattr_setsigdefault(attr.as_mut_ptr(), defaults.as_ptr());
+        let flags = libc::POSIX_SPAWN_SETSIGMASK | libc::POSIX_SPAWN_SETSIGDEF;
+        libc::posix_spawnattr_setflags(attr.as_mut_ptr(), flags as libc::c_short);
+        for (target, fd) in stdio.iter().enumerate() {
+            libc::posix_spawn_file_actions_adddup2(actions.as_mut_ptr(), fd.as_raw_fd(), target as libc::c_int);
+        }
+        let result = libc::posix_spawn(
+            &mut pid,
+            program.as_ptr(),
+            actions.as_ptr(),
+            attr.as_ptr(),
+            argv_ptrs.as_ptr(),
+            env_ptrs.as_ptr(),
+        );
+        libc::posix_spawn_file_actions_destroy(actions.as_mut_ptr());
+        libc::posix_spawnattr_destroy(attr.as_mut_ptr());
+        result
+    };
+    if result != 0 {
+        return Err(io::Error::from_raw_os_error(result));
     }
+    Ok(pid)
 }
 
 struct Reaper {
@@ -210,6 +246,8 @@ struct Reaper {
     grace: Duration,
     signal_fd: OwnedFd,
     link: OwnedFd,
+    /// To the supervisor.
+    socket: OwnedFd,
     leaf: Option<Leaf>,
     /// The command's wait status, once it exited.
     status: Option<libc::c_int>,
@@ -226,7 +264,7 @@ struct Reaper {
 impl Reaper {
     fn run(mut self) -> ! {
         loop {
-            let children_left = self.reap_all();
+            let children_left = self.reap_some();
             if let Some(status) = self.status {
                 if !children_left {
                     // No child left, so no descendant either: they are orphaned to us.
@@ -242,9 +280,7 @@ impl Reaper {
             }
             let mut found = 0;
             if self.killing {
-                if let Some(leaf) = &self.leaf {
-                    leaf.kill();
-                }
+                self.kill_leaf();
                 found = tree::signal_descendants(self.me, &[libc::SIGKILL]);
             }
             let timeout = match (self.killing, found) {
@@ -257,9 +293,10 @@ impl Reaper {
         }
     }
 
-    /// Reaps every exited child. Returns whether a child is left.
-    fn reap_all(&mut self) -> bool {
-        loop {
+    /// Reaps exited children, at most [`REAP_BATCH`]. Returns whether a
+    /// child may be left.
+    fn reap_some(&mut self) -> bool {
+        for _ in 0..REAP_BATCH {
             let mut status = 0;
             // SAFETY: waits for any child of ours, without blocking.
             let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
@@ -277,6 +314,7 @@ impl Reaper {
                 self.status = Some(status);
             }
         }
+        true
     }
 
     /// The command exited: SIGTERM to what it left behind, SIGKILL after
@@ -327,35 +365,22 @@ impl Reaper {
         }
     }
 
-    /// Nothing is left: exits as the command did, for the supervisor to
-    /// report; without a supervisor, reports itself.
-    fn exit(&self, status: libc::c_int) -> ! {
-        if self.lost {
-            let _ = socket::send(&self.link, &Report::Exited { status, lost: true }.encode(), &[], false);
+    /// In the cgroup tier, kills the whole leaf at once, this process with it:
+    /// the supervisor reports the command's status, told first if known
+    /// (else the command died of the kill too: SIGKILL). Returns only where
+    /// the kill could not be written.
+    fn kill_leaf(&self) {
+        let Some(leaf) = &self.leaf else { return };
+        if let Some(status) = self.status {
+            let _ = socket::send(&self.socket, &Report::Exited { status, lost: false }.encode(), &[], false);
         }
-        exit_as(status)
+        leaf.kill();
     }
-}
 
-/// Exits as a process with wait status `status` did: with its code, or by
-/// its signal (without a core dump).
-fn exit_as(status: libc::c_int) -> ! {
-    if libc::WIFSIGNALED(status) {
-        let signal = libc::WTERMSIG(status);
-        // SAFETY: resets one disposition, disables core files, unblocks and
-        // raises the signal; all plain syscalls.
-        unsafe {
-            libc::signal(signal, libc::SIG_DFL);
-            let no_core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-            libc::setrlimit(libc::RLIMIT_CORE, &no_core);
-            let mut set = MaybeUninit::<libc::sigset_t>::uninit();
-            libc::sigemptyset(set.as_mut_ptr());
-            libc::sigaddset(set.as_mut_ptr(), signal);
-            libc::sigprocmask(libc::SIG_UNBLOCK, set.as_ptr(), ptr::null_mut());
-            libc::raise(signal);
-            libc::_exit(128 + signal)
-        }
+    /// Nothing is left: the host hears how the command ended, and this
+    /// process exits.
+    fn exit(&self, status: libc::c_int) -> ! {
+        let _ = socket::send(&self.link, &Report::Exited { status, lost: self.lost }.encode(), &[], false);
+        exit_quietly()
     }
-    // SAFETY: ends this process; nothing of Rust's needs to run.
-    unsafe { libc::_exit(if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 1 }) }
 }

@@ -1,6 +1,6 @@
-//! The supervisor's loop: read the host's requests, fork a reaper per
-//! command, pass the host's signals on, reap, and end everything when the
-//! host is gone.
+//! The supervisor's loop: read the host's requests, hand each command to a
+//! reaper forked ahead of need, pass the host's signals on, reap, report, and
+//! end everything when the host is gone.
 //!
 //! Invariants:
 //! - single-threaded, so a forked reaper may run anything, and a reaper's
@@ -9,31 +9,46 @@
 //!   so a signal never reaches a process that reused its pid;
 //! - this process is a child subreaper: the descendants of a reaper that was
 //!   killed (by its own command, say) are orphaned to it, and it SIGKILLs
-//!   every child that is not one of its reapers, with all its descendants;
-//! - a command's exit is reported to the host (on the command's link) only
-//!   once its reaper is reaped and nothing of the command is left: its leaf
-//!   removed, and no stray child alive. So a host that sees a result sees a
-//!   clean slate, even after a command killed its own reaper;
+//!   every child that is neither a reaper nor a standby, with all its
+//!   descendants;
+//! - a reaper that exits reported its command's exit itself; for one that
+//!   died of a signal (killed by its command, or in its own leaf's
+//!   `cgroup.kill`), this process reports, once nothing of the command is
+//!   left: its leaf removed, or no stray child alive. So a host that sees a
+//!   result sees a clean slate, even after a command killed its own reaper;
 //! - at the end of the host's socket (the host is gone, however it died) every
 //!   reaper is told to kill its command's tree, and this process exits once
 //!   none is left; the leaves of the cgroup tier are killed and removed.
+//!
+//! A command costs the host one round trip: [`STANDBY`] reapers are forked
+//! ahead of need (each already in its process group, a subreaper, its
+//! signals set up, in its leaf), and the next is forked once the current
+//! request is served.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
-use super::cgroup::{Cgroups, Leaf};
+use super::cgroup::{clone_into, Cgroups, Leaf};
 use super::protocol::{Ask, Report, Request, MESSAGE_LEN, SPAWN_FDS};
-use super::reaper::{self, Assignment};
+use super::reaper::{self, Standby};
 use super::{descriptors, signals, socket, tree};
+
+/// How many reapers wait, forked, for the next commands.
+const STANDBY: usize = 2;
+
+/// The most children reaped in one turn, so that strays forking and exiting
+/// without end cannot keep the loop from killing them.
+const REAP_BATCH: usize = 4096;
 
 /// How often commands still finishing, and strays still to be killed, are
 /// looked at again.
 const RETRY: Duration = Duration::from_millis(5);
 
-/// Runs the supervisor on the host's socket, which is its stdin; never returns.
-pub(crate) fn serve() -> ! {
+/// Runs the supervisor on the host's socket, which is its stdin, in the
+/// cgroup tier when `cgroups` allows and the host has it; never returns.
+pub(crate) fn serve(cgroups: bool) -> ! {
     // SAFETY: duplicates stdin (the host's socket) to a new close-on-exec
     // descriptor this process owns, before stdin is pointed elsewhere.
     let host = unsafe { libc::fcntl(0, libc::F_DUPFD_CLOEXEC, 3) };
@@ -48,51 +63,84 @@ pub(crate) fn serve() -> ! {
     unsafe {
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         // Its group is its own, but a terminal may still reach it.
-        for signal in [libc::SIGINT, libc::SIGHUP, libc::SIGQUIT, libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU, libc::SIGPIPE] {
+        for signal in
+            [libc::SIGINT, libc::SIGHUP, libc::SIGQUIT, libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU, libc::SIGPIPE]
+        {
             libc::signal(signal, libc::SIG_IGN);
         }
+    }
+    // The host's descriptor limit is its commands'; the supervisor holds a
+    // link per running command, so it takes all it may for itself.
+    let mut files = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit fills a valid rlimit; setrlimit only raises the soft
+    // limit to the hard one, which is always allowed.
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut files);
+        libc::setrlimit(libc::RLIMIT_NOFILE, &libc::rlimit { rlim_cur: files.rlim_max, rlim_max: files.rlim_max });
     }
     let Ok(signal_fd) = signals::watch(&[libc::SIGCHLD]) else {
         // SAFETY: ends this process.
         unsafe { libc::_exit(2) }
     };
-    let supervisor = Supervisor {
+    let mut supervisor = Supervisor {
         // SAFETY: getpid cannot fail.
         me: unsafe { libc::getpid() },
+        files,
         host,
         signal_fd,
-        cgroups: Cgroups::detect(),
+        cgroups: if cgroups { Cgroups::detect() } else { None },
+        leaves: 0,
+        standby: VecDeque::new(),
         reapers: HashMap::new(),
         by_id: HashMap::new(),
         finishing: Vec::new(),
+        unremoved: Vec::new(),
         strays: false,
         closing: false,
     };
+    supervisor.refill();
     supervisor.run()
 }
 
 struct Supervisor {
     me: libc::pid_t,
+    /// The descriptor limit the host gave, which its commands get back.
+    files: libc::rlimit,
     host: OwnedFd,
     signal_fd: OwnedFd,
     cgroups: Option<Cgroups>,
-    /// Live reapers by pid.
+    /// Leaves made so far, which names the next.
+    leaves: u64,
+    /// Reapers forked ahead of need, oldest first.
+    standby: VecDeque<Reaper>,
+    /// Reapers running a command, by pid.
     reapers: HashMap<libc::pid_t, Command>,
-    /// Live reapers by command id.
+    /// Reapers running a command, by the command's id.
     by_id: HashMap<u64, libc::pid_t>,
-    /// Commands whose reaper was reaped, not yet reported.
+    /// Commands whose reaper died of a signal, each with its status to
+    /// report once nothing of it is left.
     finishing: Vec<(Command, libc::c_int)>,
+    /// Leaves of reapers gone, not yet empty.
+    unremoved: Vec<Leaf>,
     /// A child that is not a reaper may be alive.
     strays: bool,
     /// The host is gone.
     closing: bool,
 }
 
-/// One command: its number, its link to the host, its leaf.
+/// A reaper, with this process's end of its socket and its leaf.
+struct Reaper {
+    pid: libc::pid_t,
+    socket: OwnedFd,
+    leaf: Option<Leaf>,
+}
+
+/// A command and the reaper running it.
 struct Command {
     id: u64,
+    /// The command's link, to report its exit on.
     link: OwnedFd,
-    leaf: Option<Leaf>,
+    reaper: Reaper,
 }
 
 impl Supervisor {
@@ -103,14 +151,16 @@ impl Supervisor {
                 self.kill_strays();
             }
             self.report_finished();
-            if self.closing && self.reapers.is_empty() && !self.strays && self.finishing.is_empty() {
+            let finishing = !self.finishing.is_empty() || !self.unremoved.is_empty();
+            if self.closing && self.reapers.is_empty() && !self.strays && !finishing {
+                self.standby.clear();
                 if let Some(cgroups) = &self.cgroups {
                     cgroups.remove();
                 }
                 // SAFETY: ends this process; nothing is left to do.
                 unsafe { libc::_exit(0) };
             }
-            let retry = self.strays || !self.finishing.is_empty();
+            let retry = self.strays || finishing;
             self.wait(if retry { RETRY.as_millis() as libc::c_int } else { -1 });
         }
     }
@@ -120,7 +170,11 @@ impl Supervisor {
     fn wait(&mut self, millis: libc::c_int) {
         let mut polls = [
             libc::pollfd { fd: self.signal_fd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: if self.closing { -1 } else { self.host.as_raw_fd() }, events: libc::POLLIN, revents: 0 },
+            libc::pollfd {
+                fd: if self.closing { -1 } else { self.host.as_raw_fd() },
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
         // SAFETY: two valid pollfds (a negative fd is ignored).
         if unsafe { libc::poll(polls.as_mut_ptr(), 2, millis) } <= 0 {
@@ -129,6 +183,9 @@ impl Supervisor {
         while signals::next(&self.signal_fd).is_some() {}
         if polls[1].revents != 0 {
             self.serve_host();
+            if !self.closing {
+                self.refill();
+            }
         }
     }
 
@@ -138,7 +195,7 @@ impl Supervisor {
         loop {
             match socket::receive(self.host.as_raw_fd(), &mut buf, true) {
                 Ok(Some((len, fds))) => match Request::decode(&buf[..len]) {
-                    Some(Request::Spawn { id }) => self.spawn(id, fds),
+                    Some(Request::Spawn { id }) => self.spawn(id, &buf[..len], fds),
                     Some(Request::Signal { id, ask }) => self.signal(id, ask),
                     // A malformed request: its descriptors close here.
                     None => {}
@@ -150,40 +207,76 @@ impl Supervisor {
         }
     }
 
-    /// Forks the reaper of command `id`, with the link and stdio that came
-    /// with the request.
-    fn spawn(&mut self, id: u64, fds: Vec<OwnedFd>) {
-        let Ok([link, stdin, stdout, stderr]) = <[OwnedFd; SPAWN_FDS.len()]>::try_from(fds) else {
+    /// Hands command `id` (the `request` that came with `fds`: its link and
+    /// stdio) to a reaper on standby, forked now if none is.
+    fn spawn(&mut self, id: u64, request: &[u8], fds: Vec<OwnedFd>) {
+        if fds.len() != SPAWN_FDS.len() {
             // Without its link no one hears of the command: nothing to start.
             return;
-        };
-        let leaf = self.cgroups.as_ref().and_then(|cgroups| cgroups.leaf(id));
-        // Kept to report the exit on; the reaper gets its own copy.
-        let Ok(kept) = link.try_clone() else { return };
-        // SAFETY: this process is single-threaded, so the child may run anything.
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
-            // The reaper holds neither of the supervisor's own descriptors: a
-            // copy of its end of the host's socket would keep the host from
-            // seeing the supervisor's death.
-            // SAFETY: the child's copies; `reaper::run` never returns, so the
-            // structs that own them are never dropped here.
-            unsafe {
-                libc::close(self.host.as_raw_fd());
-                libc::close(self.signal_fd.as_raw_fd());
-            }
-            reaper::run(Assignment { link, stdio: [stdin, stdout, stderr], leaf, supervisor: self.me });
         }
-        if pid < 0 {
-            let errno = io::Error::last_os_error().raw_os_error().unwrap_or(libc::EAGAIN);
-            let _ = socket::send(&link, &Report::Failed { errno }.encode(), &[], true);
-            if let Some(leaf) = leaf {
-                leaf.remove();
+        let raw: Vec<RawFd> = fds.iter().map(AsRawFd::as_raw_fd).collect();
+        loop {
+            let reaper = match self.standby.pop_front() {
+                Some(reaper) => reaper,
+                None => match self.fork_reaper() {
+                    Ok(reaper) => reaper,
+                    Err(error) => {
+                        let errno = error.raw_os_error().unwrap_or(libc::EAGAIN);
+                        let _ = socket::send(&fds[0], &Report::Failed { errno }.encode(), &[], true);
+                        return;
+                    }
+                },
+            };
+            // A reaper that died on standby (its socket's end) is reaped as a
+            // stray; the next one takes the command.
+            if socket::send(&reaper.socket, request, &raw, true).is_err() {
+                if let Some(leaf) = reaper.leaf {
+                    leaf.kill();
+                    leaf.remove();
+                }
+                continue;
             }
+            let Some(link) = fds.into_iter().next() else { return };
+            self.by_id.insert(id, reaper.pid);
+            self.reapers.insert(reaper.pid, Command { id, link, reaper });
             return;
         }
-        self.reapers.insert(pid, Command { id, link: kept, leaf });
-        self.by_id.insert(id, pid);
+    }
+
+    /// Forks reapers until [`STANDBY`] wait.
+    fn refill(&mut self) {
+        while self.standby.len() < STANDBY {
+            match self.fork_reaper() {
+                Ok(reaper) => self.standby.push_back(reaper),
+                // Out of processes or memory: the next command forks its own.
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// Forks a reaper on standby, born in a new leaf in the cgroup tier.
+    fn fork_reaper(&mut self) -> io::Result<Reaper> {
+        let (ours, theirs) = socket::pair()?;
+        let leaf = self.cgroups.as_ref().and_then(|cgroups| {
+            self.leaves += 1;
+            cgroups.leaf(self.leaves)
+        });
+        // SAFETY: this process is single-threaded, so the child may run anything.
+        let born = unsafe { clone_into(leaf.as_ref()) };
+        let pid = match born {
+            Ok(pid) => pid,
+            Err(error) => {
+                if let Some(leaf) = leaf {
+                    leaf.remove();
+                }
+                return Err(error);
+            }
+        };
+        if pid == 0 {
+            // Every descriptor but its own socket is closed there first.
+            reaper::run(Standby { socket: theirs, leaf, supervisor: self.me, files: self.files });
+        }
+        Ok(Reaper { pid, socket: ours, leaf })
     }
 
     /// Passes the host's `ask` on to command `id`'s reaper, woken first in
@@ -201,11 +294,13 @@ impl Supervisor {
         }
     }
 
-    /// The host is gone: every reaper kills its tree.
+    /// The host is gone: every reaper kills its tree; those on standby end.
     fn close(&mut self) {
         self.closing = true;
-        for (&pid, Command { leaf, .. }) in &self.reapers {
-            if let Some(leaf) = leaf {
+        // Their sockets close: they see the end and exit.
+        self.standby.clear();
+        for (&pid, command) in &self.reapers {
+            if let Some(leaf) = &command.reaper.leaf {
                 leaf.kill();
             }
             // SAFETY: as in `signal`.
@@ -219,7 +314,7 @@ impl Supervisor {
     /// Reaps every child that exited: a reaper's command is finishing; a stray
     /// was dealt with.
     fn reap(&mut self) {
-        loop {
+        for _ in 0..REAP_BATCH {
             let mut status = 0;
             // SAFETY: waits for any child of ours, without blocking.
             let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
@@ -229,33 +324,45 @@ impl Supervisor {
                 }
                 break;
             }
-            match self.reapers.remove(&pid) {
-                Some(command) => {
-                    self.by_id.remove(&command.id);
-                    // A reaper that died of a signal may have been killed by
-                    // its command, leaving descendants to us.
-                    if libc::WIFSIGNALED(status) {
-                        self.strays = true;
+            if let Some(command) = self.reapers.remove(&pid) {
+                self.by_id.remove(&command.id);
+                if !libc::WIFSIGNALED(status) {
+                    // It reported, with nothing left: the link's end tells the
+                    // host it is reaped (see `platform::supervisor::read_exit`);
+                    // its empty leaf goes after that.
+                    let Command { link, reaper, .. } = command;
+                    drop(link);
+                    if let Some(leaf) = reaper.leaf.filter(|leaf| !leaf.remove()) {
+                        self.unremoved.push(leaf);
                     }
-                    self.finishing.push((command, status));
+                    continue;
                 }
-                None => self.strays = true,
+                // Killed by its command, leaving descendants to us, or in its
+                // own leaf's kill, having told the command's status first.
+                self.strays = true;
+                let status = told_status(&command.reaper.socket).unwrap_or(status);
+                self.finishing.push((command, status));
+            } else if let Some(index) = self.standby.iter().position(|reaper| reaper.pid == pid) {
+                // Killed on standby (a command can signal any process of its user).
+                if let Some(reaper) = self.standby.remove(index) {
+                    if let Some(leaf) = reaper.leaf {
+                        leaf.remove();
+                    }
+                }
+            } else {
+                self.strays = true;
             }
         }
     }
 
-    /// Reports every finishing command with nothing left: its leaf removed
-    /// (killed first: what is left there outlived its reaper), and no stray
-    /// alive. The reaper exited as its command did, so its status is the
-    /// command's.
+    /// Reports every command whose reaper died of a signal, once nothing of
+    /// it is left: its leaf removed (killed first: what is left there outlived
+    /// its reaper), or no stray alive. Removes the leaves still to go.
     fn report_finished(&mut self) {
         let strays = self.strays;
         self.finishing.retain(|(command, status)| {
-            let clean = match &command.leaf {
-                Some(leaf) => leaf.remove() || {
-                    leaf.kill();
-                    false
-                },
+            let clean = match &command.reaper.leaf {
+                Some(leaf) => remove_killing(leaf),
                 None => !strays,
             };
             if clean {
@@ -264,13 +371,15 @@ impl Supervisor {
             }
             !clean
         });
+        self.unremoved.retain(|leaf| !remove_killing(leaf));
     }
 
-    /// SIGKILLs every child that is not a reaper, with its descendants:
-    /// orphans of a reaper that did not live to end them.
+    /// SIGKILLs every child that is neither a reaper nor on standby, with its
+    /// descendants: orphans of a reaper that did not live to end them.
     fn kill_strays(&mut self) {
         let children = tree::children_of(self.me).unwrap_or_default();
-        let strays: Vec<libc::pid_t> = children.into_iter().filter(|pid| !self.reapers.contains_key(pid)).collect();
+        let ours = |pid: &libc::pid_t| self.reapers.contains_key(pid) || self.standby.iter().any(|r| r.pid == *pid);
+        let strays: Vec<libc::pid_t> = children.into_iter().filter(|pid| !ours(pid)).collect();
         for &stray in &strays {
             tree::signal_descendants(stray, &[libc::SIGKILL]);
             // SAFETY: `stray` is this process's unreaped child.
@@ -279,4 +388,24 @@ impl Supervisor {
         // Strays found now may still have children of their own to hand on.
         self.strays = !strays.is_empty();
     }
+}
+
+/// Removes `leaf`, or kills what is still in it for the next try.
+fn remove_killing(leaf: &Leaf) -> bool {
+    leaf.remove() || {
+        leaf.kill();
+        false
+    }
+}
+
+/// The command status a reaper told before it killed its own leaf, if any.
+fn told_status(socket: &OwnedFd) -> Option<libc::c_int> {
+    let mut buf = [0; MESSAGE_LEN];
+    let mut told = None;
+    while let Ok(Some((len, _))) = socket::receive(socket.as_raw_fd(), &mut buf, true) {
+        if let Some(Report::Exited { status, .. }) = Report::decode(&buf[..len]) {
+            told = Some(status);
+        }
+    }
+    told
 }

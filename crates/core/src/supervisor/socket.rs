@@ -14,7 +14,8 @@ const MAX_FDS: usize = 4;
 pub fn pair() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: `fds` has room for the two descriptors socketpair writes.
-    let done = unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) };
+    let done =
+        unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) };
     if done != 0 {
         return Err(io::Error::last_os_error());
     }
@@ -96,7 +97,7 @@ impl Control {
 
     /// Attaches `fds` to `header`.
     fn put(&mut self, header: &mut libc::msghdr, fds: &[RawFd]) {
-        let data_len = size_of::<RawFd>() * fds.len();
+        let data_len = size_of_val(fds);
         // SAFETY: CMSG_SPACE/CMSG_LEN are arithmetic; the buffer is large
         // enough for MAX_FDS descriptors (checked in `new`), so CMSG_FIRSTHDR
         // is non-null and CMSG_DATA has room for `fds`.
@@ -155,7 +156,9 @@ mod tests {
         let mut text = String::new();
         reader.read_to_string(&mut text).unwrap();
         assert_eq!(text, "through");
-        assert!(matches!(receive(supervisor.as_raw_fd(), &mut buf, true), Err(e) if e.kind() == io::ErrorKind::WouldBlock));
+        assert!(
+            matches!(receive(supervisor.as_raw_fd(), &mut buf, true), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+        );
         drop(host);
         assert!(receive(supervisor.as_raw_fd(), &mut buf, false).unwrap().is_none());
     }

@@ -8,38 +8,34 @@
 use std::collections::{HashMap, HashSet};
 use std::io;
 
-/// Sends `signals`, in order, to every descendant of `root`. Returns how many
-/// descendants there were.
+/// Sends `signals`, in order, to every descendant of `root`, each as soon as
+/// it is found (a process that forks and exits at once is signalled
+/// microseconds after it is listed, not after the whole tree is). Returns
+/// how many descendants there were.
 pub(super) fn signal_descendants(root: libc::pid_t, signals: &[libc::c_int]) -> usize {
-    let descendants = descendants(root);
-    for &pid in &descendants {
+    let signal = |pid: libc::pid_t| {
         for &signal in signals {
             // SAFETY: kill only touches the process table.
             unsafe { libc::kill(pid, signal) };
         }
-    }
-    descendants.len()
-}
-
-/// Every live descendant of `root`: from the `children` files of
-/// `/proc/<pid>/task/<tid>/`, or where the kernel has none, from the parent
-/// pid of every process in `/proc`. Parents come before their children.
-pub(super) fn descendants(root: libc::pid_t) -> Vec<libc::pid_t> {
-    let mut found = Vec::new();
+    };
     let mut seen = HashSet::new();
     let mut stack = vec![root];
     while let Some(pid) = stack.pop() {
         let Some(children) = children_of(pid) else {
-            return descendants_by_parent(root);
+            // No `children` files: the slower whole-table scan.
+            let descendants = descendants_by_parent(root);
+            descendants.iter().copied().for_each(signal);
+            return descendants.len().max(seen.len());
         };
         for child in children {
             if seen.insert(child) {
-                found.push(child);
+                signal(child);
                 stack.push(child);
             }
         }
     }
-    found
+    seen.len()
 }
 
 /// The children of every thread of `pid`; `None` when the kernel keeps no
@@ -50,7 +46,9 @@ pub(super) fn children_of(pid: libc::pid_t) -> Option<Vec<libc::pid_t>> {
     let mut children = Vec::new();
     for task in tasks.flatten() {
         match std::fs::read_to_string(task.path().join("children")) {
-            Ok(list) => children.extend(list.split_ascii_whitespace().filter_map(|pid| pid.parse::<libc::pid_t>().ok())),
+            Ok(list) => {
+                children.extend(list.split_ascii_whitespace().filter_map(|pid| pid.parse::<libc::pid_t>().ok()))
+            }
             Err(error) if error.kind() == io::ErrorKind::NotFound && task.path().exists() => return None,
             Err(_) => {}
         }

@@ -147,11 +147,14 @@ pub(crate) fn ask(id: u64, ask: Ask) {
     let _ = socket::send(&socket, &Request::Signal { id, ask }.encode(), &[], true);
 }
 
-/// Reads command `link`'s exit report: `Ok(None)` while it runs (with
-/// `nonblocking`). The link's end without a report means that the supervisor
-/// died and the reaper with it, before either could report: lost, and
-/// reported as a SIGKILL.
-pub(crate) fn read_exit(link: &OwnedFd, nonblocking: bool) -> io::Result<Option<Exit>> {
+/// Reads command `link` for its exit: `Ok(None)` while it runs (with
+/// `nonblocking`). The exit is the reaper's report (kept in `reported`)
+/// once the link ends: the supervisor closes its end when it reaped the
+/// reaper, so the leader is reaped when its result is published, as a
+/// child's would be. The link's end without a report means that the
+/// supervisor died and the reaper with it, before either could report:
+/// lost, and reported as a SIGKILL.
+pub(crate) fn read_exit(link: &OwnedFd, nonblocking: bool, reported: &mut Option<Exit>) -> io::Result<Option<Exit>> {
     let mut buf = [0; MESSAGE_LEN];
     loop {
         if !nonblocking {
@@ -164,10 +167,10 @@ pub(crate) fn read_exit(link: &OwnedFd, nonblocking: bool) -> io::Result<Option<
         match socket::receive(link.as_raw_fd(), &mut buf, true) {
             Ok(Some((len, _))) => {
                 if let Some(Report::Exited { status, lost }) = Report::decode(&buf[..len]) {
-                    return Ok(Some(Exit::from_wait_status(status, lost)));
+                    *reported = Some(Exit::from_wait_status(status, lost));
                 }
             }
-            Ok(None) => return Ok(Some(Exit { code: None, signal: Some("SIGKILL"), lost: true })),
+            Ok(None) => return Ok(Some(reported.unwrap_or(Exit { code: None, signal: Some("SIGKILL"), lost: true }))),
             Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Ok(None),
             Err(error) => return Err(error),
         }
@@ -188,10 +191,14 @@ fn connect(helper: &Path) -> io::Result<Arc<OwnedFd>> {
 }
 
 /// Starts a supervisor: `helper` in a group of its own, its stdin one end
-/// of the socket pair, nothing else inherited.
+/// of the socket pair, nothing else inherited. With
+/// [`NO_CGROUPS`](crate::supervisor::NO_CGROUPS) set to `1` in the host's
+/// environment, it does not use the cgroup tier.
 fn launch(helper: &Path) -> io::Result<Connection> {
     let (host, remote) = socket::pair()?;
+    let no_cgroups = std::env::var_os(crate::supervisor::NO_CGROUPS).is_some_and(|value| value == "1");
     let child = Command::new(helper)
+        .args(no_cgroups.then_some(crate::supervisor::NO_CGROUPS_FLAG))
         .env_clear()
         .current_dir("/")
         .process_group(0)

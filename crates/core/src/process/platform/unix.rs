@@ -151,8 +151,8 @@ pub(crate) enum ExitWatch {
     /// The exit was already seen (by a reactor, before it handed the process on).
     Exited(Exit),
     /// A command under the supervisor: its link turns readable when its
-    /// reaper reports (see `supervisor.rs`).
-    Link(AsyncFd<OwnedFd>),
+    /// reaper reports (see `supervisor.rs`), with the report so far.
+    Link(AsyncFd<OwnedFd>, Option<Exit>),
 }
 
 impl ExitWatch {
@@ -174,10 +174,11 @@ impl ExitWatch {
         Ok(Self::Pidfd { pid: pid as i32, fd: readable(fd)? })
     }
 
-    /// Watches a supervised command through its link. Needs a tokio runtime.
-    pub(crate) fn from_link(link: OwnedFd) -> io::Result<Self> {
+    /// Watches a supervised command through its link, with its reaper's
+    /// report if one was read already. Needs a tokio runtime.
+    pub(crate) fn from_link(link: OwnedFd, reported: Option<Exit>) -> io::Result<Self> {
         set_nonblocking(&link)?;
-        Ok(Self::Link(readable(link)?))
+        Ok(Self::Link(readable(link)?, reported))
     }
 
     /// Resolves once the leader has exited; it stays unreaped. Cancel safe.
@@ -195,11 +196,11 @@ impl ExitWatch {
             },
             Self::Thread(rx) => rx.await.unwrap_or(Exit::UNKNOWN),
             Self::Exited(exit) => *exit,
-            Self::Link(fd) => loop {
+            Self::Link(fd, reported) => loop {
                 let Ok(mut ready) = fd.readable().await else {
                     return Exit::UNKNOWN;
                 };
-                match super::supervisor::read_exit(fd.get_ref(), true) {
+                match super::supervisor::read_exit(fd.get_ref(), true, reported) {
                     Ok(Some(exit)) => return exit,
                     Ok(None) => ready.clear_ready(),
                     Err(_) => return Exit::UNKNOWN,
