@@ -130,6 +130,14 @@ export declare function execute(spec: ShellExecSpec, parentEnv?: Record<string, 
  */
 export declare function hostGlobal(): typeof globalThis
 
+/** Why the package ended a command for a reason of its own. */
+export interface Interruption {
+  /** `'ERR_SHELL_EXEC_SUPERVISOR_LOST'`. */
+  code: 'ERR_SHELL_EXEC_SUPERVISOR_LOST'
+  /** What happened, in words. */
+  message: string
+}
+
 /** A plugin-declared variable, as `list()` returns it. */
 export interface ListEntry {
   /** The declaring contributor. */
@@ -206,6 +214,11 @@ export interface ShellRunResult {
   timedOut: boolean
   /** The abort signal killed it (never together with `timedOut`). */
   aborted: boolean
+  /**
+   * Why the package ended the command for a reason of its own, with a
+   * code: the supervisor died while it ran; else `null`.
+   */
+  interrupted: Interruption | null
   /** The timeout in force, or `null` for `onExpiry: 'none'`. */
   timeoutMs: number | null
   /** From spawn until the group was gone. */

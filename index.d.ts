@@ -223,11 +223,20 @@ export interface ShellStreamResult {
 }
 
 /** How a command ended. */
+/** Why the package ended a command for a reason of its own. */
+export interface Interruption {
+  /** The package's supervisor died while the command ran (a command can signal any process of its user), so the command was killed; the next command starts a new supervisor. */
+  code: 'ERR_SHELL_EXEC_SUPERVISOR_LOST'
+  message: string
+}
+
 export interface ShellRunResult {
   exitCode: number | null
   signal: string | null
   timedOut: boolean
   aborted: boolean
+  /** Set when the package ended the command for a reason of its own; `null` otherwise. */
+  interrupted: Interruption | null
   timeoutMs: number | null
   durationMs: number
   stdout: ShellStreamResult

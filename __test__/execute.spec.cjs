@@ -846,6 +846,7 @@ posix.describe('the ShellExecution handle', () => {
       signal: null,
       timedOut: false,
       aborted: false,
+      interrupted: null,
       timeoutMs: 120_000,
       durationMs: result.durationMs,
       stdout: { text: 'out\n', truncated: false },

@@ -8,7 +8,7 @@
 // supervisor: nothing is built there.
 // Usage: node scripts/build-supervisor.mjs [--target TRIPLE] [--out DIR]
 import { spawnSync } from 'node:child_process'
-import { chmodSync, copyFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 
@@ -27,5 +27,9 @@ const args = native
 const cargo = spawnSync('cargo', args, { stdio: 'inherit' })
 if (cargo.status !== 0) process.exit(cargo.status ?? 1)
 const copied = join(values.out, 'dsh-shell-env-supervisor')
-copyFileSync(join('target', target, 'release', 'dsh-shell-env-supervisor'), copied)
-chmodSync(copied, 0o755)
+// Through a new file renamed into place: a supervisor still running from the
+// old one keeps it (overwriting a running program fails with ETXTBSY).
+const fresh = `${copied}.new`
+copyFileSync(join('target', target, 'release', 'dsh-shell-env-supervisor'), fresh)
+chmodSync(fresh, 0o755)
+renameSync(fresh, copied)

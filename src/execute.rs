@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use dsh_shell_env_core::command::{self, CommandLine, ExecRequest};
 use dsh_shell_env_core::environment::{build_environment, Environment, Inherit, Platform};
+use dsh_shell_env_core::error::{SUPERVISOR_LOST, SUPERVISOR_LOST_MESSAGE};
 use dsh_shell_env_core::launch::{Launch, ManagedSource, PendingCollection};
 use dsh_shell_env_core::process::{self, KillReason, OutputSink, Process, RunResult, StreamResult};
 use dsh_shell_env_core::ExecError;
@@ -589,6 +590,10 @@ pub struct ShellRunResult {
     pub timed_out: bool,
     /// The abort signal killed it (never together with `timedOut`).
     pub aborted: bool,
+    /// Why the package ended the command for a reason of its own, with a
+    /// code: the supervisor died while it ran; else `null`.
+    #[napi(ts_type = "Interruption | null")]
+    pub interrupted: Either<Interruption, Null>,
     /// The timeout in force, or `null` for `onExpiry: 'none'`.
     #[napi(ts_type = "number | null")]
     pub timeout_ms: Either<f64, Null>,
@@ -598,6 +603,16 @@ pub struct ShellRunResult {
     pub stdout: StreamOutput,
     /// Standard error.
     pub stderr: StreamOutput,
+}
+
+/// Why the package ended a command for a reason of its own.
+#[napi(object)]
+pub struct Interruption {
+    /// `'ERR_SHELL_EXEC_SUPERVISOR_LOST'`.
+    #[napi(ts_type = "'ERR_SHELL_EXEC_SUPERVISOR_LOST'")]
+    pub code: String,
+    /// What happened, in words.
+    pub message: String,
 }
 
 fn run_result(result: &RunResult) -> ShellRunResult {
@@ -611,6 +626,11 @@ fn run_result(result: &RunResult) -> ShellRunResult {
         signal: result.signal.map_or(Either::B(Null), |signal| Either::A(signal.to_string())),
         timed_out: result.timed_out,
         aborted: result.aborted,
+        interrupted: if result.supervisor_lost {
+            Either::A(Interruption { code: SUPERVISOR_LOST.into(), message: SUPERVISOR_LOST_MESSAGE.into() })
+        } else {
+            Either::B(Null)
+        },
         timeout_ms: result.timeout_ms.map_or(Either::B(Null), |ms| Either::A(ms as f64)),
         duration_ms: result.duration.as_secs_f64() * 1000.0,
         stdout: stream(&result.stdout),

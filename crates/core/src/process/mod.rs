@@ -1,8 +1,8 @@
 //! Process control: start a command as the leader of its own process group with
 //! exactly the environment it is given, capture its output in bounded memory,
 //! and end the whole group when the leader exits, times out or is killed. On
-//! Linux the leader is the [`reaper`], which ends every descendant, also those
-//! that left the group.
+//! Linux the leader is a reaper under the supervisor ([`containment`]), which
+//! ends every descendant, also those that left the group.
 //!
 //! Everything here is built to run inside a Node process (see the engineering
 //! notes, "Spawning from inside Node: traps"): children start through

@@ -41,7 +41,7 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
     let started = Instant::now();
     let (Leader { pid, stdout, stderr, stdin }, control, link) = match containment::supervisor() {
         Some(helper) => {
-            let (leader, link) = platform::supervisor::spawn(
+            let started = platform::supervisor::spawn(
                 helper,
                 &spec.program,
                 &spec.args,
@@ -51,7 +51,8 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
                 spec.grace,
             )
             .map_err(|error| spawn_failed(&spec.program, error))?;
-            (leader, Control::Supervised { id: link.id }, Some(link.fd))
+            let platform::supervisor::Supervised { pid, stdout, stderr, stdin, id, link } = started;
+            (Leader { pid, stdout, stderr, stdin }, Control::Supervised { id }, Some(link))
         }
         None => {
             let leader = platform::spawn_leader(&spec.program, &spec.args, &spec.env, &spec.cwd, spec.stdin.is_some())

@@ -1,7 +1,7 @@
 //! What a system without Linux's additions gets: no pidfds (exits are waited
 //! for otherwise), no readiness set (so no reactor: the runtime supervises
 //! every child), on the BSDs no cheap way to find group members (members that
-//! outlive the SIGTERM are not chased), and no subreapers (no reaper).
+//! outlive the SIGTERM are not chased), and no subreapers (no supervisor).
 
 use std::io;
 

@@ -6,14 +6,18 @@ use std::io;
 use std::path::Path;
 use std::time::Duration;
 
-use super::{Fd, Leader};
+use super::Fd;
 use crate::process::exit::Exit;
 use crate::supervisor::protocol::Ask;
 
-/// Never called: see the module comment.
-pub(crate) struct Link {
+/// Never made: see the module comment.
+pub(crate) struct Supervised {
+    pub(crate) pid: u32,
+    pub(crate) stdout: Fd,
+    pub(crate) stderr: Fd,
+    pub(crate) stdin: Option<Fd>,
     pub(crate) id: u64,
-    pub(crate) fd: Fd,
+    pub(crate) link: Fd,
 }
 
 /// Fails: there is no supervisor here.
@@ -25,7 +29,7 @@ pub(crate) fn spawn(
     _cwd: &Path,
     _stdin: bool,
     _grace: Duration,
-) -> io::Result<(Leader, Link)> {
+) -> io::Result<Supervised> {
     Err(io::ErrorKind::Unsupported.into())
 }
 

@@ -25,19 +25,25 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::linux::pidfd_open;
-use super::unix::Leader;
 use crate::process::exit::Exit;
 use crate::process::sync::lock;
 use crate::supervisor::protocol::{Ask, LaunchSpec, Report, Request, CHUNK, MESSAGE_LEN};
 use crate::supervisor::socket;
 
-/// A command started under the supervisor: its number, and the host's end
-/// of its link, readable when the reaper reports.
-pub(crate) struct Link {
+/// A command started under the supervisor.
+pub(crate) struct Supervised {
+    /// The reaper's pid, which is also the group id.
+    pub(crate) pid: u32,
+    /// The read end of its stdout.
+    pub(crate) stdout: OwnedFd,
+    /// The read end of its stderr.
+    pub(crate) stderr: OwnedFd,
+    /// The write end of its stdin, when it reads from a pipe.
+    pub(crate) stdin: Option<OwnedFd>,
     /// The host's number for the command.
     pub(crate) id: u64,
-    /// The host's end of the command's link.
-    pub(crate) fd: OwnedFd,
+    /// The host's end of the command's link, readable when the reaper reports.
+    pub(crate) link: OwnedFd,
 }
 
 /// The running supervisor.
@@ -68,7 +74,7 @@ pub(crate) fn spawn(
     cwd: &Path,
     stdin: bool,
     grace: Duration,
-) -> io::Result<(Leader, Link)> {
+) -> io::Result<Supervised> {
     let spec = LaunchSpec {
         program: program.as_os_str().as_bytes().to_vec(),
         argv: std::iter::once(program.as_os_str().as_bytes().to_vec())
@@ -102,7 +108,7 @@ enum Failure {
     Lost(io::Error),
 }
 
-fn start(socket: &OwnedFd, spec: &[u8], piped_stdin: bool) -> Result<(Leader, Link), Failure> {
+fn start(socket: &OwnedFd, spec: &[u8], piped_stdin: bool) -> Result<Supervised, Failure> {
     let refused = Failure::Refused;
     let (link, link_remote) = socket::pair().map_err(refused)?;
     let (stdout, stdout_remote) = pipe().map_err(refused)?;
@@ -125,10 +131,7 @@ fn start(socket: &OwnedFd, spec: &[u8], piped_stdin: bool) -> Result<(Leader, Li
     let mut buf = [0; MESSAGE_LEN];
     let report = socket::receive(link.as_raw_fd(), &mut buf, false).map_err(Failure::Lost)?;
     match report.and_then(|(len, _)| Report::decode(&buf[..len])) {
-        Some(Report::Started { pid }) => {
-            let leader = Leader { pid, stdout, stderr, stdin };
-            Ok((leader, Link { id, fd: link }))
-        }
+        Some(Report::Started { pid }) => Ok(Supervised { pid, stdout, stderr, stdin, id, link }),
         Some(Report::Failed { errno }) => Err(refused(io::Error::from_raw_os_error(errno))),
         // The reaper or the supervisor died before the command started.
         _ => Err(Failure::Lost(io::Error::other("the supervisor ended before the command started"))),

@@ -1,0 +1,111 @@
+'use strict'
+
+// What the supervisor guarantees a host on Linux (docs/process.md): commands
+// end with the host whenever and however it dies, also while they are still
+// starting and when a command holds every descriptor of its host it could
+// reopen; commands end, and say why, when the supervisor is killed; and no
+// descriptor but stdio reaches a command. Real hosts (child node processes)
+// and real commands. Runs unchanged under `vitest run` and `jest`.
+
+const { spawn } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+
+const { ROOT, FIXTURES, runNode, lastJsonLine } = require('./helpers.cjs')
+const { alive, delay, processes, waitFor } = require('./process-helpers.cjs')
+const { gate, LINUX } = require('./platform.cjs')
+const { execute } = require('..')
+
+/** The supervisor runs on Linux, with its program beside the addon. */
+const supervised = gate(LINUX && fs.existsSync(path.join(ROOT, 'dsh-shell-env-supervisor')), 'the supervisor (Linux)')
+
+/** Whether `pid` runs: it exists and is not a zombie. */
+function running(pid) {
+  return processes().some((p) => p.pid === pid && p.state !== 'Z')
+}
+
+function scratch(name) {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `dsh-supervisor-${name}-`))
+}
+
+/** The pids the commands wrote into `dir`, one file each. */
+function pidsIn(dir) {
+  return fs
+    .readdirSync(dir)
+    .filter((name) => /^\d+$/.test(name))
+    .map((name) => Number(fs.readFileSync(path.join(dir, name), 'utf8').trim()))
+    .filter((pid) => pid > 0)
+}
+
+supervised.describe('the supervisor', () => {
+  it('a command sees no descriptor but 0, 1 and 2', async () => {
+    // `; true`: sh would otherwise exec ls, whose own directory handle is 3.
+    const result = await (await execute({ command: 'ls /proc/$$/fd; true' })).result()
+    expect(result.stdout.text.split('\n').filter(Boolean).sort()).toEqual(['0', '1', '2'])
+  })
+
+  it('killed while commands run: each ends killed with interrupted ERR_SHELL_EXEC_SUPERVISOR_LOST, escapees too, and the next command starts a new one (child process)', async () => {
+    const dir = scratch('killed')
+    const child = runNode([path.join(FIXTURES, 'supervisor-killed.cjs'), ROOT, dir], { timeout: 60_000 })
+    expect(child.stderr).toBe('')
+    const report = lastJsonLine(child.stdout)
+    expect(report.statuses).toEqual(['killed', 'killed', 'killed'])
+    for (const result of report.results) {
+      expect(result.signal).toBe('SIGKILL')
+      expect(result.interrupted).toEqual({ code: 'ERR_SHELL_EXEC_SUPERVISOR_LOST', message: expect.stringContaining('supervisor') })
+    }
+    // Orphaned zombies wait for init; what matters is that nothing runs.
+    for (const pid of report.escapees) expect(running(pid)).toBe(false)
+    expect(report.next).toEqual({ exitCode: 0, stdout: 'next\n', interrupted: null })
+    expect(report.current).not.toBe(report.old)
+    expect(report.current).toBeGreaterThan(0)
+    fs.rmSync(dir, { recursive: true, force: true })
+  }, 90_000)
+
+  it('40 hosts that call process.exit() at a random moment during 16 registry spawns leave no command running', async () => {
+    const dirs = []
+    for (let host = 0; host < 40; host++) {
+      const dir = scratch(`race${host}`)
+      dirs.push(dir)
+      const exitAfter = Math.floor(Math.random() * 6)
+      const child = runNode([path.join(FIXTURES, 'host-exit-race.cjs'), ROOT, dir, String(exitAfter)], { timeout: 30_000 })
+      expect(child.stderr).toBe('')
+      expect(child.status).toBe(0)
+    }
+    // A command started just before its host died writes its pid a moment later.
+    await delay(500)
+    const started = dirs.flatMap(pidsIn)
+    const survivors = await waitFor(
+      () => {
+        const left = dirs.flatMap(pidsIn).filter(running)
+        return left.length === 0 ? [] : null
+      },
+      'every command of the 40 hosts to be gone',
+      5_000,
+    ).catch(() => dirs.flatMap(pidsIn).filter(running))
+    expect({ survivors, startedSome: started.length > 0 }).toEqual({ survivors: [], startedSome: true })
+    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
+  }, 120_000)
+
+  it('a command that reopened every descriptor of its host it could still dies with the host (SIGKILL), and so does its escapee', async () => {
+    const dir = scratch('reopen')
+    const host = spawn(process.execPath, [path.join(FIXTURES, 'host-fd-reopen.cjs'), ROOT, dir], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    host.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk))
+    host.stderr.resume()
+    const exited = new Promise((resolve) => host.on('exit', (code, signal) => resolve({ code, signal })))
+    const report = await waitFor(() => {
+      const line = stdout.split('\n').find((text) => text.startsWith('{'))
+      return line && JSON.parse(line)
+    }, 'the host to report its command', 20_000)
+    // Pipes and files reopen; the host's sockets (to the supervisor and the
+    // command's link) cannot.
+    expect(report.reopened).toBeGreaterThan(0)
+    for (const pid of report.pids) expect(alive(pid)).toBe(true)
+    host.kill('SIGKILL')
+    expect((await exited).signal).toBe('SIGKILL')
+    await waitFor(() => report.pids.every((pid) => !running(pid)), 'the command and its escapee to be gone', 10_000)
+    fs.rmSync(dir, { recursive: true, force: true })
+  }, 60_000)
+})
