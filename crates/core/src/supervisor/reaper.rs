@@ -23,8 +23,10 @@
 //!   kills every descendant as SIGUSR1 does;
 //! - no descriptor but the command's stdio reaches the command, and this
 //!   process holds none of the command's pipes once it runs;
-//! - in the cgroup tier the command is born in its own leaf, and a kill is
-//!   also a write to the leaf's `cgroup.kill`.
+//! - in the cgroup tier the reaper is born in its command's leaf, and so is
+//!   everything the command starts; a kill is one write to the leaf's
+//!   `cgroup.kill`, which ends the reaper too, after it told the supervisor
+//!   the command's status if it knew it.
 
 use std::ffi::CString;
 use std::io;
@@ -321,7 +323,8 @@ impl Reaper {
     /// the grace. Nothing to do when it left nothing.
     fn after_exit(&mut self) {
         if tree::signal_descendants(self.me, &[libc::SIGTERM, libc::SIGCONT]) > 0 {
-            self.term_due = Some(Instant::now() + self.grace);
+            // A grace too long to represent never runs out.
+            self.term_due = Instant::now().checked_add(self.grace);
         }
     }
 

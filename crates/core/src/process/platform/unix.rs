@@ -273,7 +273,9 @@ pub(crate) fn reap(pid: u32) {
 }
 
 impl Exit {
-    /// The exit a `waitpid` status stands for; `lost` as reported.
+    /// The exit a `waitpid` status stands for; `lost` as reported. (Only the
+    /// supervisor's reports are read this way.)
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(crate) fn from_wait_status(status: i32, lost: bool) -> Self {
         if libc::WIFEXITED(status) {
             Exit { code: Some(libc::WEXITSTATUS(status)), signal: None, lost }
