@@ -144,6 +144,22 @@ function spawnContenders(kind, floor) {
   ]
 }
 
+/** The resident set of this process's supervisor, in MiB; null without one (not Linux). */
+function supervisorRssMiB() {
+  if (process.platform !== 'linux') return null
+  for (const task of fs.readdirSync('/proc/self/task')) {
+    const children = fs.readFileSync(`/proc/self/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)
+    for (const pid of children) {
+      try {
+        if (!fs.readlinkSync(`/proc/${pid}/exe`).endsWith('/dsh-shell-env-supervisor')) continue
+        const kib = Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
+        return kib / 1024
+      } catch {}
+    }
+  }
+  return null
+}
+
 // ---------------------------------------------------------------------------
 // The scrub: the same spawn with the default scrub taken away.
 
@@ -571,15 +587,18 @@ async function main() {
   })
   const throughputCp = pick('throughput', 'child_process')
   const throughputOurs = pick('throughput', 'execute')
+  const supervisorRss = supervisorRssMiB()
   const targets = [
     target('spawn /bin/true, default heap: ≤ 0.5× child_process', 'spawn-true/default', 'child_process', 0.5),
-    target('spawn /bin/true, ~1 GiB heap: ≤ 0.2× child_process', 'spawn-true/grown', 'child_process', 0.2),
+    target('spawn /bin/true, ~1 GiB heap: ≤ 0.05× child_process', 'spawn-true/grown', 'child_process', 0.05),
     target('spawn /bin/true, default heap: ≤ 1.3× the Rust floor', 'spawn-true/default', 'rust-floor', 1.3),
-    target('spawn /bin/true, ~1 GiB heap: ≤ 1.3× the Rust floor', 'spawn-true/grown', 'rust-floor', 1.3),
+    target('spawn bash -c true, default heap: ≤ 1.3× the Rust floor', 'spawn-bash/default', 'rust-floor', 1.3),
+    target('64 concurrent /bin/true: ≤ 0.3× child_process wall time', 'concurrent', 'child_process', 0.3),
     target('collect(), 10 contributors: ≤ 1.0× plain JS', 'collect/10', 'plain-js', 1.0),
-    target('bash tool call, default heap: ≤ 0.5× dsh-bash-local', 'tool-bash/none', 'reference', 0.5),
-    target('bash tool call, ~1 GiB of strings: ≤ 0.1× dsh-bash-local', 'tool-bash/strings', 'reference', 0.1),
+    target('bash tool call, default heap: ≤ 0.7× dsh-bash-local', 'tool-bash/none', 'reference', 0.7),
+    target('bash tool call, ~1 GiB of strings: ≤ 0.06× dsh-bash-local', 'tool-bash/strings', 'reference', 0.06),
     target('bash tool call, ~1 GiB of small objects: ≤ 0.3× dsh-bash-local', 'tool-bash/objects', 'reference', 0.3),
+    { ...target('the supervisor\'s RSS: ≤ 4 MiB', 'supervisor', 'rss', 4, supervisorRss), met: supervisorRss === null ? null : supervisorRss <= 4 },
     target('throughput: ≥ 1.0× child_process (time ratio ≤ 1.0)', 'throughput', 'child_process', 1.0),
     {
       ...target('throughput: RSS growth < 32 MiB (max over runs, defaults)', 'throughput', 'execute', 32, throughputOurs?.rssGrowthMiB.max),
