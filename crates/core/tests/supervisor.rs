@@ -255,3 +255,34 @@ async fn three_hundred_commands_at_once_each_get_their_own_result() {
     assert!(killed.kill(KillReason::Requested));
     assert_eq!(killed.wait().await.signal, Some("SIGTERM"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_the_reapers_on_standby_costs_no_running_command() {
+    let _turn = one_at_a_time().await;
+    let running = spawn(sh("sleep 300")).expect("spawn");
+    let supervisor = supervisor_pid().expect("a supervisor runs");
+    // The supervisor's children without children of their own wait on standby
+    // (the running command's reaper has the command).
+    let children = |pid: i32| {
+        let tasks = fs::read_dir(format!("/proc/{pid}/task")).expect("tasks");
+        tasks
+            .flatten()
+            .filter_map(|task| fs::read_to_string(task.path().join("children")).ok())
+            .flat_map(|list| list.split_whitespace().filter_map(|pid| pid.parse::<i32>().ok()).collect::<Vec<_>>())
+            .collect::<Vec<_>>()
+    };
+    let standby: Vec<i32> = children(supervisor).into_iter().filter(|&pid| children(pid).is_empty()).collect();
+    assert!(!standby.is_empty(), "reapers wait on standby");
+    for pid in standby {
+        // SAFETY: signals a reaper on standby, a process of this test's own.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    for n in 0..4 {
+        let result = spawn(sh(&format!("echo {n}"))).expect("the next spawns").wait().await;
+        assert_eq!(result.stdout.text, format!("{n}\n"));
+    }
+    assert_eq!(supervisor_pid(), Some(supervisor), "the same supervisor serves");
+    assert!(running.kill(KillReason::Requested));
+    let result = running.wait().await;
+    assert_eq!((result.signal, result.supervisor_lost), (Some("SIGTERM"), false));
+}

@@ -58,7 +58,8 @@ static CONNECTION: Mutex<Option<Connection>> = Mutex::new(None);
 /// Command numbers, never reused by one host.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// How many times a spawn is tried when the supervisor it went to died.
+/// How many times a spawn is tried when the supervisor or the reaper it went
+/// to died.
 const ATTEMPTS: usize = 2;
 
 /// Starts `program args…` under the supervisor `helper` (started first if
@@ -91,8 +92,14 @@ pub(crate) fn spawn(
         match start(&socket, &spec, stdin) {
             Ok(started) => return Ok(started),
             Err(Failure::Refused(error)) => return Err(error),
+            Err(Failure::Gone(error)) => {
+                forget_if_current(&socket);
+                last = error;
+            }
             Err(Failure::Lost(error)) => {
-                replace_if_current(&socket);
+                // Its reaper died before the command started (something
+                // killed it); the supervisor may be fine, or dying.
+                forget_if_current_and_dead(&socket);
                 last = error;
             }
         }
@@ -104,7 +111,9 @@ pub(crate) fn spawn(
 enum Failure {
     /// The command cannot start (its errno).
     Refused(io::Error),
-    /// The supervisor went away: another may do it.
+    /// The supervisor is gone (its socket closed): a new one may do it.
+    Gone(io::Error),
+    /// The command's reaper went away before it started the command.
     Lost(io::Error),
 }
 
@@ -122,7 +131,7 @@ fn start(socket: &OwnedFd, spec: &[u8], piped_stdin: bool) -> Result<Supervised,
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     let fds: [RawFd; 4] =
         [link_remote.as_raw_fd(), stdin_remote.as_raw_fd(), stdout_remote.as_raw_fd(), stderr_remote.as_raw_fd()];
-    socket::send(socket, &Request::Spawn { id }.encode(), &fds, false).map_err(Failure::Lost)?;
+    socket::send(socket, &Request::Spawn { id }.encode(), &fds, false).map_err(Failure::Gone)?;
     // The supervisor and the reaper hold them now.
     drop((link_remote, stdin_remote, stdout_remote, stderr_remote));
     for chunk in spec.chunks(CHUNK) {
@@ -133,8 +142,8 @@ fn start(socket: &OwnedFd, spec: &[u8], piped_stdin: bool) -> Result<Supervised,
     match report.and_then(|(len, _)| Report::decode(&buf[..len])) {
         Some(Report::Started { pid }) => Ok(Supervised { pid, stdout, stderr, stdin, id, link }),
         Some(Report::Failed { errno }) => Err(refused(io::Error::from_raw_os_error(errno))),
-        // The reaper or the supervisor died before the command started.
-        _ => Err(Failure::Lost(io::Error::other("the supervisor ended before the command started"))),
+        // The reaper (or the supervisor with it) died before the command started.
+        _ => Err(Failure::Lost(io::Error::other("the command's reaper ended before it started the command"))),
     }
 }
 
@@ -215,9 +224,24 @@ fn launch(helper: &Path) -> io::Result<Connection> {
     Ok(Connection { pid, pidfd: pidfd_open(pid as u32), socket: Arc::new(host) })
 }
 
+/// Forgets the supervisor behind `socket`, if it is still the current one
+/// and has exited (or is exiting: its socket closed), so that the next spawn
+/// starts a new one; a live one is kept, with every command it runs.
+fn forget_if_current_and_dead(socket: &Arc<OwnedFd>) {
+    let connection = lock(&CONNECTION);
+    let Some(running) = connection.as_ref().filter(|running| Arc::ptr_eq(&running.socket, socket)) else { return };
+    let mut poll = libc::pollfd { fd: running.socket.as_raw_fd(), events: 0, revents: 0 };
+    // SAFETY: one valid pollfd; asks only whether the peer hung up.
+    let hung_up = unsafe { libc::poll(&mut poll, 1, 0) } > 0 && poll.revents & (libc::POLLHUP | libc::POLLERR) != 0;
+    drop(connection);
+    if hung_up {
+        forget_if_current(socket);
+    }
+}
+
 /// Forgets the supervisor behind `socket`, if it is still the current one:
 /// the next spawn starts a new one. The old one is killed and reaped.
-fn replace_if_current(socket: &Arc<OwnedFd>) {
+fn forget_if_current(socket: &Arc<OwnedFd>) {
     let mut connection = lock(&CONNECTION);
     if !connection.as_ref().is_some_and(|running| Arc::ptr_eq(&running.socket, socket)) {
         return;
