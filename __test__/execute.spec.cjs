@@ -589,14 +589,6 @@ describe('process behaviour', () => {
     expect(result.signal).toBe('SIGTERM')
   }, T)
 
-  // The event-loop driver watches pidfds: Linux only (ARCHITECTURE.md, "Process control").
-  pidfd.it.each(['direct', 'registry'])('the calling thread’s event loop watches its children, also when its first execution used a %s spawn', (first) => {
-    const child = runNode([path.join(FIXTURES, 'exec-driver.cjs'), ROOT, first])
-    expect(child.status).toBe(0)
-    // The exit is seen when the loop runs again, not by another thread meanwhile.
-    expect(lastJsonLine(child.stdout)).toEqual({ whileBusy: 'running', after: 'completed', exitCode: 0 })
-  }, T)
-
   it('the default timeout is reported as 120000', async () => {
     const { result } = await run(exitWith(0))
     expect(result.timeoutMs).toBe(120_000)

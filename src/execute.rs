@@ -18,7 +18,6 @@ use napi_derive::napi;
 
 use crate::abort::{watch_signal, AbortListener};
 use crate::errors::{rejected, Failure};
-use crate::event_loop;
 use crate::js::{self, JsRaw, Raw};
 use crate::read::{self, Field, Kind, Read};
 use crate::registry::{begin, ShellEnvRegistry};
@@ -37,14 +36,13 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
     };
     let Prepared { launch, collect, listener } = prepared;
     // Without a registry to collect from, the child is spawned right here on
-    // the JS thread, as `child_process` does (`posix_spawn` returns once the
+    // the JS thread, as `child_process` does (the spawn returns once the
     // child has exec'd): handing the spawn to another thread and the execution
-    // back cost two thread wake-ups per call. On Linux this thread's event
-    // loop then also watches the child (see `event_loop`). Registry resolvers
-    // may be async, so that path spawns from the runtime once they have
-    // answered; the same event loop watches those children.
+    // back cost two thread wake-ups per call. A Tokio task then drives it.
+    // Registry resolvers may be async, so that path spawns from the runtime
+    // once they have answered.
     let Some(collect) = collect else {
-        let started = within_runtime_if_available(|| launch.start(|spec| event_loop::spawn(env, spec)));
+        let started = within_runtime_if_available(|| launch.start(process::spawn));
         return match started {
             Ok(process) => {
                 let execution = NativeExecution::new(env, process, listener)?;
@@ -62,13 +60,11 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
     // thread; dropped last on a runtime thread, it leaked, and with it the
     // execution object itself. This clone is the last one and goes in the callback.
     let execution = Arc::clone(&collect.execution);
-    let spawner = event_loop::spawner(env);
     let task = async move {
         let RegistryCollection { pending, execution } = collect;
         let answer = |contributor| resolver::answer(contributor, Arc::clone(&execution));
         // Off the runtime's workers: see spawn_async.
-        let spawn = |spec| async move { spawner.spawn_async(spec).await };
-        Ok(launch.start_collected::<_, Failure, _, _>(pending, answer, spawn).await)
+        Ok(launch.start_collected::<_, Failure, _, _>(pending, answer, process::spawn_async).await)
     };
     let promise = env.spawn_future_with_callback(task, move |env, started| {
         drop(execution);

@@ -4,7 +4,6 @@
 
 mod abort;
 mod errors;
-mod event_loop;
 mod execute;
 mod home;
 mod js;

@@ -182,13 +182,6 @@ impl Group {
         true
     }
 
-    /// Whether the group may hold nothing but the (exited, unreaped) leader,
-    /// so that a result can be published at once.
-    pub(super) fn known_alone(&self) -> bool {
-        let state = lock(&self.state);
-        state.alone || state.killed_at.is_some()
-    }
-
     /// Whether a live process other than the (exited, unreaped) leader is
     /// still in the group and has not been sent SIGKILL.
     pub(super) fn members_left(&self) -> bool {

@@ -7,13 +7,12 @@
 //! that sees a result sees a clean slate. Publishing happens once; callbacks
 //! registered before it run on the publishing thread, later ones at once.
 
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::group::{Group, KillCause};
 use super::output::Capture;
 use super::result::RunResult;
-use super::stream::StreamKind;
 use super::sync::lock;
 
 /// What the handle, the driver and the readers share.
@@ -25,21 +24,10 @@ pub(super) struct Shared {
     pub(super) stdout: Mutex<Capture>,
     pub(super) stderr: Mutex<Capture>,
     pub(super) outcome: Mutex<Outcome>,
-    /// The driver to tell of a kill, when it has to let go of the process then
-    /// (the reactor's fast path ends with any kill). Set at most once.
-    pub(super) on_kill: OnceLock<Weak<dyn OnKill>>,
     /// Under the supervisor, a second descriptor of the command's link, for
     /// the one reader left when the driver's task is gone (`supervise`);
     /// closed when the result is published, not when the handle goes.
     pub(super) link: Mutex<Option<super::platform::Fd>>,
-}
-
-/// A driver that must hear of a kill: it hands the process on to one that
-/// follows the kill schedule. Installed by the driver, so that the lifecycle
-/// never names one.
-pub(super) trait OnKill: Send + Sync {
-    /// `shared`'s process was just killed (its schedule started).
-    fn killed(&self, shared: &Shared);
 }
 
 /// The result once published, or the callbacks waiting for it.
@@ -52,36 +40,16 @@ pub(super) enum Outcome {
 pub(super) type FinishCallback = Box<dyn FnOnce(Arc<RunResult>) + Send>;
 
 impl Shared {
-    /// The capture of stream `kind`.
-    pub(super) fn capture(&self, kind: StreamKind) -> &Mutex<Capture> {
-        match kind {
-            StreamKind::Stdout => &self.stdout,
-            StreamKind::Stderr => &self.stderr,
-        }
-    }
-
     /// Starts SIGTERM → grace → SIGKILL for `cause`, once, while the leader
-    /// runs; the driver hears of it. Returns whether this call started it.
+    /// runs; the driving task hears of it through the group. Returns whether
+    /// this call started it.
     pub(super) fn kill(&self, cause: KillCause) -> bool {
-        let started = self.group.kill(cause);
-        if started {
-            self.tell_driver();
-        }
-        started
+        self.group.kill(cause)
     }
 
-    /// SIGKILLs the group now, without a grace; the driver hears of it.
+    /// SIGKILLs the group now, without a grace.
     pub(super) fn terminate_now(&self) {
         self.group.terminate_now();
-        self.tell_driver();
-    }
-
-    /// A killed process leaves a fast path: the driver that installed the
-    /// hook hands it to one that follows the kill schedule from here.
-    fn tell_driver(&self) {
-        if let Some(driver) = self.on_kill.get().and_then(Weak::upgrade) {
-            driver.killed(self);
-        }
     }
 
     /// Registers `callback` for the result, or calls it at once with the

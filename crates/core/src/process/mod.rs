@@ -11,19 +11,16 @@
 //!
 //! Three layers, each using only those below it (ARCHITECTURE.md has the
 //! module graph):
-//! - the drivers take a child from spawn to result: a Tokio task per child
-//!   (`supervise`), or a [`Reactor`] that a caller's event loop turns, until
-//!   the child leaves the ordinary path (a kill, a timeout, a group outliving
-//!   its leader) and goes to such a task. `driver` chooses between them;
-//! - the lifecycle, the same whichever driver runs: the shared state
+//! - the driver takes a child from spawn to result: a Tokio task per child
+//!   (`supervise`), started by [`spawn`] or [`spawn_async`] (`driver`);
+//! - the lifecycle: the shared state
 //!   (`lifecycle`), the kill schedule (`group`), the result and its
 //!   publication, the handle ([`Process`]), output capture and spill files;
 //! - the platform (`platform`): spawning into a group, signals, exits,
-//!   reaping, the readiness set, teardown at the host's death. Only there does
+//!   reaping, teardown at the host's death. Only there does
 //!   code depend on the target.
 
 pub mod containment;
-mod deadline;
 mod driver;
 mod exit;
 mod group;
@@ -32,7 +29,6 @@ mod lifecycle;
 mod output;
 mod platform;
 mod program;
-mod reactor;
 mod result;
 mod spawn;
 mod spec;
@@ -47,12 +43,11 @@ mod tests;
 #[cfg(all(test, windows))]
 mod windows_tests;
 
-pub use driver::{spawn, spawn_async, Spawner};
+pub use driver::{spawn, spawn_async};
 pub use handle::{KillReason, Process};
 pub use output::{OutputReceipt, OutputSink, LIVE_OUTPUT_BUDGET};
 pub use platform::os_error_name;
 pub use program::{check_workdir, resolve_program, Search, DEFAULT_PATHEXT};
-pub use reactor::Reactor;
 pub use result::{OutputDelta, ProcessState, RunResult, Status, StreamResult};
 pub use spec::{ProcessSpec, DEFAULT_GRACE};
 pub use spill::{remove_spill_dir, remove_spill_file, SpillPlace};

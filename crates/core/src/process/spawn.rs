@@ -69,7 +69,6 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         stdout: Mutex::new(Capture::new(StreamKind::Stdout, pid, spec.stdout, spec.spill.clone())),
         stderr: Mutex::new(Capture::new(StreamKind::Stderr, pid, spec.stderr, spec.spill.clone())),
         outcome: Mutex::new(Outcome::Pending(Vec::new())),
-        on_kill: std::sync::OnceLock::new(),
         link: Mutex::new(link.as_ref().and_then(|link| link.try_clone().ok())),
     });
     Ok(Started {

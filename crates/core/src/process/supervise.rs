@@ -1,5 +1,6 @@
-//! The supervisor, one of the two drivers: a Tokio task that runs one process
-//! from spawn (or from a reactor's hand-over) to result. It feeds stdin, reads
+//! The driver: a Tokio task that runs one process from spawn to result
+//! (not to be confused with the supervisor process, `crate::supervisor`,
+//! which starts and contains commands under it). It feeds stdin, reads
 //! both pipes, fires the timer and follows the kill schedule; once the leader
 //! exits it ends the rest of the group, reaps the leader and publishes the result.
 //! The result is published only once nothing of the group is left running
@@ -26,12 +27,12 @@ use super::sync::lock;
 use crate::error::ExecError;
 
 /// The child's ends of the world, owned by the task.
-pub(super) struct Io {
-    pub(super) watch: ExitWatch,
-    pub(super) stdout: Option<OpenStream>,
-    pub(super) stderr: Option<OpenStream>,
-    pub(super) stdin: Option<(PipeWriter, Vec<u8>)>,
-    pub(super) live: Option<LiveOutput>,
+struct Io {
+    watch: ExitWatch,
+    stdout: Option<OpenStream>,
+    stderr: Option<OpenStream>,
+    stdin: Option<(PipeWriter, Vec<u8>)>,
+    live: Option<LiveOutput>,
 }
 
 /// Hands a child just started to a task on `runtime` that supervises it to its result.
@@ -67,7 +68,7 @@ pub(super) fn start(started: Started, runtime: &Handle) -> Result<Process, ExecE
 }
 
 /// Runs the process to its result.
-pub(super) fn run(shared: Arc<Shared>, io: Io, timeout_at: Option<Instant>) -> impl Future<Output = ()> {
+fn run(shared: Arc<Shared>, io: Io, timeout_at: Option<Instant>) -> impl Future<Output = ()> {
     // Made now, not at the first poll: a task dropped before it ever ran must
     // still end the process.
     let guard = Unfinished(shared);
@@ -170,12 +171,6 @@ fn wait_killed(shared: &Shared) -> Exit {
         (Control::Supervised { .. }, None) => Exit { code: None, signal: Some("SIGKILL"), lost: false },
         (Control::Child, _) => platform::wait_exit(shared.pid),
     }
-}
-
-/// Ends a process that cannot be supervised any more (its pipes could not be
-/// handed to the runtime): as for a task dropped early.
-pub(super) fn abandon(shared: Arc<Shared>) {
-    drop(Unfinished(shared));
 }
 
 /// Still finishes the process when its task is dropped early (runtime shutdown,

@@ -1,6 +1,6 @@
 //! Process control against real processes (`/bin/sh`, `sleep`, …).
 
-// Some helpers serve only the Linux-only tests (the reaper, the reactor).
+// Some helpers serve only the Linux-only tests (the supervisor's reapers).
 #![cfg_attr(not(target_os = "linux"), allow(dead_code, unused_imports))]
 
 use std::collections::BTreeSet;
@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::sync::lock;
 use super::*;
 use crate::error::ExecError;
 
@@ -113,15 +112,6 @@ async fn eventually(condition: impl Fn() -> bool, what: &str) {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-}
-
-/// Runs `start` with spawns on this thread made without the supervisor, as
-/// the host's own children.
-fn without_supervisor<T>(start: impl FnOnce() -> T) -> T {
-    containment::TEST_SUPERVISOR.set(Some(None));
-    let started = start();
-    containment::TEST_SUPERVISOR.set(None);
-    started
 }
 
 /// Waits until `path` holds a pid, and returns it.
@@ -914,189 +904,6 @@ async fn the_last_spill_file_takes_the_directory_with_it() {
 
 /// The same processes driven by a [`Reactor`] that the test thread turns, as
 /// an event loop would.
-#[cfg(target_os = "linux")]
-mod reactor_driven {
-    use std::thread::{self, ThreadId};
-
-    use super::*;
-
-    /// A runtime for hand-overs, and a reactor this test's thread turns.
-    fn runtime_and_reactor() -> (tokio::runtime::Runtime, Reactor) {
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        let reactor = Reactor::new(runtime.handle().clone()).unwrap();
-        (runtime, reactor)
-    }
-
-    /// The result, published by the runtime without the reactor turning.
-    fn wait_within(runtime: &tokio::runtime::Runtime, process: &Process) -> Arc<RunResult> {
-        runtime.block_on(async { tokio::time::timeout(SLACK * 2, process.wait()).await }).expect("no result")
-    }
-
-    /// Turns `reactor` whenever its descriptor is readable until `process`
-    /// has its result; returns it and the thread that published it.
-    fn turn_until_published(reactor: &Reactor, process: &Process) -> (Arc<RunResult>, ThreadId) {
-        let slot = Arc::new(Mutex::new(None));
-        let published = Arc::clone(&slot);
-        process.on_finish(move |result| *lock(&published) = Some((result, thread::current().id())));
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(published) = lock(&slot).clone() {
-                return published;
-            }
-            assert!(Instant::now() < deadline, "no result");
-            let mut poll = libc::pollfd { fd: reactor.fd(), events: libc::POLLIN, revents: 0 };
-            // SAFETY: one valid pollfd.
-            unsafe { libc::poll(&mut poll, 1, 20) };
-            reactor.turn();
-        }
-    }
-
-    #[test]
-    fn runs_a_command_to_its_result_on_the_turning_thread() {
-        let (_runtime, reactor) = runtime_and_reactor();
-        let process = reactor.spawn(sh("printf out; printf err >&2; exit 3")).unwrap();
-        let (result, publisher) = turn_until_published(&reactor, &process);
-        assert_eq!(publisher, thread::current().id(), "published by a runtime thread");
-        assert_eq!((result.exit_code, result.signal), (Some(3), None));
-        assert_eq!((result.stdout.text.as_str(), result.stderr.text.as_str()), ("out", "err"));
-        assert_eq!(process.state().status, Status::Completed);
-        assert!(!alive(process.pid() as i32), "the leader was not reaped");
-        assert!(!deadline::is_pending(&process.shared), "the finished process kept its deadline");
-    }
-
-    #[test]
-    fn reads_output_while_the_child_runs() {
-        let (_runtime, reactor) = runtime_and_reactor();
-        let _spill_dir = SPILL_DIR.blocking_read();
-        // Far more than a pipe holds: unread, the child would block forever.
-        let process = reactor.spawn(sh("head -c 1000000 /dev/zero | tr '\\0' a; printf z")).unwrap();
-        let (result, _) = turn_until_published(&reactor, &process);
-        assert_eq!(result.exit_code, Some(0));
-        assert!(result.stdout.truncated);
-        assert_eq!(result.stdout.text.len(), 64_000);
-        assert!(result.stdout.text.ends_with("aaz"));
-        let spill = fs::read(result.stdout.spill_path.as_ref().unwrap()).unwrap();
-        assert_eq!(spill.len(), 1_000_001);
-    }
-
-    #[test]
-    fn a_kill_hands_the_process_to_the_runtime() {
-        let (runtime, reactor) = runtime_and_reactor();
-        let mut spec = sh("trap '' TERM; sleep 30");
-        spec.grace = Duration::from_millis(200);
-        let process = reactor.spawn(spec).unwrap();
-        thread::sleep(Duration::from_millis(100));
-        assert!(process.kill(KillReason::Requested));
-        // Never turned again: the runtime follows the kill schedule and publishes.
-        let result = wait_within(&runtime, &process);
-        assert_eq!(result.signal, Some("SIGKILL"));
-        assert_eq!(process.state().status, Status::Killed);
-        assert!(!result.timed_out && !result.aborted);
-    }
-
-    #[test]
-    fn a_timeout_fires_without_the_reactor_turning() {
-        let (runtime, reactor) = runtime_and_reactor();
-        let mut spec = sh("exec sleep 30");
-        spec.timeout = Some(Duration::from_millis(200));
-        let started = Instant::now();
-        let process = reactor.spawn(spec).unwrap();
-        let result = wait_within(&runtime, &process);
-        assert!(result.timed_out);
-        assert_eq!(result.signal, Some("SIGTERM"));
-        assert!(started.elapsed() >= Duration::from_millis(200));
-    }
-
-    #[test]
-    fn an_earlier_timeout_fires_while_a_later_one_is_pending() {
-        let (runtime, reactor) = runtime_and_reactor();
-        let mut later = sh("exec sleep 30");
-        later.timeout = Some(Duration::from_secs(60));
-        let later = reactor.spawn(later).unwrap();
-        // The timer thread now sleeps until the later deadline: it must wake early.
-        thread::sleep(Duration::from_millis(50));
-        let mut sooner = sh("exec sleep 30");
-        sooner.timeout = Some(Duration::from_millis(200));
-        let sooner = reactor.spawn(sooner).unwrap();
-        assert!(wait_within(&runtime, &sooner).timed_out);
-        assert_eq!(later.state().status, Status::Running);
-        later.terminate_now();
-        assert_eq!(wait_within(&runtime, &later).signal, Some("SIGKILL"));
-    }
-
-    #[test]
-    fn a_background_job_left_behind_is_ended_by_the_reaper_and_published_on_the_fast_path() {
-        let (runtime, reactor) = runtime_and_reactor();
-        // The background job keeps stdout open after the command exits.
-        let process = reactor.spawn(sh("sleep 30 & echo hi")).unwrap();
-        let (result, publisher) = turn_until_published(&reactor, &process);
-        assert_eq!(publisher, thread::current().id(), "the reaper's exit says the group is empty");
-        assert_eq!((result.exit_code, result.stdout.text.as_str()), (Some(0), "hi\n"));
-        runtime.block_on(assert_group_gone(process.pid()));
-    }
-
-    #[test]
-    fn without_the_reaper_a_group_that_outlives_its_leader_goes_to_the_runtime() {
-        let (runtime, reactor) = runtime_and_reactor();
-        let process = without_supervisor(|| reactor.spawn(sh("sleep 30 & echo hi"))).unwrap();
-        let (result, publisher) = turn_until_published(&reactor, &process);
-        assert_ne!(publisher, thread::current().id(), "published on the fast path");
-        assert_eq!((result.exit_code, result.stdout.text.as_str()), (Some(0), "hi\n"));
-        runtime.block_on(assert_group_gone(process.pid()));
-    }
-
-    #[test]
-    fn without_the_reaper_the_group_check_never_runs_on_the_turning_thread() {
-        let (_runtime, reactor) = runtime_and_reactor();
-        let process = without_supervisor(|| reactor.spawn(sh("printf quick"))).unwrap();
-        let (result, publisher) = turn_until_published(&reactor, &process);
-        assert_ne!(publisher, thread::current().id(), "the group check ran on the turning thread");
-        assert_eq!((result.exit_code, result.stdout.text.as_str()), (Some(0), "quick"));
-    }
-
-    #[test]
-    fn dropping_the_reactor_hands_its_processes_to_the_runtime() {
-        let (runtime, reactor) = runtime_and_reactor();
-        let process = reactor.spawn(sh("sleep 0.2; printf done")).unwrap();
-        drop(reactor);
-        let result = wait_within(&runtime, &process);
-        assert_eq!((result.exit_code, result.stdout.text.as_str()), (Some(0), "done"));
-    }
-
-    #[test]
-    fn a_spawner_starts_processes_for_the_reactor_from_another_thread() {
-        let (runtime, reactor) = runtime_and_reactor();
-        let spawner = reactor.spawner();
-        let process = runtime.block_on(spawner.spawn_async(sh("printf spawned"))).unwrap();
-        let (result, publisher) = turn_until_published(&reactor, &process);
-        assert_eq!(publisher, thread::current().id(), "not driven by the reactor");
-        assert_eq!(result.stdout.text, "spawned");
-
-        // Once the reactor is gone, the runtime drives what the spawner starts.
-        drop(reactor);
-        let process = runtime.block_on(spawner.spawn_async(sh("printf later"))).unwrap();
-        assert_eq!(wait_within(&runtime, &process).stdout.text, "later");
-    }
-
-    #[test]
-    fn stdin_and_live_output_stay_with_the_runtime() {
-        let (runtime, reactor) = runtime_and_reactor();
-        let mut spec = sh("cat");
-        spec.stdin = Some(b"piped".to_vec());
-        let process = reactor.spawn(spec).unwrap();
-        let result = wait_within(&runtime, &process);
-        assert_eq!(result.stdout.text, "piped");
-
-        let chunks = Arc::new(Mutex::new(String::new()));
-        let seen = Arc::clone(&chunks);
-        let mut spec = sh("printf live");
-        spec.on_output = Some(Arc::new(move |_, text: &str, _receipt| lock(&seen).push_str(text)));
-        let process = reactor.spawn(spec).unwrap();
-        let result = wait_within(&runtime, &process);
-        assert_eq!((result.stdout.text.as_str(), lock(&chunks).as_str()), ("live", "live"));
-    }
-}
-
 /// Descendants that leave the command's process group, as the reaper ends them.
 #[cfg(target_os = "linux")]
 mod descendants_outside_the_group {

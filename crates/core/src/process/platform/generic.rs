@@ -1,6 +1,5 @@
 //! What a system without Linux's additions gets: no pidfds (exits are waited
-//! for otherwise), no readiness set (so no reactor: the runtime supervises
-//! every child), on the BSDs no cheap way to find group members (members that
+//! for otherwise), on the BSDs no cheap way to find group members (members that
 //! outlive the SIGTERM are not chased), and no subreapers (no supervisor).
 
 use std::io;
@@ -25,34 +24,4 @@ pub(crate) fn pidfd_open<Fd>(_pid: u32) -> Option<Fd> {
 #[cfg(all(unix, not(target_os = "macos")))]
 pub(crate) fn group_has_live_members(_pgid: u32) -> bool {
     false
-}
-
-/// No readiness set: [`Poller::new`] fails, so no reactor is ever made.
-pub(crate) struct Poller {
-    _never: (),
-}
-
-impl Poller {
-    /// Fails: there is nothing to poll pidfds with.
-    pub(crate) fn new() -> io::Result<Self> {
-        Err(io::Error::new(io::ErrorKind::Unsupported, "no readiness set for processes on this system"))
-    }
-
-    /// Never called: no poller exists.
-    pub(crate) fn fd(&self) -> i32 {
-        -1
-    }
-
-    /// Never called: no poller exists.
-    pub(crate) fn add<Fd>(&self, _fd: &Fd, _token: u64) -> io::Result<()> {
-        Err(io::ErrorKind::Unsupported.into())
-    }
-
-    /// Never called: no poller exists.
-    pub(crate) fn remove<Fd>(&self, _fd: &Fd) {}
-
-    /// Never called: no poller exists.
-    pub(crate) fn ready(&self, _tokens: &mut [u64]) -> usize {
-        0
-    }
 }

@@ -1,9 +1,8 @@
-//! What Linux adds to POSIX: pidfds (an exit as a readable descriptor), an
-//! epoll set for the reactor, a `/proc` scan for group members, and the
-//! supervisor (`supervisor.rs`), which forks a subreaper per command.
+//! What Linux adds to POSIX: pidfds (an exit as a readable descriptor), a
+//! `/proc` scan for group members, and the supervisor (`supervisor.rs`),
+//! which forks a subreaper per command.
 
-use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{FromRawFd, OwnedFd};
 
 /// Commands can run under the supervisor, each under a reaper of its own.
 pub(crate) const SUPERVISOR: bool = true;
@@ -51,66 +50,4 @@ pub(crate) fn group_has_live_members(pgid: u32) -> bool {
 fn stat_state(pid: u32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     stat.get(stat.rfind(')')? + 1..)?.split_ascii_whitespace().next()?.chars().next()
-}
-
-/// The reactor's readiness set: an epoll descriptor, level-triggered, each
-/// watched descriptor with a token of the caller's.
-pub(crate) struct Poller {
-    epoll: OwnedFd,
-}
-
-impl Poller {
-    /// A new, empty set.
-    pub(crate) fn new() -> io::Result<Self> {
-        // SAFETY: a plain syscall; on success we own the new descriptor.
-        let epoll = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-        if epoll < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: the descriptor was just created and nothing else owns it.
-        Ok(Self { epoll: unsafe { OwnedFd::from_raw_fd(epoll) } })
-    }
-
-    /// The descriptor an event loop watches: readable while something is ready.
-    pub(crate) fn fd(&self) -> i32 {
-        self.epoll.as_raw_fd()
-    }
-
-    /// Watches `fd` for readability, reported as `token`.
-    pub(crate) fn add(&self, fd: &OwnedFd, token: u64) -> io::Result<()> {
-        self.control(libc::EPOLL_CTL_ADD, fd, token)
-    }
-
-    /// Stops watching `fd`; one that was never added is fine.
-    pub(crate) fn remove(&self, fd: &OwnedFd) {
-        let _ = self.control(libc::EPOLL_CTL_DEL, fd, 0);
-    }
-
-    /// Fills `tokens` with those of ready descriptors, without blocking, and
-    /// returns how many; 0 when nothing is ready (or the wait failed).
-    pub(crate) fn ready(&self, tokens: &mut [u64]) -> usize {
-        const BATCH: usize = 32;
-        let mut events = [libc::epoll_event { events: 0, u64: 0 }; BATCH];
-        let room = tokens.len().min(BATCH);
-        // SAFETY: `events` has room for `room` entries.
-        let ready = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), events.as_mut_ptr(), room as i32, 0) };
-        if ready <= 0 {
-            return 0;
-        }
-        let ready = ready as usize;
-        for (token, event) in tokens.iter_mut().zip(&events[..ready]) {
-            *token = event.u64;
-        }
-        ready
-    }
-
-    fn control(&self, operation: i32, fd: &OwnedFd, token: u64) -> io::Result<()> {
-        // Level-triggered: whatever one turn leaves unread shows up again.
-        let mut event = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token };
-        // SAFETY: both descriptors are open; `event` is valid for the call.
-        if unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), operation, fd.as_raw_fd(), &mut event) } == -1 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
-    }
 }

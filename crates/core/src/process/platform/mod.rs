@@ -8,11 +8,10 @@
 //! | whether process control works  | `supported`                                                  |
 //! | spawn into a new group         | `spawn_leader` → `Leader` (pid and pipe ends, `Fd`)          |
 //! | signal, terminate              | `signal_group`; under the supervisor `supervisor::ask`       |
-//! | watch for the leader's exit    | `ExitWatch` (async), `poll_exit`, `wait_exit`, `pidfd_open`   |
+//! | watch for the leader's exit    | `ExitWatch` (async), `wait_exit`, `pidfd_open`               |
 //! | reap                           | `reap`                                                       |
 //! | members left after the leader  | `group_has_live_members`                                     |
-//! | pipes for the drivers          | `PipeReader`, `PipeWriter`, `async_reader`, `async_writer`, `set_nonblocking`, `read` |
-//! | the reactor's readiness set    | `Poller` (`Poller::new` fails where there is none)           |
+//! | pipes for the driver           | `PipeReader`, `PipeWriter`, `async_reader`, `async_writer`, `set_nonblocking` |
 //! | the supervisor                 | `SUPERVISOR`, `loaded_from`, `supervisor` (spawn, ask, read a link) |
 //! | teardown at the host's death   | `at_host_exit`, `guardian`                                   |
 //! | files and programs             | `may_execute`, `owner_only_dir`, `owner_only_file`, `owned_by_this_user`, `process_exists` |
@@ -21,7 +20,7 @@
 //! - `unix.rs`: POSIX (`posix_spawn`, `killpg`, `waitid`/`waitpid`, pipes,
 //!   `atexit`), with `guardian.rs`, the process that outlives a dead host to
 //!   end its groups;
-//! - `linux.rs`: what Linux adds (pidfds, epoll, the `/proc` group scan),
+//! - `linux.rs`: what Linux adds (pidfds, the `/proc` group scan),
 //!   with `supervisor.rs`, the host's side of the supervisor (elsewhere
 //!   `no_supervisor.rs` stands in);
 //! - `macos.rs`: what macOS adds (the members of a group);

@@ -148,8 +148,6 @@ pub(crate) enum ExitWatch {
     /// Without a pidfd (other systems, or `pidfd_open` failed): a thread
     /// blocked in `waitid`.
     Thread(oneshot::Receiver<Exit>),
-    /// The exit was already seen (by a reactor, before it handed the process on).
-    Exited(Exit),
     /// A command under the supervisor: its link turns readable when its
     /// reaper reports (see `supervisor.rs`), with the report so far.
     Link(AsyncFd<OwnedFd>, Option<Exit>),
@@ -195,7 +193,6 @@ impl ExitWatch {
                 }
             },
             Self::Thread(rx) => rx.await.unwrap_or(Exit::UNKNOWN),
-            Self::Exited(exit) => *exit,
             Self::Link(fd, reported) => loop {
                 let Ok(mut ready) = fd.readable().await else {
                     return Exit::UNKNOWN;
@@ -214,11 +211,6 @@ impl ExitWatch {
 fn readable(fd: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
     // SAFETY: the OwnedFd keeps the descriptor open for the AsyncFd's lifetime.
     unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }.map_err(|error| error.into_parts().1)
-}
-
-/// Whether `pid` has exited, without reaping it: `None` while it runs.
-pub(crate) fn poll_exit(pid: u32) -> io::Result<Option<Exit>> {
-    waitid(pid as i32, true)
 }
 
 /// Blocks until `pid` has exited; it stays unreaped.
@@ -345,16 +337,6 @@ pub(crate) fn set_nonblocking(fd: &Fd) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
-}
-
-/// One `read(2)` from `fd` into `buf`: `Ok(0)` at the end of file.
-pub(crate) fn read(fd: &Fd, buf: &mut [u8]) -> io::Result<usize> {
-    // SAFETY: reads into `buf`, which is valid for its length.
-    let read = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-    if read < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(read as usize)
 }
 
 /// Runs `hook` when the host exits in order (`atexit`).

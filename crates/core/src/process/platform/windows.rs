@@ -331,8 +331,6 @@ pub(crate) fn signal_group(pid: u32, signal: Signal) {
 pub(crate) enum ExitWatch {
     /// Turns `true` when the leader has exited.
     Port { pid: u32, exited: watch::Receiver<bool> },
-    /// The exit was already seen.
-    Exited(Exit),
 }
 
 impl ExitWatch {
@@ -374,7 +372,6 @@ impl ExitWatch {
                 // The process object is signalled at the message or right after it.
                 tokio::task::spawn_blocking(move || wait_exit(pid)).await.unwrap_or(Exit::UNKNOWN)
             }
-            Self::Exited(exit) => *exit,
         }
     }
 }
@@ -458,16 +455,6 @@ pub(crate) fn async_reader(fd: Fd) -> io::Result<PipeReader> {
 /// Registers a pipe's host end with the runtime (inside its context).
 pub(crate) fn async_writer(fd: Fd) -> io::Result<PipeWriter> {
     async_reader(fd)
-}
-
-/// Only the reactor reads without blocking, and there is none here.
-pub(crate) fn set_nonblocking(_fd: &Fd) -> io::Result<()> {
-    Err(io::ErrorKind::Unsupported.into())
-}
-
-/// Only the reactor reads directly, and there is none here.
-pub(crate) fn read(_fd: &Fd, _buf: &mut [u8]) -> io::Result<usize> {
-    Err(io::ErrorKind::Unsupported.into())
 }
 
 /// Runs `hook` when the host exits in order (the C runtime's `atexit`).
