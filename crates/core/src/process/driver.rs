@@ -29,9 +29,8 @@ use crate::error::ExecError;
 /// not implemented.
 pub fn spawn(spec: ProcessSpec) -> Result<Process, ExecError> {
     platform::supported().map_err(|error| spawn_failed(&spec.program, error))?;
-    let runtime = Handle::try_current().map_err(|_| {
-        spawn_failed(&spec.program, io::Error::other("spawn() must be called inside a tokio runtime"))
-    })?;
+    let runtime = Handle::try_current()
+        .map_err(|_| spawn_failed(&spec.program, io::Error::other("spawn() must be called inside a tokio runtime")))?;
     supervise::start(spawn::start(spec)?, &runtime)
 }
 
