@@ -120,15 +120,15 @@ impl Group {
 
     /// Records the leader's exit and sends SIGTERM to whatever is left of the
     /// group, starting the grace unless a kill already started it. Only the
-    /// first call counts (a reactor may have seen the exit before its hand-over).
+    /// first call counts (a task dropped early reads the exit again).
     /// A leader that is alone gets no signal, but the grace still bounds how
     /// long a pipe someone else holds is read.
     ///
-    /// Only a reaper's report tells that the group is empty. A reaper gone
-    /// without one (its command killed it) leaves its descendants to the
-    /// supervisor, which kills them: the host has nothing left to signal.
-    /// Nothing a command can write (such as the pid namespace's last pid) is
-    /// trusted.
+    /// Only the supervisor's side tells that the group is empty: a reaper
+    /// reports once it has no descendant left, and for a reaper its command
+    /// killed the supervisor reports once it ended what that left. The host
+    /// has nothing left to signal. Nothing a command can write (such as the
+    /// pid namespace's last pid) is trusted.
     pub(super) fn leader_exited(&self, exit: Exit) {
         let mut state = lock(&self.state);
         if state.exit.is_some() {

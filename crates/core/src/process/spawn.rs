@@ -1,6 +1,6 @@
 //! Starting the child as the leader of a new process group, under the
 //! supervisor where there is one, with its shared state and the ends of its
-//! pipes; no driver yet (that choice is `driver`'s).
+//! pipes; no driver yet (`driver` hands it to its Tokio task).
 
 use std::io;
 use std::path::{Path, PathBuf};

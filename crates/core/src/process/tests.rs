@@ -902,8 +902,6 @@ async fn the_last_spill_file_takes_the_directory_with_it() {
     assert_eq!(fs::read_to_string(again.stdout.spill_path.as_ref().unwrap()).unwrap(), "0123456789");
 }
 
-/// The same processes driven by a [`Reactor`] that the test thread turns, as
-/// an event loop would.
 /// Descendants that leave the command's process group, as the reaper ends them.
 #[cfg(target_os = "linux")]
 mod descendants_outside_the_group {

@@ -2,8 +2,6 @@
 //! for otherwise), on the BSDs no cheap way to find group members (members that
 //! outlive the SIGTERM are not chased), and no subreapers (no supervisor).
 
-use std::io;
-
 /// Commands never run under the supervisor here.
 pub(crate) const SUPERVISOR: bool = false;
 
@@ -15,6 +13,7 @@ thread_local! {
 
 /// No pidfds: the caller falls back to a thread. (Generic over the
 /// descriptor type, which is each system's own.)
+#[cfg(unix)]
 pub(crate) fn pidfd_open<Fd>(_pid: u32) -> Option<Fd> {
     None
 }

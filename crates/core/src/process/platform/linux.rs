@@ -10,7 +10,7 @@ pub(crate) const SUPERVISOR: bool = true;
 #[cfg(test)]
 thread_local! {
     /// Makes [`pidfd_open`] on this thread fail, so tests cover the waiter
-    /// thread (and the supervisor instead of a reactor) without strace.
+    /// thread without strace.
     pub(crate) static FORCE_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 

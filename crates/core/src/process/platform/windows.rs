@@ -341,11 +341,6 @@ impl ExitWatch {
         Ok(Self::Port { pid, exited })
     }
 
-    /// There are no pidfds here; the same as [`ExitWatch::new`].
-    pub(crate) fn from_pidfd(pid: u32, _fd: Fd) -> io::Result<Self> {
-        Self::new(pid)
-    }
-
     /// Never called: there is no supervisor here.
     pub(crate) fn from_link(_link: Fd, _reported: Option<Exit>) -> io::Result<Self> {
         Err(io::ErrorKind::Unsupported.into())
