@@ -97,8 +97,13 @@ export interface CommandDirectories {
   directories: Array<string>
 }
 
-/** The names the default scrub drops as credentials (`*KEY*`, …), as globs. */
-export declare function defaultExclude(): Array<string>
+/**
+ * Whether the variable `name=value` is one the default scrub drops as a
+ * credential, and why: `'name'` (its name says so and its value could be
+ * one), `'value'` (its value carries one), or `null`. The command line
+ * masks exactly these.
+ */
+export declare function credential(name: string, value: string): 'name' | 'value' | null
 
 /** Every managed variable starts with this prefix. */
 export declare const DSH_ENV_PREFIX: string
@@ -109,12 +114,6 @@ export declare const DSH_ENV_PREFIX: string
  * host dies of a signal, which runs no exit hook (`host-signals.js`).
  */
 export declare function endAllCommands(): void
-
-/**
- * Whether the credential globs match `name`, ignoring case: the names whose
- * values the command line masks.
- */
-export declare function excludedByDefault(name: string): boolean
 
 /**
  * Starts a command; the promise resolves with a native execution once the
@@ -197,12 +196,6 @@ export declare function reservedKeys(): Array<string>
  * else `~/.dsh`; absolute and normalised.
  */
 export declare function resolveDshHome(configured?: string, env?: Record<string, string | undefined>): string
-
-/**
- * Whether `value` is shaped like a credential (a URL with a password, a
- * well-known token): the values the default scrub drops whatever their name.
- */
-export declare function secretValue(value: string): boolean
 
 /** How a command ended. */
 export interface ShellRunResult {

@@ -373,8 +373,8 @@ describe('explain', () => {
     const report = cliJson(['explain', '--home', HOME, '--session', 's-explain', '--plugin', fixture('region.cjs')], {
       env: PARENT,
     })
-    expect(Object.keys(report)).toEqual(['dshHome', 'session', 'scrub', 'variables', 'removed'])
-    expect(report.scrub).toEqual({ inherit: 'all', hardening: true })
+    expect(Object.keys(report)).toEqual(['dshHome', 'session', 'scrub', 'variables', 'removed', 'hardeningWouldRemove'])
+    expect(report.scrub).toEqual({ inherit: 'all', hardening: false })
     expect(report.session).toBe('s-explain')
     const keys = report.variables.map((entry) => entry.key)
     expect(keys).toEqual([...keys].sort())
@@ -398,7 +398,7 @@ describe('explain', () => {
     expect(variables.PATH.owner).toBe('deployment-region')
     expect(variables.PATH.value.split(path.delimiter)[0]).toBe(REGION_BIN)
     // Secret by value: not inherited at all, whatever the name.
-    for (const key of ['CLI_SPEC_GH', 'CLI_SPEC_DB_URL', 'PYTHONSTARTUP', 'DSH_STALE_SENTINEL', 'CLI_SPEC_API_TOKEN']) {
+    for (const key of ['CLI_SPEC_GH', 'CLI_SPEC_DB_URL', 'DSH_STALE_SENTINEL', 'CLI_SPEC_API_TOKEN']) {
       expect(variables[key]).toBeUndefined()
     }
 
@@ -408,7 +408,9 @@ describe('explain', () => {
     expect(removed.CLI_SPEC_API_TOKEN).toEqual({ key: 'CLI_SPEC_API_TOKEN', reason: 'credential' })
     expect(removed.CLI_SPEC_GH).toEqual({ key: 'CLI_SPEC_GH', reason: 'secret-value' })
     expect(removed.CLI_SPEC_DB_URL).toEqual({ key: 'CLI_SPEC_DB_URL', reason: 'secret-value' })
-    expect(removed.PYTHONSTARTUP).toEqual({ key: 'PYTHONSTARTUP', reason: 'hardening' })
+    // The hardening preset is off: what it would remove is listed, and still inherited.
+    expect(variables.PYTHONSTARTUP.source).toBe('inherited')
+    expect(report.hardeningWouldRemove).toEqual(['PYTHONSTARTUP'])
     expect(JSON.stringify(report)).not.toContain('hunter2')
     expect(JSON.stringify(report)).not.toContain('region-credential-value')
     expect(JSON.stringify(report)).not.toContain('token-in-the-parent')
@@ -419,6 +421,7 @@ describe('explain', () => {
       env: PARENT,
     })
     expect(report.scrub).toEqual({ inherit: 'core', hardening: true })
+    expect(report.hardeningWouldRemove).toEqual([])
     const removed = byKey(report.removed)
     expect(removed.CLI_SPEC_PLAIN).toEqual({ key: 'CLI_SPEC_PLAIN', reason: 'inherit' })
     expect(removed.CLI_SPEC_GH.reason).toBe('inherit')
@@ -449,12 +452,13 @@ describe('explain', () => {
     const result = cli(['explain', '--home', HOME, '--plugin', fixture('region.cjs')], { env: PARENT })
     expect(result.status).toBe(0)
     expectPlainTable(result.stdout)
-    expect(result.stdout).toMatch(/^Child environment: \d+ variables \(scrub all, hardening on\)$/m)
+    expect(result.stdout).toMatch(/^Child environment: \d+ variables \(scrub all, hardening off\)$/m)
     expect(result.stdout).toMatch(/^ {2}CLI_SPEC_PLAIN +hello +inherited$/m)
     expect(result.stdout).toMatch(/^ {2}DSH_REGION_TOKEN +<masked> +managed$/m)
     expect(result.stdout).toMatch(/^ {2}TERM +dumb +terminal$/m)
-    expect(result.stdout).toMatch(/^ {2}CLI_SPEC_API_TOKEN +credential: name looks secret/m)
+    expect(result.stdout).toMatch(/^ {2}CLI_SPEC_API_TOKEN +credential: name says it holds/m)
     expect(result.stdout).toMatch(/^ {2}DSH_STALE_SENTINEL +managed-prefix: /m)
+    expect(result.stdout).toMatch(/^--hardening would also remove 1:\n {2}PYTHONSTARTUP$/m)
     expect(result.stdout).not.toContain('hunter2')
     expect(result.stdout).not.toContain('token-in-the-parent')
   })
@@ -686,10 +690,11 @@ describe('run', () => {
     expect(result.signal).toBeNull()
   })
 
-  posix.it('--scrub and --no-hardening reach the child; hardening is the default', () => {
+  posix.it('--scrub and --hardening reach the child; hardening is off by default', () => {
     const script = 'printf "%s|%s|%s\\n" "${CLI_SPEC_PLAIN-unset}" "${PYTHONSTARTUP-unset}" "$TERM"'
     const env = { CLI_SPEC_PLAIN: 'hello', PYTHONSTARTUP: '/nonexistent/startup.py' }
-    expect(cli(['run', '--home', HOME, '--', 'sh', '-c', script], { env }).stdout).toBe('hello|unset|dumb\n')
+    expect(cli(['run', '--home', HOME, '--', 'sh', '-c', script], { env }).stdout).toBe('hello|/nonexistent/startup.py|dumb\n')
+    expect(cli(['run', '--home', HOME, '--hardening', '--', 'sh', '-c', script], { env }).stdout).toBe('hello|unset|dumb\n')
     expect(cli(['run', '--home', HOME, '--no-hardening', '--', 'sh', '-c', script], { env }).stdout).toBe('hello|/nonexistent/startup.py|dumb\n')
     expect(cli(['run', '--home', HOME, '--scrub', 'core', '--', 'sh', '-c', script], { env }).stdout).toBe(
       'unset|unset|dumb\n',

@@ -16,7 +16,7 @@ const { types } = require('node:util')
 
 const { ROOT, FIXTURES, rejected, thrown, expectCode, agentExecution, runNode, lastJsonLine } = require('./helpers.cjs')
 const { delay, waitFor, run, untilOutput, parseEnv0, groupGone } = require('./process-helpers.cjs')
-const { WINDOWS, posix, signals, proc, pidfd, straceInjection, powershell, nodeArgv } = require('./platform.cjs')
+const { WINDOWS, PYTHON, python, posix, signals, proc, pidfd, straceInjection, powershell, nodeArgv } = require('./platform.cjs')
 
 const { execute, buildEnvironment, ShellEnvRegistry, ShellExecution } = require('..')
 
@@ -193,19 +193,27 @@ describe('the child environment', () => {
     expect(env.EXEC_SPEC_ADDED).toBe('added')
   }, T)
 
-  posix.it('secrets are scrubbed by default: *KEY*, *PASSWORD*, *SECRET*, *TOKEN*, any case', async () => {
+  posix.it('credentials are scrubbed by default: names whose words say so, in any case; names that merely mention one stay', async () => {
     const secrets = {
       EXEC_SPEC_API_KEY: 's1',
       exec_spec_db_password: 's2',
       Exec_Spec_Client_Secret: 's3',
       EXEC_SPEC_GITHUB_TOKEN: 's4',
-      KEYRING_EXEC_SPEC: 's5',
-      EXEC_SPEC_MONKEY: 's6', // *KEY* is a plain substring glob
+      EXEC_SPEC_DB_PW: 's5',
+      execSpecApiSecret: 's6',
       token: 's7',
     }
-    const env = await withEnv({ ...secrets, EXEC_SPEC_HARMLESS: 'kept' }, () => childEnv())
+    const settings = {
+      KEYRING_EXEC_SPEC: 'gnome',
+      EXEC_SPEC_MONKEY: 'banana',
+      EXEC_SPEC_MAX_TOKENS: '4096',
+      EXEC_SPEC_PASSWORD_MIN_LENGTH: '12',
+      EXEC_SPEC_TOKEN_URL: 'https://auth.example.com/token',
+      EXEC_SPEC_CREDENTIALS_FILE: '/home/ada/.aws/credentials',
+    }
+    const env = await withEnv({ ...secrets, ...settings }, () => childEnv())
     for (const key of Object.keys(secrets)) expect(env[key]).toBeUndefined()
-    expect(env.EXEC_SPEC_HARMLESS).toBe('kept')
+    expect(env).toEqual(expect.objectContaining(settings))
     // Explicitly given values are not scrubbed: the filters only look at inherited variables.
     const explicit = await childEnv({ env: { EXEC_SPEC_API_KEY: 'explicit' } })
     expect(explicit.EXEC_SPEC_API_KEY).toBe('explicit')
@@ -229,14 +237,34 @@ describe('the child environment', () => {
     const env = await withEnv(
       {
         EXEC_SPEC_DATABASE_URL: 'postgres://app:pw@db.internal/app',
-        EXEC_SPEC_SETTING: 'ghp_0123456789abcdefghijABCDEFGHIJ',
+        EXEC_SPEC_SETTING: 'ghp_0123456789abcdefghijABCDEFGHIJklmnop',
+        EXEC_SPEC_CONNECTION: 'Server=db;Database=app;User Id=app;Password=Pa55word;',
+        EXEC_SPEC_JAVA_OPTS: '-Xmx1g -Ddb.password=hunter2',
         EXEC_SPEC_PLAIN_URL: 'https://example.com/a',
+        EXEC_SPEC_BRANCH: 'sk-fix-login-redirect-loop',
       },
       () => childEnv(),
     )
-    expect(env.EXEC_SPEC_DATABASE_URL).toBeUndefined()
-    expect(env.EXEC_SPEC_SETTING).toBeUndefined()
+    for (const key of ['EXEC_SPEC_DATABASE_URL', 'EXEC_SPEC_SETTING', 'EXEC_SPEC_CONNECTION', 'EXEC_SPEC_JAVA_OPTS']) {
+      expect(env[key]).toBeUndefined()
+    }
     expect(env.EXEC_SPEC_PLAIN_URL).toBe('https://example.com/a')
+    expect(env.EXEC_SPEC_BRANCH).toBe('sk-fix-login-redirect-loop')
+  }, T)
+
+  python.it('loader and language-path variables reach a real bash as in the developer\'s shell: a module found through PYTHONPATH, LD_LIBRARY_PATH set', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-exec-spec-pythonpath-'))
+    try {
+      fs.writeFileSync(path.join(dir, 'dsh_exec_spec_probe.py'), "VALUE = 'found through PYTHONPATH'\n")
+      const command = `${PYTHON} -c 'import dsh_exec_spec_probe as m; print(m.VALUE)'; printf '%s\\n' "$LD_LIBRARY_PATH"`
+      const { result } = await withEnv({ PYTHONPATH: dir, LD_LIBRARY_PATH: '/usr/local/cuda/lib64' }, () =>
+        run({ command: ['bash', '-c', command] }),
+      )
+      expect(result.stderr.text).toBe('')
+      expect(result.stdout.text).toBe('found through PYTHONPATH\n/usr/local/cuda/lib64\n')
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
   }, T)
 
   posix.it("scrub.inherit 'core' keeps only the core variables", async () => {
@@ -1305,7 +1333,7 @@ describe('buildEnvironment(spec, parentEnv)', () => {
     expect(none.removed.find((removal) => removal.key === 'PATH')).toEqual({ key: 'PATH', reason: 'inherit' })
   })
 
-  it('hardening drops the sudo-style list and function values', () => {
+  it('hardening, when asked for, drops the sudo-style list and function values; by default they stay', () => {
     const hostile = {
       BASH_ENV: '/x',
       ENV: '/x',
@@ -1327,9 +1355,9 @@ describe('buildEnvironment(spec, parentEnv)', () => {
       expect(built.removed).toContainEqual({ key, reason: 'hardening' })
     }
     expect(built.env).toEqual(expect.objectContaining(safe))
-    // On by default; turning it off is explicit.
+    // Off by default: the host's environment is its user's own.
     const byDefault = buildEnvironment({}, hostile)
-    for (const key of Object.keys(hostile)) expect(byDefault.env[key]).toBeUndefined()
+    for (const key of Object.keys(hostile)) expect(byDefault.sources[key]).toBe('inherited')
     const soft = buildEnvironment({ scrub: { hardening: false } }, hostile)
     for (const key of Object.keys(hostile)) expect(soft.sources[key]).toBe('inherited')
   })

@@ -210,8 +210,15 @@ describe('the executor contract', () => {
           dshEnv: { DSH_OWN: 'managed', DSH_SHELL: '1' },
         })
         const { stdout } = await s.run(spec)
-        expect(stdout.text.startsWith('ran\n')).toBe(true)
-        expect(variables(stdout.text)).toEqual({ CALLER: 'yes', DSH_OWN: 'managed', DSH_SHELL: '1', TERM: 'xterm' })
+        // BASH_ENV is the developer's own: bash sources it, as their own non-interactive shell does.
+        expect(stdout.text.startsWith('PAYLOAD RAN\nran\n')).toBe(true)
+        expect(variables(stdout.text)).toEqual({
+          BASH_ENV: path.join(tmp, 'payload'),
+          CALLER: 'yes',
+          DSH_OWN: 'managed',
+          DSH_SHELL: '1',
+          TERM: 'xterm',
+        })
       } finally {
         for (const [key, value] of Object.entries(saved)) {
           if (value === undefined) delete process.env[key]

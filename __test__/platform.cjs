@@ -82,4 +82,10 @@ const portable = {
   },
 }
 
-module.exports = { WINDOWS, LINUX, gate, posix, signals, proc, pidfd, straceInjection, elf, argMax, powershell, nodeArgv, portable }
+/** A Python 3 interpreter on PATH (`python3`, else `python`), for language-path cases. */
+const PYTHON = WINDOWS
+  ? undefined
+  : ['python3', 'python'].find((name) => require('node:child_process').spawnSync(name, ['-c', 'import sys; sys.exit(sys.version_info[0] != 3)']).status === 0)
+const python = gate(PYTHON !== undefined, 'a Python 3 interpreter on PATH')
+
+module.exports = { WINDOWS, LINUX, PYTHON, python, gate, posix, signals, proc, pidfd, straceInjection, elf, argMax, powershell, nodeArgv, portable }

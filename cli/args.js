@@ -23,8 +23,11 @@ const OPTIONS = {
     help: 'load a contributor, an array of contributors or a Cordis plugin (ES module or CommonJS); repeatable',
   },
   scrub: { type: 'string', value: 'all|core|none', help: 'which inherited variables are kept (default all)' },
-  hardening: { type: 'boolean', help: 'drop variables that make programs run chosen code (LD_*, BASH_ENV, NODE_OPTIONS, …); the default' },
-  'no-hardening': { type: 'boolean', help: 'keep those variables' },
+  hardening: {
+    type: 'boolean',
+    help: 'also drop variables that make programs run chosen code (LD_*, BASH_ENV, NODE_OPTIONS, …): for shared CI runners and services',
+  },
+  'no-hardening': { type: 'boolean', help: 'keep those variables; the default' },
   timeout: { type: 'string', value: 'MS', help: 'stop the command after MS milliseconds (default 120000; 0: no limit)' },
   json: { type: 'boolean', help: 'print JSON (shapes in docs/cli.md) instead of a table' },
   format: {
@@ -56,7 +59,7 @@ function normalise(values, command) {
     profile: undefined,
     plugins: values.plugin ?? [],
     scrub: values.scrub ?? 'all',
-    hardening: values['no-hardening'] !== true,
+    hardening: values.hardening === true,
     timeoutMs: undefined,
     json: values.json === true,
     format: values.format ?? (values.json === true ? 'json' : 'table'),

@@ -255,9 +255,10 @@ export class NativeShellExecutor extends ShellExecutor {
       // The model is told these paths and reads them later: they live until
       // the composition tears down, not until a result is garbage-collected.
       keepSpillFiles: true,
-      // The default scrub: credentials by name and by value, every inherited
-      // DSH_* name, and what makes a program run code chosen by whoever set
-      // it (BASH_ENV, LD_*, NODE_OPTIONS, GIT_CONFIG_*, …).
+      // The default scrub: credentials by name and by value and every
+      // inherited DSH_* name; everything else the developer's own
+      // non-interactive shell would have (LD_LIBRARY_PATH, PYTHONPATH,
+      // BASH_ENV, …) stays.
       terminalEnv: classOf(this).envOverrides,
       ...(spec.env !== undefined ? { env: spec.env } : {}),
       ...(spec.dshEnv !== undefined ? { dshEnv: spec.dshEnv } : {}),

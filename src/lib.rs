@@ -27,12 +27,6 @@ pub fn reserved_keys() -> Vec<&'static str> {
     dsh_shell_env_core::keys::RESERVED_KEYS.to_vec()
 }
 
-/// The names the default scrub drops as credentials (`*KEY*`, …), as globs.
-#[napi]
-pub fn default_exclude() -> Vec<&'static str> {
-    dsh_shell_env_core::credentials::CREDENTIAL_NAMES.to_vec()
-}
-
 /// A removal reason and what it means, in words.
 #[napi(object, object_from_js = false)]
 pub struct RemovalReasonText {
@@ -53,18 +47,17 @@ pub fn removal_reasons() -> Vec<RemovalReasonText> {
         .collect()
 }
 
-/// Whether the credential globs match `name`, ignoring case: the names whose
-/// values the command line masks.
-#[napi]
-pub fn excluded_by_default(name: String) -> bool {
-    dsh_shell_env_core::environment::excluded_by_default(&name)
-}
-
-/// Whether `value` is shaped like a credential (a URL with a password, a
-/// well-known token): the values the default scrub drops whatever their name.
-#[napi]
-pub fn secret_value(value: String) -> bool {
-    dsh_shell_env_core::credentials::is_secret_value(&value)
+/// Whether the variable `name=value` is one the default scrub drops as a
+/// credential, and why: `'name'` (its name says so and its value could be
+/// one), `'value'` (its value carries one), or `null`. The command line
+/// masks exactly these.
+#[napi(ts_return_type = "'name' | 'value' | null")]
+pub fn credential(name: String, value: String) -> Option<&'static str> {
+    use dsh_shell_env_core::credentials::{find, Finding};
+    find(&name, &value).map(|finding| match finding {
+        Finding::Name => "name",
+        Finding::Value => "value",
+    })
 }
 
 /// The global object of the context the addon was loaded in: Node's own,

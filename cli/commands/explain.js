@@ -16,7 +16,8 @@ const definition = {
   description: `Runs the environment pipeline a spawn uses on this process's environment,
 without spawning: every variable the child would get with its source
 (inherited, terminal, explicit or managed), and every inherited variable the
-pipeline removed with the reason. Secret-looking values are masked. Variables
+pipeline removed with the reason, and what --hardening would remove on top
+when it is off. Values holding a credential are masked. Variables
 that npm, npx, pnpm or yarn set for what they run (npm_*, INIT_CWD) are marked
 (npm): a harness call would not inherit them.`,
   options: ['session', 'profile', 'home', 'plugin', 'scrub', 'hardening', 'no-hardening', 'json', 'show-secrets'],
@@ -31,6 +32,23 @@ const SOURCE_TONES = { managed: 'green', terminal: 'cyan', explicit: 'yellow' }
  */
 function fromLauncher(key) {
   return key.startsWith('npm_') || key === 'INIT_CWD'
+}
+
+/** `names` joined by commas, in lines indented by two that fit `width`. */
+function wrapList(names, width) {
+  const lines = []
+  let line = ''
+  for (const [index, name] of names.entries()) {
+    const item = index < names.length - 1 ? `${name},` : name
+    if (line && 2 + line.length + 1 + item.length > width) {
+      lines.push(`  ${line}`)
+      line = item
+    } else {
+      line = line ? `${line} ${item}` : item
+    }
+  }
+  if (line) lines.push(`  ${line}`)
+  return lines
 }
 
 async function run(options, io) {
@@ -50,9 +68,15 @@ async function run(options, io) {
     })
   const launched = variables.filter((variable) => variable.launcher !== null).length
   const removed = built.removed.map(({ key, reason }) => ({ key, reason }))
+  // What the preset left out would remove on top: each option's effect is visible before it is chosen.
+  const hardeningWouldRemove = scrub.hardening
+    ? []
+    : buildEnvironment({ dshEnv: snapshot, scrub: { ...scrub, hardening: true } }, io.env)
+        .removed.filter(({ reason }) => reason === 'hardening')
+        .map(({ key }) => key)
 
   if (options.json) {
-    const report = { dshHome: registry.dshHome, session: options.session ?? null, scrub, variables, removed }
+    const report = { dshHome: registry.dshHome, session: options.session ?? null, scrub, variables, removed, hardeningWouldRemove }
     io.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
     return 0
   }
@@ -72,6 +96,9 @@ async function run(options, io) {
       '',
       `Removed from the inherited environment: ${removed.length}`,
       ...(removed.length ? ['', table(COLUMNS.removed, dropped)] : []),
+      ...(hardeningWouldRemove.length
+        ? ['', `--hardening would also remove ${hardeningWouldRemove.length}:`, ...wrapList(hardeningWouldRemove, io.width ?? 80)]
+        : []),
       ...(launched
         ? [
             '',

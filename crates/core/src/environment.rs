@@ -8,10 +8,11 @@
 //! 2. every inherited name in the managed namespace is dropped, so a stale
 //!    `DSH_SESSION_ID` from an outer harness never leaks into a child;
 //! 3. `inherit` (all, core or none);
-//! 4. credentials, unless the caller turned the default off: names that
-//!    usually hold one, then values shaped like one ([`crate::credentials`]);
+//! 4. credentials, unless the caller turned the default off: names that say
+//!    they hold one, then values that carry one ([`crate::credentials`]);
 //! 5. the caller's `exclude` globs;
-//! 6. `hardening` (on by default);
+//! 6. `hardening`, when asked for: a preset for hosts whose environment is not
+//!    their user's own (shared CI runners, services);
 //! 7. `includeOnly` globs, when given;
 //! 8. the terminal defaults;
 //! 9. the explicit `env` (a `None` value removes the name);
@@ -29,7 +30,7 @@ use std::convert::identity;
 use std::str::FromStr;
 use std::sync::OnceLock;
 
-use crate::credentials::{self, CREDENTIAL_NAMES};
+use crate::credentials::{self, Finding};
 use crate::error::ExecError;
 use crate::keys;
 
@@ -221,8 +222,8 @@ impl FromStr for Inherit {
 pub struct ScrubPolicy {
     /// Which parent variables to start from.
     pub inherit: Inherit,
-    /// Drop credentials: names matching [`CREDENTIAL_NAMES`] and values
-    /// [`credentials::is_secret_value`] finds. Turning it off is explicit.
+    /// Drop credentials, as [`credentials::find`] judges them. Turning it off
+    /// is explicit.
     pub default_exclude: bool,
     /// Case-insensitive globs (`*`, `?`) of inherited names to drop, on top of
     /// the credentials.
@@ -231,15 +232,20 @@ pub struct ScrubPolicy {
     /// case-insensitive globs are kept.
     pub include_only: Option<Vec<String>>,
     /// Whether to drop the variables in [`HARDENING_PATTERNS`] and values
-    /// starting with [`HARDENING_VALUE_PREFIX`].
+    /// starting with [`HARDENING_VALUE_PREFIX`]. Off by default: the host's
+    /// environment is its user's own, and these are variables developers set
+    /// on purpose (`LD_LIBRARY_PATH`, `PYTHONPATH`, `NODE_OPTIONS`). It is for
+    /// hosts whose environment someone else may have set: shared CI runners,
+    /// services.
     pub hardening: bool,
 }
 
 impl Default for ScrubPolicy {
-    /// Inherit everything except credentials and what hardening drops: the
-    /// model's commands are not trusted with either.
+    /// Inherit everything except credentials (and stale `DSH_*`): what the
+    /// developer's own non-interactive shell would get, minus what the
+    /// model's commands are not trusted with.
     fn default() -> Self {
-        Self { inherit: Inherit::All, default_exclude: true, exclude: Vec::new(), include_only: None, hardening: true }
+        Self { inherit: Inherit::All, default_exclude: true, exclude: Vec::new(), include_only: None, hardening: false }
     }
 }
 
@@ -279,9 +285,10 @@ pub enum RemovalReason {
     ManagedPrefix,
     /// Not kept by `inherit: core` or `inherit: none`.
     Inherit,
-    /// A name that usually holds a credential ([`CREDENTIAL_NAMES`]).
+    /// A name that says it holds a credential, with a value that could be one
+    /// ([`credentials::Finding::Name`]).
     Credential,
-    /// A value shaped like a credential ([`credentials::is_secret_value`]).
+    /// A value that carries a credential ([`credentials::Finding::Value`]).
     SecretValue,
     /// Matched one of the caller's `exclude` globs.
     Exclude,
@@ -332,8 +339,10 @@ impl RemovalReason {
         match self {
             Self::ManagedPrefix => "inherited DSH_* value; the current one is set fresh",
             Self::Inherit => "not kept by scrub.inherit",
-            Self::Credential => "name looks secret (*KEY*, *PASSWORD*, *SECRET*, *TOKEN*, …)",
-            Self::SecretValue => "value looks like a credential (a URL with a password, a known token shape)",
+            Self::Credential => "name says it holds a credential (…_PASSWORD, …_TOKEN, …_KEY, DB_PW, apiSecret, …)",
+            Self::SecretValue => {
+                "value carries a credential (a token, a private key, a URL or connection string with one)"
+            }
             Self::Exclude => "matched scrub.exclude",
             Self::Hardening => "could run code before the command",
             Self::IncludeOnly => "not in scrub.includeOnly",
@@ -508,9 +517,11 @@ pub fn build_environment(
         Inherit::None => true,
     });
     if scrub.default_exclude {
-        let credentials = credential_globs();
-        env.drop_inherited(RemovalReason::Credential, |var| credentials.matches(&var.name));
-        env.drop_inherited(RemovalReason::SecretValue, |var| credentials::is_secret_value(&var.value));
+        // In the platform's form: on Windows, where names ignore case, the
+        // upper-cased name (`apiSecret` is `APISECRET`, still a credential).
+        let finding = |var: &Var| credentials::find(&platform.fold(&var.name), &var.value);
+        env.drop_inherited(RemovalReason::Credential, |var| finding(var) == Some(Finding::Name));
+        env.drop_inherited(RemovalReason::SecretValue, |var| finding(var) == Some(Finding::Value));
     }
     let exclude = Globs::new(&scrub.exclude);
     env.drop_inherited(RemovalReason::Exclude, |var| exclude.matches(&var.name));
@@ -543,12 +554,6 @@ pub fn build_environment(
         env.set(key, value, Source::Managed);
     }
     Ok(env.finish(unmanaged_path))
-}
-
-/// Whether [`CREDENTIAL_NAMES`] match `name`, ignoring case: the names the
-/// default scrub treats as credentials.
-pub fn excluded_by_default(name: &str) -> bool {
-    credential_globs().matches(name)
 }
 
 /// Rejects a spec that names something a child environment cannot hold,
@@ -755,12 +760,6 @@ struct Globs {
     others: Vec<Glob>,
 }
 
-/// The credential globs, made once.
-fn credential_globs() -> &'static Globs {
-    static GLOBS: OnceLock<Globs> = OnceLock::new();
-    GLOBS.get_or_init(|| Globs::new(CREDENTIAL_NAMES))
-}
-
 /// The hardening globs, made once.
 fn hardening_globs() -> &'static Globs {
     static GLOBS: OnceLock<Globs> = OnceLock::new();
@@ -936,7 +935,7 @@ mod tests {
         assert!(scrub.default_exclude, "credentials go by default");
         assert!(scrub.exclude.is_empty(), "the caller's globs add to the credentials");
         assert_eq!(scrub.include_only, None);
-        assert!(scrub.hardening, "hardening is on by default");
+        assert!(!scrub.hardening, "hardening is a preset, off by default");
         let spec = EnvironmentSpec::default();
         assert_eq!(spec.scrub, scrub);
         assert_eq!(spec.terminal, Some(pairs(&DEFAULT_TERMINAL_ENV)));
@@ -993,12 +992,12 @@ mod tests {
     // Globs.
 
     #[test]
-    fn the_default_exclude_globs_name_credentials_ignoring_case() {
+    fn credential_names_are_read_ignoring_case() {
         for name in ["AWS_SECRET_ACCESS_KEY", "github_token", "DB_Password", "DSH_API_KEY", "\u{17f}ecret"] {
-            assert!(excluded_by_default(name), "{name}");
+            assert_eq!(credentials::find(name, "hunter2"), Some(Finding::Name), "{name}");
         }
         for name in ["PATH", "HOME", "DSH_SESSION_ID", "KE_Y", "TOKE"] {
-            assert!(!excluded_by_default(name), "{name}");
+            assert_eq!(credentials::find(name, "hunter2"), None, "{name}");
         }
     }
 
@@ -1194,7 +1193,7 @@ mod tests {
     fn default_exclude_drops_credentials_in_any_case() {
         let env = build(
             &[
-                ("aws_access_key_id", "x"),
+                ("aws_secret_access_key", "x"),
                 ("GITHUB_TOKEN", "x"),
                 ("db_Password", "x"),
                 ("MY_SECRET", "x"),
@@ -1203,7 +1202,7 @@ mod tests {
             &bare(),
         );
         assert_eq!(names(&env), ["PATH"]);
-        for key in ["aws_access_key_id", "GITHUB_TOKEN", "db_Password", "MY_SECRET"] {
+        for key in ["aws_secret_access_key", "GITHUB_TOKEN", "db_Password", "MY_SECRET"] {
             assert_eq!(reason(&env, key), Some(RemovalReason::Credential), "{key}");
         }
     }
@@ -1211,22 +1210,22 @@ mod tests {
     #[test]
     fn credentials_go_by_name_and_by_value_whatever_the_caller_excludes() {
         let parent = [
-            ("SSH_AUTH_SOCK", "/tmp/ssh-x/agent.1"),
             ("GH_PAT", "x"),
             ("MYSQL_PWD", "x"),
             ("DB_PASS", "x"),
             ("NPM_CONFIG__AUTH", "x"),
             ("CI_JOB_JWT", "x"),
-            ("SLACK_WEBHOOK_URL", "x"),
             ("BW_SESSION", "x"),
-            ("SENTRY_DSN", "x"),
+            ("SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T0001/B0001/AbCdEfGhIjKlMnOpQrStUvWx"),
             ("DATABASE_URL", "postgres://app:pw@db/app"),
             ("MONGODB_URI", "mongodb://u:p@m/db"),
-            ("SOME_SETTING", "ghp_0123456789abcdefghijABCDEFGHIJ"),
+            ("SOME_SETTING", "ghp_0123456789abcdefghijABCDEFGHIJklmnop"),
+            ("GOOGLE_APPLICATION_CREDENTIALS", "/home/ada/.config/gcloud/key.json"),
+            ("SSH_AUTH_SOCK", "/tmp/ssh-x/agent.1"),
+            ("TOKEN_URL", "https://auth.example.com/oauth/token"),
             ("AWS_REGION", "eu-west-1"),
             ("PWD", "/work"),
             ("OLDPWD", "/"),
-            ("GIT_AUTHOR_NAME", "Ada"),
             ("PATH", "/bin"),
         ];
         let spec = EnvironmentSpec {
@@ -1234,21 +1233,15 @@ mod tests {
             ..bare()
         };
         let env = build(&parent, &spec);
-        assert_eq!(names(&env), ["GIT_AUTHOR_NAME", "OLDPWD", "PATH", "PWD"]);
-        for key in [
-            "SSH_AUTH_SOCK",
-            "GH_PAT",
-            "MYSQL_PWD",
-            "DB_PASS",
-            "NPM_CONFIG__AUTH",
-            "CI_JOB_JWT",
-            "SLACK_WEBHOOK_URL",
-            "BW_SESSION",
-            "SENTRY_DSN",
-        ] {
+        assert_eq!(
+            names(&env),
+            ["GOOGLE_APPLICATION_CREDENTIALS", "OLDPWD", "PATH", "PWD", "SSH_AUTH_SOCK", "TOKEN_URL"],
+            "places stay"
+        );
+        for key in ["GH_PAT", "MYSQL_PWD", "DB_PASS", "NPM_CONFIG__AUTH", "CI_JOB_JWT", "BW_SESSION"] {
             assert_eq!(reason(&env, key), Some(RemovalReason::Credential), "{key}");
         }
-        for key in ["DATABASE_URL", "MONGODB_URI", "SOME_SETTING"] {
+        for key in ["SLACK_WEBHOOK_URL", "DATABASE_URL", "MONGODB_URI", "SOME_SETTING"] {
             assert_eq!(reason(&env, key), Some(RemovalReason::SecretValue), "{key}");
         }
         assert_eq!(reason(&env, "AWS_REGION"), Some(RemovalReason::Exclude), "exclude adds to the defaults");
@@ -1286,12 +1279,10 @@ mod tests {
     }
 
     #[test]
-    fn hardening_is_on_by_default_and_can_be_turned_off() {
-        let parent = [("LD_PRELOAD", "/evil.so"), ("F", "() { :; }")];
-        let env = build(&parent, &bare());
-        assert!(env.vars.is_empty());
-        let off = EnvironmentSpec { scrub: ScrubPolicy { hardening: false, ..ScrubPolicy::default() }, ..bare() };
-        assert_eq!(names(&build(&parent, &off)), ["F", "LD_PRELOAD"]);
+    fn hardening_is_off_by_default_and_on_when_asked() {
+        let parent = [("LD_PRELOAD", "/usr/lib/libjemalloc.so"), ("F", "() { :; }")];
+        assert_eq!(names(&build(&parent, &bare())), ["F", "LD_PRELOAD"]);
+        assert!(build(&parent, &hardened()).vars.is_empty());
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
-use dsh_shell_env_core::credentials::{is_secret_value, CREDENTIAL_NAMES};
+use dsh_shell_env_core::credentials::{find, Finding};
 use dsh_shell_env_core::environment::{
     build_environment, Environment, EnvironmentSpec, Inherit, Platform, RemovalReason, ScrubPolicy, Source,
     HARDENING_PATTERNS, HARDENING_VALUE_PREFIX,
@@ -383,8 +383,16 @@ fn reference(platform: &Platform, parent: &[(String, String)], spec: &Environmen
                 Inherit::None => true,
             }),
         ),
-        (RemovalReason::Credential, Box::new(|n, _| scrub.default_exclude && any_glob(CREDENTIAL_NAMES, n))),
-        (RemovalReason::SecretValue, Box::new(|_, v| scrub.default_exclude && is_secret_value(v))),
+        // The credential rule is the corpus's to judge (tests/corpus.rs); the
+        // model checks where the pipeline applies it.
+        (
+            RemovalReason::Credential,
+            Box::new(|n, v| scrub.default_exclude && find(&fold(platform, n), v) == Some(Finding::Name)),
+        ),
+        (
+            RemovalReason::SecretValue,
+            Box::new(|n, v| scrub.default_exclude && find(&fold(platform, n), v) == Some(Finding::Value)),
+        ),
         (RemovalReason::Exclude, Box::new(|n, _| any_glob(&scrub.exclude, n))),
         (
             RemovalReason::Hardening,

@@ -1,0 +1,65 @@
+//! What the default scrub treats as a credential, and nothing else: a
+//! variable whose name says it holds one (unless its value cannot be one), or
+//! whose value carries one, whatever its name. The command line masks the
+//! same variables, so what it shows as secret is what a child never gets.
+//!
+//! The rules are judged on a labelled corpus of realistic environments
+//! (`tests/corpus/environment.json`): no credential may pass and no
+//! legitimate variable may be removed.
+//!
+//! - [`names`]: names read as words (`DB_PW`, `apiSecret`), not substrings
+//!   (`KEYMAP`, `MAX_TOKENS`); a name that says where something is
+//!   (`*_URL`, `*_FILE`, `*_DIR`, `*_KEY_ID`) is a setting;
+//! - [`values`]: private keys, URLs with credentials, credentials written
+//!   inside other values, base64 that decodes to one;
+//! - [`tokens`]: providers' token shapes in their full form.
+
+mod names;
+mod tokens;
+mod values;
+
+/// Why a variable counts as a credential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finding {
+    /// Its name says it holds one, and its value could.
+    Name,
+    /// Its value carries one, whatever the name.
+    Value,
+}
+
+/// Whether the variable `name=value` is a credential, and why; `None` when it
+/// is not.
+///
+/// By name: the name says it holds one ([`names`]) and the value could be
+/// one: not empty, a switch, a reference to another variable, a path or a
+/// GPG fingerprint. By value: the value carries one ([`values`]). A variable
+/// a web framework serves to every visitor (`NEXT_PUBLIC_*`, …) is public by
+/// design, whatever its value.
+pub fn find(name: &str, value: &str) -> Option<Finding> {
+    if names::is_public(name) {
+        None
+    } else if names::says_credential(name, names::Context::Variable) && !values::is_harmless(name, value) {
+        Some(Finding::Name)
+    } else if values::carries_secret(value) {
+        Some(Finding::Value)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_is_judged_with_its_value_and_a_value_alone() {
+        assert_eq!(find("DB_PW", "hunter2"), Some(Finding::Name));
+        assert_eq!(find("GOOGLE_APPLICATION_CREDENTIALS", "/home/me/key.json"), None);
+        assert_eq!(find("MY_SERVICE", "sk_live_51H8xYzAbCdEfGhIjKlMnOpQr"), Some(Finding::Value));
+        assert_eq!(find("GITHUB_HEAD_REF", "sk-fix-login-redirect-loop"), None);
+        assert_eq!(
+            find("NEXT_PUBLIC_SUPABASE_ANON_KEY", "eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoiYW5vbiJ9.c2lnbmF0dXJl"),
+            None
+        );
+    }
+}

@@ -1,0 +1,287 @@
+//! Names that hold a credential, read as words rather than substrings:
+//! `DB_PW`, `MYSQLPASS`, `apiSecret` and `Db_Password` are credentials;
+//! `KEYMAP`, `TOKENIZERS_PARALLELISM`, `MAX_TOKENS`, `PASSWORD_MIN_LENGTH`
+//! and `TOKEN_URL` are not.
+//!
+//! A name is split into words at `_`, `-`, `.`, spaces and case changes
+//! (`apiSecret` → `api`, `Secret`). It holds a credential when its last word
+//! that is not a mere qualifier (`2`, `V2`, `BASE64`, `VALUE`, …) is a
+//! credential word (`PASSWORD`, `TOKEN`, `KEY`, …) or ends in one
+//! (`DBPASS`). Anything after it that says what the variable is about
+//! (`_URL`, `_FILE`, `_DIR`, `_ID`, `_LENGTH`, …) makes it a setting instead.
+
+/// Where a name was found: a variable's own name, or a key inside a value
+/// (`password=` in a query string, `"private_key":` in JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Context {
+    Variable,
+    Embedded,
+}
+
+/// Words that make a name hold a credential when nothing but qualifiers
+/// follows them. Compared after trailing digits are removed (`KEY2`).
+const CREDENTIAL_WORDS: &[&str] = &[
+    "PASSWORD",
+    "PASSWD",
+    "PASS",
+    "PWD",
+    "PW",
+    "PASSPHRASE",
+    "SECRET",
+    "SECRETS",
+    "TOKEN",
+    "KEY",
+    "APIKEY",
+    "CREDENTIAL",
+    "CREDENTIALS",
+    "CREDS",
+    "AUTHORIZATION",
+    "BEARER",
+    "JWT",
+    "COOKIE",
+    "PAT",
+    "SIGNATURE",
+    "SIG",
+];
+
+/// Word endings that make one run-together word a credential word
+/// (`DBPASS`, `MYSQLPASSWORD`, `CLIENTSECRET`, `AUTHTOKEN`).
+const CREDENTIAL_ENDINGS: &[&str] = &["PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "TOKEN", "PASS", "PWD", "APIKEY"];
+
+/// Run-together words ending in `PASS` or `PWD` that are not credentials.
+const NOT_CREDENTIAL_WORDS: &[&str] =
+    &["BYPASS", "COMPASS", "SURPASS", "TRESPASS", "OVERPASS", "UNDERPASS", "ENCOMPASS", "OLDPWD"];
+
+/// Words that may follow a credential word without changing what the
+/// variable holds: encodings, versions, rotations, environments.
+const QUALIFIERS: &[&str] = &[
+    "BASE",
+    "B64",
+    "BASE64",
+    "HEX",
+    "VALUE",
+    "RAW",
+    "ENC",
+    "ENCODED",
+    "ENCRYPTED",
+    "HASH",
+    "HASHED",
+    "JSON",
+    "PEM",
+    "DER",
+    "DATA",
+    "CONTENT",
+    "CONTENTS",
+    "STRING",
+    "STR",
+    "TEXT",
+    "PLAIN",
+    "PLAINTEXT",
+    "OLD",
+    "NEW",
+    "PREV",
+    "PREVIOUS",
+    "NEXT",
+    "CURRENT",
+    "PRIMARY",
+    "SECONDARY",
+    "PROD",
+    "PRODUCTION",
+    "DEV",
+    "TEST",
+    "STAGING",
+    "V",
+];
+
+/// Words before `KEY` that make it a name, an index or a public key rather
+/// than a secret (`ROUTING_KEY`, `STRIPE_PUBLISHABLE_KEY`, `SSH_HOST_KEY`).
+const NOT_SECRET_KEYS: &[&str] = &[
+    "PUBLIC",
+    "PUBLISHABLE",
+    "PUB",
+    "HOST",
+    "CACHE",
+    "SORT",
+    "PARTITION",
+    "ROUTING",
+    "PRIMARY",
+    "FOREIGN",
+    "IDEMPOTENCY",
+    "LOCK",
+    "HOT",
+    "SHORTCUT",
+    "CONFIG",
+    "LOOKUP",
+    "INDEX",
+    "MAP",
+    "DEDUP",
+    "GROUP",
+    "SHARD",
+    "RANGE",
+    "SEARCH",
+];
+
+/// Whether `name` says it holds a credential. Whether its value does is for
+/// the caller to check as well (a path under a credential's name is a place).
+pub(super) fn says_credential(name: &str, context: Context) -> bool {
+    let upper = name.to_uppercase();
+    match context {
+        // Password managers' sessions: the name is the whole rule.
+        Context::Variable if upper == "BW_SESSION" || upper.starts_with("OP_SESSION_") => return true,
+        // The working directories, whatever `PWD` suggests; GitLab's first
+        // eight characters of the runner's token, printed in every job log.
+        Context::Variable if matches!(upper.as_str(), "PWD" | "OLDPWD" | "CI_RUNNER_SHORT_TOKEN") => return false,
+        // git's configuration through the environment: `GIT_CONFIG_KEY_<n>`
+        // holds a configuration name such as `user.name`.
+        Context::Variable if upper.starts_with("GIT_CONFIG_KEY_") => return false,
+        // npm's `_auth` and a registry's `"auth"` hold a base64 user:password.
+        Context::Embedded if matches!(upper.trim_start_matches('_'), "AUTH" | "AUTHTOKEN") => return true,
+        _ => {}
+    }
+    let words = words(name);
+    let Some(last) = words.iter().rposition(|word| !is_qualifier(word)) else { return false };
+    let word = trim_digits(&words[last]);
+    if word == "KEY" && last > 0 && NOT_SECRET_KEYS.contains(&trim_digits(&words[last - 1])) {
+        return false;
+    }
+    is_credential_word(word)
+        // `BASIC_AUTH`, `NPM_AUTH`: in a variable's name only, since a key
+        // such as make's `--jobserver-auth=3,4` holds none.
+        || (context == Context::Variable && word == "AUTH" && last > 0)
+}
+
+/// Prefixes of the variables web frameworks build into the pages they serve
+/// (Next.js, Expo, Nuxt, SvelteKit, Astro): public by design.
+const PUBLIC_PREFIXES: &[&str] = &["NEXT_PUBLIC_", "EXPO_PUBLIC_", "NUXT_PUBLIC_", "PUBLIC_"];
+
+/// Whether `name` is one a web framework ships to every visitor, so its
+/// value is public whatever it looks like (a Supabase anon key is a JWT).
+pub(super) fn is_public(name: &str) -> bool {
+    PUBLIC_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
+}
+
+/// Whether `name` names a GPG or PGP key, whose value is then usually a
+/// fingerprint, not key material.
+pub(super) fn names_gpg_key(name: &str) -> bool {
+    words(name).iter().any(|word| matches!(word.as_str(), "GPG" | "PGP" | "GNUPG"))
+}
+
+fn is_credential_word(word: &str) -> bool {
+    if CREDENTIAL_WORDS.contains(&word) {
+        return true;
+    }
+    !NOT_CREDENTIAL_WORDS.contains(&word)
+        && CREDENTIAL_ENDINGS.iter().any(|ending| word.len() > ending.len() + 1 && word.ends_with(ending))
+}
+
+fn is_qualifier(word: &str) -> bool {
+    let trimmed = trim_digits(word);
+    trimmed.is_empty() || QUALIFIERS.contains(&trimmed)
+}
+
+fn trim_digits(word: &str) -> &str {
+    word.trim_end_matches(|c: char| c.is_ascii_digit())
+}
+
+/// The words of a name, upper-cased (as Windows compares names, so `ſecret`
+/// is `SECRET`): split at anything but letters and digits, and where the case
+/// changes (`apiSecret`, `HTTPServer`).
+fn words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for part in name.split(|c: char| !c.is_alphanumeric()).filter(|part| !part.is_empty()) {
+        let chars: Vec<char> = part.chars().collect();
+        let mut start = 0;
+        for i in 1..chars.len() {
+            let lower_to_upper = chars[i - 1].is_lowercase() && chars[i].is_uppercase();
+            let acronym_end = chars[i - 1].is_uppercase()
+                && chars[i].is_uppercase()
+                && chars.get(i + 1).is_some_and(|c| c.is_lowercase());
+            if lower_to_upper || acronym_end {
+                words.push(chars[start..i].iter().collect::<String>().to_uppercase());
+                start = i;
+            }
+        }
+        words.push(chars[start..].iter().collect::<String>().to_uppercase());
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_split_into_words_at_separators_and_case_changes() {
+        assert_eq!(words("apiSecret"), ["API", "SECRET"]);
+        assert_eq!(words("Db_Password"), ["DB", "PASSWORD"]);
+        assert_eq!(words("HTTPServer-url.x"), ["HTTP", "SERVER", "URL", "X"]);
+        assert_eq!(words("MYSQLPASS"), ["MYSQLPASS"]);
+        assert_eq!(words("__"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn credential_words_at_the_end_make_a_credential() {
+        for name in [
+            "DB_PW",
+            "MYSQLPASS",
+            "DBPASS",
+            "apiSecret",
+            "Db_Password",
+            "GITHUB_TOKEN",
+            "OPENAI_API_KEY",
+            "AWS_SECRET_ACCESS_KEY",
+            "SECRET_KEY_BASE",
+            "CI_JOB_JWT_V2",
+            "API_KEY_2",
+            "SMTP_PASS",
+            "BASIC_AUTH",
+            "GITHUB_PAT",
+            "clientSecret",
+            "HTPASSWD",
+            "BW_SESSION",
+            "OP_SESSION_my",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+        ] {
+            assert!(says_credential(name, Context::Variable), "{name}");
+        }
+    }
+
+    #[test]
+    fn settings_about_credentials_are_not_credentials() {
+        for name in [
+            "KEYMAP",
+            "TOKENIZERS_PARALLELISM",
+            "MAX_TOKENS",
+            "PASSWORD_MIN_LENGTH",
+            "PASSWORD_STORE_DIR",
+            "TOKEN_URL",
+            "AUTH_URL",
+            "JWT_ISSUER",
+            "COOKIE_DOMAIN",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SHARED_CREDENTIALS_FILE",
+            "SSH_AUTH_SOCK",
+            "STRIPE_PUBLISHABLE_KEY",
+            "AMQP_ROUTING_KEY",
+            "PWD",
+            "OLDPWD",
+            "BYPASS",
+            "GIT_CONFIG_KEY_0",
+            "AUTH",
+            "DESKTOP_SESSION",
+        ] {
+            assert!(!says_credential(name, Context::Variable), "{name}");
+        }
+    }
+
+    #[test]
+    fn keys_inside_values_use_the_same_words_except_a_bare_auth_suffix() {
+        assert!(says_credential("db.password", Context::Embedded));
+        assert!(says_credential("AccountKey", Context::Embedded));
+        assert!(says_credential("SharedAccessKey", Context::Embedded));
+        assert!(says_credential("auth", Context::Embedded));
+        assert!(!says_credential("SharedAccessKeyName", Context::Embedded));
+        assert!(!says_credential("jobserver-auth", Context::Embedded));
+        assert!(!says_credential("file.encoding", Context::Embedded));
+    }
+}

@@ -1,0 +1,263 @@
+//! Providers' token shapes, in their full form: a prefix and then a random
+//! part of the provider's length and alphabet, so `sk-fix-login-redirect-loop`
+//! (a branch name) is not an OpenAI key and `npm_install` is not an npm token.
+//! Taken from the providers' documentation and the published rule sets of
+//! secret scanners (gitleaks, GitHub secret scanning).
+
+/// The characters a token's random part may use.
+#[derive(Clone, Copy)]
+enum Alphabet {
+    /// `A-Z a-z 0-9`.
+    Alnum,
+    /// Letters, digits and `_`.
+    Word,
+    /// Letters, digits, `_` and `-` (base64url).
+    Dashed,
+    /// Letters, digits, `_`, `-` and `.`.
+    Dotted,
+    /// `0-9 a-f`.
+    Hex,
+    /// Upper-case letters and digits.
+    Upper,
+}
+
+impl Alphabet {
+    fn allows(self, c: char) -> bool {
+        match self {
+            Self::Alnum => c.is_ascii_alphanumeric(),
+            Self::Word => c.is_ascii_alphanumeric() || c == '_',
+            Self::Dashed => c.is_ascii_alphanumeric() || c == '_' || c == '-',
+            Self::Dotted => c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'),
+            Self::Hex => c.is_ascii_digit() || ('a'..='f').contains(&c),
+            Self::Upper => c.is_ascii_uppercase() || c.is_ascii_digit(),
+        }
+    }
+}
+
+/// A provider's token: `prefix`, then at least `min` characters of `alphabet`.
+struct Shape {
+    prefix: &'static str,
+    min: usize,
+    alphabet: Alphabet,
+}
+
+const fn shape(prefix: &'static str, min: usize, alphabet: Alphabet) -> Shape {
+    Shape { prefix, min, alphabet }
+}
+
+use Alphabet::{Alnum, Dashed, Dotted, Hex, Upper, Word};
+
+/// The prefixed shapes. Keys whose only mark is `sk-` are [`is_sk_key`].
+const SHAPES: &[Shape] = &[
+    // GitHub: personal, OAuth, user-to-server, server-to-server, refresh; fine-grained.
+    shape("ghp_", 36, Alnum),
+    shape("gho_", 36, Alnum),
+    shape("ghu_", 36, Alnum),
+    shape("ghs_", 36, Alnum),
+    shape("ghr_", 36, Alnum),
+    shape("github_pat_", 70, Word),
+    // GitLab: personal, runner, deploy, pipeline trigger, CI build, feed, OAuth
+    // app secret, agent; the legacy runner registration token.
+    shape("glpat-", 20, Dashed),
+    shape("glrt-", 20, Dashed),
+    shape("gldt-", 20, Dashed),
+    shape("glptt-", 20, Dashed),
+    shape("glcbt-", 20, Dashed),
+    shape("glft-", 20, Dashed),
+    shape("gloas-", 20, Dashed),
+    shape("glagent-", 20, Dashed),
+    shape("GR1348941", 20, Dashed),
+    // Slack: bot, user, app-level, refresh, configuration tokens.
+    shape("xoxb-", 10, Dashed),
+    shape("xoxp-", 10, Dashed),
+    shape("xoxa-", 10, Dashed),
+    shape("xoxr-", 10, Dashed),
+    shape("xoxs-", 10, Dashed),
+    shape("xoxe-", 10, Dashed),
+    shape("xoxe.xoxp-", 10, Dashed),
+    shape("xapp-", 20, Dashed),
+    // Stripe: secret and restricted keys, webhook signing secrets.
+    shape("sk_live_", 24, Alnum),
+    shape("sk_test_", 24, Alnum),
+    shape("rk_live_", 24, Alnum),
+    shape("rk_test_", 24, Alnum),
+    shape("whsec_", 32, Alnum),
+    // AI providers: Groq, Hugging Face (user and organisation), Perplexity,
+    // xAI, Replicate, Fireworks.
+    shape("gsk_", 40, Alnum),
+    shape("hf_", 30, Alnum),
+    shape("api_org_", 30, Alnum),
+    shape("pplx-", 40, Alnum),
+    shape("xai-", 60, Alnum),
+    shape("r8_", 30, Alnum),
+    shape("fw_", 20, Alnum),
+    // Google: API keys, OAuth client secrets, OAuth access tokens.
+    shape("AIza", 35, Dashed),
+    shape("GOCSPX-", 28, Dashed),
+    shape("ya29.", 30, Dashed),
+    // Package registries: PyPI (a macaroon), npm.
+    shape("pypi-AgE", 60, Dashed),
+    shape("npm_", 36, Alnum),
+    // Secret stores: Doppler (service, personal, CLI, service account, SCIM,
+    // audit), HashiCorp Vault service and batch tokens, age identities.
+    shape("dp.st.", 40, Dotted),
+    shape("dp.pt.", 40, Dotted),
+    shape("dp.ct.", 40, Dotted),
+    shape("dp.sa.", 40, Dotted),
+    shape("dp.scim.", 40, Dotted),
+    shape("dp.audit.", 40, Dotted),
+    shape("hvs.", 24, Dashed),
+    shape("hvb.", 24, Dashed),
+    shape("AGE-SECRET-KEY-1", 50, Upper),
+    // Others in wide use: SendGrid, Mailgun, Shopify, Linear, Notion,
+    // DigitalOcean, Atlassian, Databricks, Grafana, Postman, Figma,
+    // Tailscale, Pulumi, Heroku, Supabase, Fly.io, Honeycomb.
+    shape("SG.", 60, Dotted),
+    shape("key-", 32, Hex),
+    shape("shpat_", 32, Hex),
+    shape("shpss_", 32, Hex),
+    shape("shpca_", 32, Hex),
+    shape("shppa_", 32, Hex),
+    shape("lin_api_", 40, Alnum),
+    shape("secret_", 43, Alnum),
+    shape("ntn_", 40, Alnum),
+    shape("dop_v1_", 64, Hex),
+    shape("doo_v1_", 64, Hex),
+    shape("dor_v1_", 64, Hex),
+    shape("ATATT3", 100, Dotted),
+    shape("dapi", 32, Hex),
+    shape("glsa_", 40, Word),
+    shape("glc_", 32, Dashed),
+    shape("PMAK-", 59, Dashed),
+    shape("figd_", 40, Dashed),
+    shape("tskey-auth-", 20, Dashed),
+    shape("tskey-api-", 20, Dashed),
+    shape("tskey-client-", 20, Dashed),
+    shape("pul-", 40, Hex),
+    shape("HRKU-", 40, Dashed),
+    shape("sbp_", 40, Hex),
+    shape("sb_secret_", 30, Dashed),
+    shape("fo1_", 40, Dashed),
+    shape("fm2_", 40, Dashed),
+    shape("hcaik_", 40, Alnum),
+    shape("hcxik_", 40, Alnum),
+    shape("hcamk_", 20, Alnum),
+    shape("hcxmk_", 20, Alnum),
+];
+
+/// Whether `word` (letters, digits and `_ - . ~`, as found in a value) is a
+/// token of a shape this module knows.
+pub(super) fn is_token(word: &str) -> bool {
+    if word.len() < 14 {
+        return false;
+    }
+    SHAPES.iter().any(|shape| {
+        word.strip_prefix(shape.prefix)
+            .is_some_and(|rest| rest.len() >= shape.min && rest.chars().all(|c| shape.alphabet.allows(c)))
+    }) || is_sk_key(word)
+        || is_aws_access_key(word)
+        || is_jwt(word)
+        || is_azure_client_secret(word)
+        || is_terraform_cloud_token(word)
+}
+
+/// `sk-`, an optional label (`proj-`, `ant-api03-`, `or-v1-`, `svcacct-`), and
+/// a random part: OpenAI, Anthropic, OpenRouter, DeepSeek and many others. The
+/// random part has a run of 16 or more characters without `-` that mixes
+/// letters and digits, which words joined by hyphens do not.
+fn is_sk_key(word: &str) -> bool {
+    let Some(rest) = word.strip_prefix("sk-") else { return false };
+    rest.len() >= 20
+        && rest.chars().all(|c| Dashed.allows(c))
+        && rest.split('-').any(|run| run.len() >= 16 && looks_random(run))
+}
+
+/// Whether `text` mixes letters and digits, as generated secrets do and words do not.
+pub(super) fn looks_random(text: &str) -> bool {
+    text.chars().any(|c| c.is_ascii_digit()) && text.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+/// An AWS access key id (`AKIA…`) or temporary one (`ASIA…`): 16 base32
+/// characters after the prefix. Resource ids with other prefixes are not keys.
+fn is_aws_access_key(word: &str) -> bool {
+    word.len() == 20
+        && (word.starts_with("AKIA") || word.starts_with("ASIA"))
+        && word[4..].chars().all(|c| Upper.allows(c))
+}
+
+/// Three base64url segments, the first a JSON object's encoding (`eyJ…`).
+fn is_jwt(word: &str) -> bool {
+    if !word.starts_with("eyJ") {
+        return false;
+    }
+    let mut segments = word.split('.');
+    let (Some(header), Some(payload), Some(signature), None) =
+        (segments.next(), segments.next(), segments.next(), segments.next())
+    else {
+        return false;
+    };
+    header.len() >= 8
+        && payload.len() >= 8
+        && [header, payload, signature].into_iter().all(|segment| segment.chars().all(|c| Dashed.allows(c)))
+}
+
+/// A Microsoft Entra (Azure AD) client secret: three characters, a digit,
+/// `Q~`, then 31 to 34 more.
+fn is_azure_client_secret(word: &str) -> bool {
+    let bytes = word.as_bytes();
+    (34..=40).contains(&word.len())
+        && bytes[3].is_ascii_digit()
+        && &bytes[4..6] == b"Q~"
+        && word.chars().all(|c| Dotted.allows(c) || c == '~')
+}
+
+/// A Terraform Cloud / HCP Terraform API token: `<14>.atlasv1.<60 or more>`.
+fn is_terraform_cloud_token(word: &str) -> bool {
+    word.split_once(".atlasv1.").is_some_and(|(id, secret)| id.len() == 14 && secret.len() >= 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_token_shapes_are_tokens() {
+        let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+        for word in [
+            "ghp_0123456789abcdefghijABCDEFGHIJklmnop",
+            "glpat-0123456789abcdefghij",
+            "sk-proj-Zx81kQ2mN7pL0vB4cD9eF3gH6jK5lM8nO1pQ4rS7tU0vW",
+            "sk-0123456789abcdef0123456789abcdef",
+            "sk_live_51H8xYzAbCdEfGhIjKlMnOpQr",
+            "gsk_8f7Hq2LmN4pR6sT8vX0zB3dF5hJ7kM9nQ1rS3tV5wY7aC9eG",
+            "hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh",
+            "AIzaSyD-1234567890abcdefghijklmnopqrstu",
+            "AKIAIOSFODNN7ABCDEFG",
+            "xoxb-1234567890-abcdef",
+            "dp.st.dev.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCd",
+            "Abc8Q~0123456789abcdefghijklmnopqrstu",
+            jwt,
+        ] {
+            assert!(is_token(word), "{word}");
+        }
+    }
+
+    #[test]
+    fn prefixes_alone_and_words_after_them_are_not_tokens() {
+        for word in [
+            "sk-fix-login-redirect-loop",
+            "sk-build-07",
+            "sk-1234-update-dependencies",
+            "ghp_",
+            "npm_install_dependencies",
+            "hf_transfer_enabled_here",
+            "AKIA",
+            "eyJ.not.jwt",
+            "xterm-256color",
+            "key-value-store-settings-file",
+            "secret_santa_list_for_the_team_party",
+        ] {
+            assert!(!is_token(word), "{word}");
+        }
+    }
+}

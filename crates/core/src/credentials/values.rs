@@ -1,0 +1,297 @@
+//! Values that carry a credential, whatever their variable is called, and
+//! values that cannot be one, whatever their variable is called.
+//!
+//! A value carries a credential when it holds:
+//! - a private key (a PEM block);
+//! - a URL with a password, with a user name shaped like a token, or to a
+//!   chat webhook (the secret is its path);
+//! - a provider's token in its full form ([`super::tokens`]);
+//! - a key that names a credential with a value: `Password=…;` in a
+//!   connection string, `?token=…` in a query, `-Ddb.password=…` in JVM
+//!   options, `"private_key": "…"` in JSON, `password: …` in YAML,
+//!   `Authorization: Bearer …` in a header;
+//! - base64 that decodes to text carrying one (a kubeconfig, a JSON key).
+
+use base64::alphabet;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
+use base64::engine::{DecodePaddingMode, Engine};
+
+use super::names::{self, Context};
+use super::tokens;
+
+/// How deep base64 inside base64 is decoded.
+const MAX_DEPTH: u8 = 2;
+
+/// The shortest base64 word worth decoding: 18 bytes of text.
+const MIN_BLOB: usize = 24;
+
+/// Hosts and paths of chat webhooks, whose URL is the credential.
+const WEBHOOKS: &[&str] = &[
+    "hooks.slack.com/services/",
+    "hooks.slack.com/workflows/",
+    "discord.com/api/webhooks/",
+    "discordapp.com/api/webhooks/",
+    "webhook.office.com/webhookb2/",
+    "outlook.office.com/webhook/",
+];
+
+/// Whether `value` carries a credential (see the module documentation).
+pub(super) fn carries_secret(value: &str) -> bool {
+    carries(value, 0)
+}
+
+fn carries(value: &str, depth: u8) -> bool {
+    has_private_key(value)
+        || has_url_credentials(value)
+        || WEBHOOKS.iter().any(|hook| value.contains(hook))
+        || words(value, is_token_char).any(tokens::is_token)
+        || pairs(value).any(|(key, inner)| names::says_credential(key, Context::Embedded) && !is_harmless(key, inner))
+        || (depth < MAX_DEPTH && words(value, is_base64_char).any(|word| decodes_to_secret(word, depth)))
+}
+
+/// Whether `value`, under a name that says credential, still cannot be one:
+/// empty, a switch (`true`, `no`, `1`), a reference to another variable
+/// (`${DB_PASSWORD}`), a mask, a path (`GOOGLE_APPLICATION_CREDENTIALS`
+/// names a file), or a GPG key's fingerprint.
+pub(super) fn is_harmless(name: &str, value: &str) -> bool {
+    let value = value.trim().trim_matches(['"', '\'']);
+    const SWITCHES: &[&str] =
+        &["", "0", "1", "true", "false", "yes", "no", "on", "off", "none", "null", "enabled", "disabled"];
+    SWITCHES.iter().any(|switch| value.eq_ignore_ascii_case(switch))
+        || value.starts_with('$')
+        || (value.starts_with('%') && value.ends_with('%'))
+        || value.chars().all(|c| c == '*')
+        || is_path(value)
+        || (names::names_gpg_key(name) && is_fingerprint(value))
+}
+
+/// An absolute or home-relative path (POSIX or Windows) of two or more
+/// components, made of the characters paths are made of.
+fn is_path(value: &str) -> bool {
+    let windows = value.len() > 3
+        && value.as_bytes()[0].is_ascii_alphabetic()
+        && value.as_bytes()[1] == b':'
+        && matches!(value.as_bytes()[2], b'\\' | b'/');
+    let rooted = windows || value.starts_with('/') || value.starts_with("~/") || value.starts_with("\\\\");
+    let separators = value.chars().filter(|&c| c == '/' || c == '\\').count();
+    rooted
+        && separators >= 2
+        && value.chars().all(|c| c.is_alphanumeric() || "/\\._-~+@:, ()".contains(c))
+        && !value.contains("://")
+}
+
+/// A GPG fingerprint or key id: 8, 16 or 40 hex digits, optionally `0x`,
+/// optionally in groups of four.
+fn is_fingerprint(value: &str) -> bool {
+    let hex: String = value.trim_start_matches("0x").chars().filter(|c| *c != ' ').collect();
+    matches!(hex.len(), 8 | 16 | 40) && hex.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// A PEM block of a private key: `-----BEGIN … PRIVATE KEY…-----`.
+fn has_private_key(value: &str) -> bool {
+    value.match_indices("-----BEGIN ").any(|(at, _)| {
+        let header = &value[at + 11..];
+        let header = &header[..header.find("-----").unwrap_or(header.len())];
+        header.contains("PRIVATE KEY")
+    })
+}
+
+/// A `scheme://user:password@…` with a non-empty password, or a
+/// `scheme://user@…` whose user is a token (`https://ghp_…@github.com`).
+fn has_url_credentials(value: &str) -> bool {
+    value.match_indices("://").any(|(at, _)| {
+        let rest = &value[at + 3..];
+        let authority = &rest[..rest.find(['/', '?', '#', ' ', '\t', '\n', '"', '\'']).unwrap_or(rest.len())];
+        let Some(end) = authority.rfind('@') else { return false };
+        match authority[..end].split_once(':') {
+            Some((_, password)) => !password.is_empty(),
+            None => {
+                let user = &authority[..end];
+                let token = tokens::is_token(user) || (user.len() >= 20 && tokens::looks_random(user));
+                token && !is_sentry_dsn(user, &rest[authority.len()..])
+            }
+        }
+    })
+}
+
+/// A Sentry DSN in its current form, `https://<public key>@<host>/<project>`:
+/// the key is 32 hex digits and public by design (browsers are given it).
+/// Its legacy form also had a secret key, after a colon: a password.
+fn is_sentry_dsn(user: &str, path: &str) -> bool {
+    let project = path.trim_start_matches('/');
+    user.len() == 32
+        && user.chars().all(|c| c.is_ascii_hexdigit())
+        && !project.is_empty()
+        && project.chars().take_while(|c| !c.is_whitespace()).all(|c| c.is_ascii_digit())
+}
+
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '~')
+}
+
+fn is_base64_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=' | '_' | '-')
+}
+
+/// The maximal runs of `allowed` characters in `value`.
+fn words(value: &str, allowed: fn(char) -> bool) -> impl Iterator<Item = &str> {
+    value.split(move |c: char| !allowed(c)).filter(|word| !word.is_empty())
+}
+
+/// Every `key`/`value` pair written inside `value`: `key=value` (separated
+/// by `;`, `&`, `?`, `,`, new lines or spaces), `key: value` on a line, and
+/// JSON's `"key": "value"`.
+fn pairs(value: &str) -> impl Iterator<Item = (&str, &str)> {
+    assignments(value).chain(colon_lines(value)).chain(json_strings(value))
+}
+
+/// `key=value`: the key is the word before `=`, the value runs to the next
+/// separator.
+fn assignments(value: &str) -> impl Iterator<Item = (&str, &str)> {
+    let separator = |c: char| matches!(c, ';' | '&' | '?' | ',' | '\n' | '\r');
+    value.split(separator).flat_map(|piece| {
+        piece.match_indices('=').filter_map(move |(at, _)| {
+            let key = piece[..at].trim_end();
+            let key = &key[key.rfind(char::is_whitespace).map_or(0, |space| space + 1)..];
+            let key = key.trim_start_matches(['-', '"', '\'']);
+            let inner = piece[at + 1..].trim_start();
+            let inner = &inner[..inner.find(char::is_whitespace).unwrap_or(inner.len())];
+            (!key.is_empty() && !key.contains('=')).then_some((key, inner))
+        })
+    })
+}
+
+/// `key: value` on a line (YAML, HTTP headers); the key is one word.
+fn colon_lines(value: &str) -> impl Iterator<Item = (&str, &str)> {
+    value.lines().filter_map(|line| {
+        let (key, inner) = line.split_once(": ")?;
+        let key = key.trim().trim_start_matches("- ").trim_matches(['"', '\'']);
+        (!key.is_empty() && !key.contains(char::is_whitespace)).then_some((key, inner.trim()))
+    })
+}
+
+/// JSON's `"key": "value"`: two string literals with only a colon between.
+fn json_strings(value: &str) -> impl Iterator<Item = (&str, &str)> {
+    let literals = string_literals(value);
+    let pairs: Vec<(&str, &str)> = literals
+        .windows(2)
+        .filter(|pair| value[pair[0].1..pair[1].0 - 1].trim() == ":")
+        .map(|pair| (&value[pair[0].0..pair[0].1 - 1], &value[pair[1].0..pair[1].1 - 1]))
+        .collect();
+    pairs.into_iter()
+}
+
+/// The `"…"` literals of `value`, each as the range from after its opening
+/// quote to after its closing quote.
+fn string_literals(value: &str) -> Vec<(usize, usize)> {
+    let mut literals = Vec::new();
+    let mut chars = value.char_indices();
+    while let Some((open, c)) = chars.next() {
+        if c != '"' {
+            continue;
+        }
+        let mut escaped = false;
+        for (at, c) in chars.by_ref() {
+            match c {
+                '\\' if !escaped => escaped = true,
+                '"' if !escaped => {
+                    literals.push((open + 1, at + 1));
+                    break;
+                }
+                _ => escaped = false,
+            }
+        }
+    }
+    literals
+}
+
+/// Whether base64 `word` decodes to text that carries a credential.
+fn decodes_to_secret(word: &str, depth: u8) -> bool {
+    if word.len() < MIN_BLOB {
+        return false;
+    }
+    let config = GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
+    let engine = if word.contains(['-', '_']) {
+        GeneralPurpose::new(&alphabet::URL_SAFE, config)
+    } else {
+        GeneralPurpose::new(&alphabet::STANDARD, config)
+    };
+    let Ok(bytes) = engine.decode(word) else { return false };
+    let Ok(text) = String::from_utf8(bytes) else { return false };
+    let printable = text.chars().filter(|c| !c.is_control() || c.is_whitespace()).count();
+    printable * 10 >= text.chars().count() * 9 && carries(&text, depth + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_with_a_password_or_a_token_user_carry_a_credential() {
+        for value in [
+            "postgres://app:s3cret@db.internal:5432/app",
+            "mongodb+srv://user:pw@cluster0.example.net/?retryWrites=true",
+            "proxy=http://me:hunter2@proxy:3128",
+            "https://x-access-token:ghs_0123456789abcdefghijABCDEFGHIJklmnop@github.com/o/r.git",
+            "https://aB3dE5gH7jK9mN1pQ3sT5vW7@pkgs.example.com/simple/",
+            "https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXX",
+        ] {
+            assert!(carries_secret(value), "{value}");
+        }
+        for value in ["https://example.com/a:b@c", "https://user@example.com/", "ssh://git@host:22/repo", "a:b@c"] {
+            assert!(!carries_secret(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn keys_that_name_a_credential_carry_one_in_any_notation() {
+        for value in [
+            "Server=db;Database=app;User Id=app;Password=Pa55word!;",
+            "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=bXlrZXk=;EndpointSuffix=core.windows.net",
+            "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=c2VjcmV0",
+            "jdbc:postgresql://db:5432/app?user=app&password=hunter2",
+            "-Xmx2g -Ddb.password=hunter2 -Dfile.encoding=UTF-8",
+            "--token=abc123def",
+            r#"{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\nMIIE"}"#,
+            r#"{"auths":{"registry.example.com":{"auth":"dXNlcjpwYXNz"}}}"#,
+            "Authorization: Bearer abc.def.ghi",
+            "users:\n- name: ci\n  user:\n    token: 0123456789abcdef",
+        ] {
+            assert!(carries_secret(value), "{value}");
+        }
+        for value in [
+            "--max-old-space-size=8192",
+            "-Dfile.encoding=UTF-8",
+            "--jobserver-auth=3,4",
+            "rs=0:di=01;34:ln=01;36",
+            "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root",
+            "-Ddb.password=${DB_PASSWORD}",
+            r#"{"client_email": "ci@project.iam.gserviceaccount.com"}"#,
+        ] {
+            assert!(!carries_secret(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn private_keys_and_encoded_credentials_carry_one() {
+        assert!(carries_secret("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA"));
+        assert!(carries_secret("-----BEGIN EC PRIVATE KEY-----"));
+        assert!(!carries_secret("-----BEGIN CERTIFICATE-----\nMIIB"));
+        // base64 of a kubeconfig fragment holding a token.
+        assert!(carries_secret("dXNlcnM6Ci0gbmFtZTogY2kKICB1c2VyOgogICAgdG9rZW46IDAxMjM0NTY3ODlhYmNkZWY="));
+        // base64 of harmless text.
+        assert!(!carries_secret("aGVsbG8gd29ybGQsIHRoaXMgaXMgbm90IGEgc2VjcmV0"));
+    }
+
+    #[test]
+    fn switches_references_paths_and_fingerprints_are_harmless() {
+        for value in ["", "yes", "FALSE", "${SECRET}", "%API_KEY%", "****", "/run/secrets/db", "~/.aws/credentials"] {
+            assert!(is_harmless("DB_PASSWORD", value), "{value}");
+        }
+        assert!(is_harmless("GPG_KEY", "A035C8C19219BA821ECEA86B64E628F8D684696D"));
+        assert!(!is_harmless("API_KEY", "A035C8C19219BA821ECEA86B64E628F8D684696D"));
+        assert!(!is_harmless("DB_PASSWORD", "hunter2"));
+        assert!(!is_harmless("DB_PASSWORD", "/hunter2"));
+        assert!(!is_harmless("DB_URL_PASSWORD", "https://a/b/c"));
+    }
+}
