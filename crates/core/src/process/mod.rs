@@ -53,3 +53,10 @@ pub use spec::{ProcessSpec, DEFAULT_GRACE};
 pub use spill::{remove_spill_dir, remove_spill_file, SpillPlace};
 pub use stream::{OutputLimits, StreamKind};
 pub use teardown::end_all;
+
+/// The host's environment variable that, set to `1` before the first
+/// command, keeps the host dumpable. By default a host that spawns becomes
+/// non-dumpable (Linux), so that its commands cannot read the credentials
+/// the scrub kept from them out of `/proc/<host>/environ`; a developer who
+/// needs `gdb -p`, `perf -p` or core dumps of the host sets this.
+pub const KEEP_DUMPABLE: &str = "DSH_SHELL_ENV_DUMPABLE";

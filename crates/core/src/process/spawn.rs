@@ -38,6 +38,8 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
     if !spec.program.is_absolute() {
         return Err(ExecError::invalid_spec("program", "must be an absolute path"));
     }
+    // Before the first command exists, so that none can read the host.
+    platform::protect_host();
     let started = Instant::now();
     let (Leader { pid, stdout, stderr, stdin }, control, link) = match containment::supervisor() {
         Some(helper) => {

@@ -61,6 +61,10 @@ pub(crate) fn serve(cgroups: bool) -> ! {
     descriptors::release_stdio();
     // SAFETY: plain syscalls on this process's own attributes.
     unsafe {
+        // No command (the same user) may ptrace the supervisor or a reaper
+        // (forks keep this; a command's exec resets it), which would let it
+        // end containment from inside.
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         // Its group is its own, but a terminal may still reach it.
         for signal in

@@ -11,6 +11,11 @@ thread_local! {
     pub(crate) static FORCE_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+/// Nothing to do: `/proc/<pid>/environ` and non-dumpable processes are
+/// Linux's. (macOS shows a process's environment to its user through
+/// `sysctl(KERN_PROCARGS2)`, and nothing a process can do prevents it.)
+pub(crate) fn protect_host() {}
+
 /// No pidfds: the caller falls back to a thread. (Generic over the
 /// descriptor type, which is each system's own.)
 #[cfg(unix)]

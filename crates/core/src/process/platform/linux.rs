@@ -3,6 +3,7 @@
 //! which forks a subreaper per command.
 
 use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::Once;
 
 /// Commands can run under the supervisor, each under a reaper of its own.
 pub(crate) const SUPERVISOR: bool = true;
@@ -12,6 +13,27 @@ thread_local! {
     /// Makes [`pidfd_open`] on this thread fail, so tests cover the waiter
     /// thread without strace.
     pub(crate) static FORCE_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Makes this process non-dumpable, once, unless the host's environment has
+/// [`KEEP_DUMPABLE`](crate::process::KEEP_DUMPABLE) set to `1`.
+///
+/// Why: a command runs as the host's user, and the same user may read a
+/// dumpable process's `/proc/<pid>/environ` (the host's initial environment,
+/// every credential the scrub kept from the command included, even ones
+/// since deleted from `process.env`), its memory and its descriptors. A
+/// non-dumpable process's `/proc` entries belong to root and it cannot be
+/// ptraced without `CAP_SYS_PTRACE`, as `ssh-agent` and `gpg-agent` do it.
+/// It also writes no core dump. The process still reads its own entries.
+pub(crate) fn protect_host() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os(crate::process::KEEP_DUMPABLE).is_some_and(|value| value == "1") {
+            return;
+        }
+        // SAFETY: a plain prctl on this process's own attribute.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    });
 }
 
 /// `pidfd_open(pid, 0)`, or `None` where it is unavailable (ENOSYS on old
