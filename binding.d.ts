@@ -57,6 +57,17 @@ export declare class ShellEnvRegistry {
    * failure, invalid options included, rejects the promise.
    */
   collectAsync(execution: ToolExecution, options?: CollectAsyncOptions, parentEnv?: Record<string, string | undefined>): Promise<DshEnvironment>
+  /**
+   * Every registered command directory that cannot be trusted now (see
+   * the core's `trust`): what a collection would leave out of PATH.
+   */
+  untrustedDirectories(): Array<UntrustedDirectory>
+  /**
+   * The directories collections left out of PATH since the last call, each
+   * directory and reason once in the registry's life: what the JS layer
+   * warns about.
+   */
+  takeLeftOut(): Array<UntrustedDirectory>
   /** Plugin-declared variables, sorted by key; no resolver runs. */
   list(): Array<ListEntry>
   /**
@@ -137,7 +148,6 @@ export interface Interruption {
   message: string
 }
 
-/** A plugin-declared variable, as `list()` returns it. */
 export interface ListEntry {
   /** The declaring contributor. */
   contributor: string
@@ -230,4 +240,20 @@ export interface StreamOutput {
   truncated: boolean
   /** The whole stream, when it overflowed and stayed under `spillMaxBytes`. */
   spillPath?: string
+}
+
+/**
+ * A plugin-declared variable, as `list()` returns it.
+ * A command directory that cannot be trusted with a place on PATH, and why.
+ */
+export interface UntrustedDirectory {
+  /** The contributor that declared it. */
+  contributor: string
+  /** The directory as declared. */
+  directory: string
+  /**
+   * Why, after the directory's name: `is writable by its group or by
+   * others, …`, `is inside /tmp, which is …`.
+   */
+  reason: string
 }

@@ -86,6 +86,16 @@ export interface ShellEnvCatalogEntry {
 }
 
 /** Everything a shell call can receive. */
+/** A command directory left out of PATH, and why. */
+export interface UntrustedDirectory {
+  /** The contributor that declared it. */
+  contributor: string
+  /** The directory as declared. */
+  directory: string
+  /** Why, after the directory's name: `is writable by its group or by others, …`, `is inside /tmp, which is …`. */
+  reason: string
+}
+
 export interface ShellEnvCatalog {
   /** Sorted by key. */
   variables: ShellEnvCatalogEntry[]
@@ -131,6 +141,13 @@ export declare class ShellEnvRegistry {
   list(): ShellEnvListEntry[]
   /** Every variable a call can receive, built-ins included, and command directories. */
   catalog(): ShellEnvCatalog
+  /**
+   * Every registered command directory that cannot be trusted now: owned by
+   * another user, writable by its group or others, or inside (or linked
+   * through) such a directory. Collections leave these out of PATH and warn
+   * once per directory (`DSH_SHELL_ENV_UNTRUSTED_DIRECTORY`).
+   */
+  untrustedDirectories(): UntrustedDirectory[]
   /**
    * Collects for `execution` (else `spec.execution`, else `{}`: no agent) right
    * before the spawn, then runs `spec`. Under Cordis the command belongs to

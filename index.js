@@ -7,7 +7,7 @@ const { AsyncResource } = require('node:async_hooks')
 
 const binding = require('./native.js')
 const hostSignals = require('./host-signals.js')
-const { ShellEnvRegistry, registryOf } = require('./registry.js')
+const { ShellEnvRegistry, registryOf, warnLeftOut } = require('./registry.js')
 const cordis = require('./cordis.js')
 const { invalidThis } = require('./js-errors.js')
 
@@ -142,13 +142,22 @@ async function execute(spec) {
   // Counted from before the spawn, so a signal can never find a command unseen.
   hostSignals.commandStarting()
   let native
+  const withRegistry = withNativeRegistry(withReportedOutputErrors(spec))
   try {
-    native = await binding.execute(withNativeRegistry(withReportedOutputErrors(spec)), process.env)
+    native = await binding.execute(withRegistry, process.env)
   } catch (error) {
     resource.ended()
     hostSignals.commandEnded()
     throw error
   }
+  // The directories the collection before the spawn left out of PATH.
+  let registry
+  try {
+    registry = withRegistry?.registry
+  } catch {
+    // The binding read it already; a getter that throws now has nothing to report.
+  }
+  if (registry instanceof binding.ShellEnvRegistry) warnLeftOut(registry)
   return new ShellExecution(kConstruct, native, resource)
 }
 

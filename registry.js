@@ -79,7 +79,10 @@ class ShellEnvRegistry {
   }
 
   collect(execution, options) {
-    return nativeOf(this, 'collect()').collect(execution, options, process.env)
+    const native = nativeOf(this, 'collect()')
+    const snapshot = native.collect(execution, options, process.env)
+    warnLeftOut(native)
+    return snapshot
   }
 
   collectAsync(execution, options) {
@@ -90,7 +93,10 @@ class ShellEnvRegistry {
     } catch (error) {
       return Promise.reject(error)
     }
-    return native.collectAsync(execution, options, process.env)
+    return native.collectAsync(execution, options, process.env).then((snapshot) => {
+      warnLeftOut(native)
+      return snapshot
+    })
   }
 
   list() {
@@ -99,6 +105,10 @@ class ShellEnvRegistry {
 
   catalog() {
     return nativeOf(this, 'catalog()').catalog()
+  }
+
+  untrustedDirectories() {
+    return nativeOf(this, 'untrustedDirectories()').untrustedDirectories()
   }
 
   /**
@@ -144,6 +154,20 @@ class ShellEnvRegistry {
 }
 
 /**
+ * Warns of the command directories collections of `native` left out of
+ * PATH because they cannot be trusted now, each directory and reason once in
+ * the registry's life (code `DSH_SHELL_ENV_UNTRUSTED_DIRECTORY`).
+ */
+function warnLeftOut(native) {
+  for (const { contributor, directory, reason } of native.takeLeftOut()) {
+    process.emitWarning(`command directory ${directory} of contributor ${contributor} ${reason}; it is left out of PATH`, {
+      type: 'DshShellEnvWarning',
+      code: 'DSH_SHELL_ENV_UNTRUSTED_DIRECTORY',
+    })
+  }
+}
+
+/**
  * The native registry behind `value` when it is a ShellEnvRegistry (what
  * `execute({ registry })` collects from), else `value` itself, for the
  * binding to report.
@@ -154,4 +178,4 @@ function registryOf(value) {
   return native instanceof binding.ShellEnvRegistry ? native : value
 }
 
-module.exports = { ShellEnvRegistry, registryOf }
+module.exports = { ShellEnvRegistry, registryOf, warnLeftOut }

@@ -373,7 +373,8 @@ describe('explain', () => {
     const report = cliJson(['explain', '--home', HOME, '--session', 's-explain', '--plugin', fixture('region.cjs')], {
       env: PARENT,
     })
-    expect(Object.keys(report)).toEqual(['dshHome', 'session', 'scrub', 'variables', 'removed', 'hardeningWouldRemove'])
+    expect(Object.keys(report)).toEqual(['dshHome', 'session', 'scrub', 'variables', 'removed', 'hardeningWouldRemove', 'untrustedDirectories'])
+    expect(report.untrustedDirectories).toEqual([])
     expect(report.scrub).toEqual({ inherit: 'all', hardening: false })
     expect(report.session).toBe('s-explain')
     const keys = report.variables.map((entry) => entry.key)

@@ -14,7 +14,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { types } = require('node:util')
 
-const { expectCode, agentExecution } = require('./helpers.cjs')
+const { expectCode, agentExecution, trustedScratch } = require('./helpers.cjs')
 const { waitFor } = require('./process-helpers.cjs')
 const { posix, signals, nodeArgv } = require('./platform.cjs')
 
@@ -150,7 +150,8 @@ describe.each(VERSIONS)('Cordis service ctx.shellEnv under %s', (label, host) =>
 
   beforeAll(async () => {
     cordis = await host.load()
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-cordis-spec-'))
+    // Command directories live here: somewhere no other user can write.
+    tmp = trustedScratch('dsh-cordis-spec-')
     logged = []
     if (cordis.Logger && Array.isArray(cordis.Logger.targets)) {
       // cordis 3 prints plugin errors through its logger (reggol): capture them.

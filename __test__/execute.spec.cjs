@@ -14,7 +14,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { types } = require('node:util')
 
-const { ROOT, FIXTURES, rejected, thrown, expectCode, agentExecution, runNode, lastJsonLine } = require('./helpers.cjs')
+const { ROOT, FIXTURES, rejected, thrown, expectCode, agentExecution, runNode, lastJsonLine, trustedScratch } = require('./helpers.cjs')
 const { delay, waitFor, run, untilOutput, parseEnv0, groupGone } = require('./process-helpers.cjs')
 const { WINDOWS, PYTHON, python, posix, signals, proc, pidfd, straceInjection, powershell, nodeArgv } = require('./platform.cjs')
 
@@ -32,7 +32,8 @@ const HOME = path.resolve('/tmp/dsh-exec-spec-home')
 
 let TMP
 beforeAll(() => {
-  TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-exec-spec-'))
+  // Command directories live here too: somewhere no other user can write.
+  TMP = trustedScratch('dsh-exec-spec-')
 })
 afterAll(() => {
   fs.rmSync(TMP, { recursive: true, force: true })

@@ -8,6 +8,8 @@
 // `instanceof` the spec's `Error`/`Object`. Every check here is realm-agnostic.
 
 const { spawnSync } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
 const { types } = require('node:util')
 
@@ -70,6 +72,38 @@ function agentExecution(id, extra = {}) {
   return { agent: { session: { header: { id } } }, ...extra }
 }
 
+/**
+ * Whether `dir` and each directory above it (and where links on the way
+ * lead) belong to this user or root and are not writable by group or others:
+ * where a command directory is trusted (see the core's `trust`).
+ */
+function trustedPlace(dir) {
+  const uid = process.getuid?.()
+  if (uid === undefined) return true
+  for (const candidate of [dir, fs.realpathSync(dir)]) {
+    for (let at = candidate; ; at = path.dirname(at)) {
+      const stat = fs.lstatSync(at)
+      if (stat.uid !== uid && stat.uid !== 0) return false
+      if (!stat.isSymbolicLink() && (stat.mode & 0o022) !== 0) return false
+      if (path.dirname(at) === at) break
+    }
+  }
+  return true
+}
+
+/**
+ * A fresh private directory (0755) where command directories are trusted:
+ * under the workspace's `target/`, else the home directory, never the
+ * system's temporary directory, which others can write.
+ */
+function trustedScratch(prefix) {
+  const base = [path.join(ROOT, 'target'), os.homedir()].find((dir) => fs.existsSync(dir) && trustedPlace(dir))
+  if (base === undefined) throw new Error('neither target/ nor the home directory is a trusted place for command directories')
+  const dir = fs.mkdtempSync(path.join(base, `.${prefix}`))
+  fs.chmodSync(dir, 0o755)
+  return dir
+}
+
 /** Runs a Node script file in a fresh process and returns `{ status, signal, stdout, stderr }`. */
 function runNode(args, { env = {}, timeout = 30_000, cwd = ROOT } = {}) {
   const result = spawnSync(process.execPath, args, {
@@ -90,6 +124,7 @@ function lastJsonLine(stdout) {
 
 module.exports = {
   ROOT,
+  trustedScratch,
   FIXTURES,
   thrown,
   rejected,

@@ -70,6 +70,7 @@ async function openRegistry(options, cwd = process.cwd()) {
   return {
     dshHome: target.dshHome,
     catalog: () => target.catalog(),
+    untrustedDirectories: () => target.untrustedDirectories(),
     async collect(execution) {
       try {
         return await target.collectAsync(execution)

@@ -172,6 +172,21 @@ impl ShellEnvRegistry {
         Ok(JsRaw(promise.raw()))
     }
 
+    /// Every registered command directory that cannot be trusted now (see
+    /// the core's `trust`): what a collection would leave out of PATH.
+    #[napi]
+    pub fn untrusted_directories(&self) -> Vec<UntrustedDirectory> {
+        self.core.untrusted_directories().into_iter().map(UntrustedDirectory::from).collect()
+    }
+
+    /// The directories collections left out of PATH since the last call, each
+    /// directory and reason once in the registry's life: what the JS layer
+    /// warns about.
+    #[napi]
+    pub fn take_left_out(&self) -> Vec<UntrustedDirectory> {
+        self.core.take_left_out().into_iter().map(UntrustedDirectory::from).collect()
+    }
+
     /// Plugin-declared variables, sorted by key; no resolver runs.
     #[napi]
     pub fn list(&self) -> Vec<ListEntry> {
@@ -215,6 +230,24 @@ impl ShellEnvRegistry {
 }
 
 /// A plugin-declared variable, as `list()` returns it.
+/// A command directory that cannot be trusted with a place on PATH, and why.
+#[napi(object, object_from_js = false)]
+pub struct UntrustedDirectory {
+    /// The contributor that declared it.
+    pub contributor: String,
+    /// The directory as declared.
+    pub directory: String,
+    /// Why, after the directory's name: `is writable by its group or by
+    /// others, …`, `is inside /tmp, which is …`.
+    pub reason: String,
+}
+
+impl From<dsh_shell_env_core::registry::LeftOut> for UntrustedDirectory {
+    fn from(entry: dsh_shell_env_core::registry::LeftOut) -> Self {
+        Self { contributor: entry.contributor, directory: entry.directory, reason: entry.reason }
+    }
+}
+
 #[napi(object)]
 pub struct ListEntry {
     /// The declaring contributor.
@@ -411,7 +444,11 @@ fn read_declaration(env: &Env, contributor: Raw) -> Read<Declaration<JsResolver>
             return Err(directories.invalid("must be an array of absolute paths"));
         }
         let invalid_directory = |directory: String, reason: &'static str| {
-            Failure::from(ShellEnvError::InvalidDirectory { contributor: name.clone(), directory, reason })
+            Failure::from(ShellEnvError::InvalidDirectory {
+                contributor: name.clone(),
+                directory,
+                reason: reason.into(),
+            })
         };
         // Every index up to `length`: a hole is an invalid directory, and
         // extra named properties on the array are not directories.

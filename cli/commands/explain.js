@@ -16,8 +16,9 @@ const definition = {
   description: `Runs the environment pipeline a spawn uses on this process's environment,
 without spawning: every variable the child would get with its source
 (inherited, terminal, explicit or managed), and every inherited variable the
-pipeline removed with the reason, and what --hardening would remove on top
-when it is off. Values holding a credential are masked. Variables
+pipeline removed with the reason, what --hardening would remove on top when
+it is off, and the command directories left out of PATH because someone
+else could write to them. Values holding a credential are masked. Variables
 that npm, npx, pnpm or yarn set for what they run (npm_*, INIT_CWD) are marked
 (npm): a harness call would not inherit them.`,
   options: ['session', 'profile', 'home', 'plugin', 'scrub', 'hardening', 'no-hardening', 'json', 'show-secrets'],
@@ -68,6 +69,8 @@ async function run(options, io) {
     })
   const launched = variables.filter((variable) => variable.launcher !== null).length
   const removed = built.removed.map(({ key, reason }) => ({ key, reason }))
+  // Left out of PATH by the collection above, and why.
+  const untrustedDirectories = registry.untrustedDirectories()
   // What the preset left out would remove on top: each option's effect is visible before it is chosen.
   const hardeningWouldRemove = scrub.hardening
     ? []
@@ -76,7 +79,15 @@ async function run(options, io) {
         .map(({ key }) => key)
 
   if (options.json) {
-    const report = { dshHome: registry.dshHome, session: options.session ?? null, scrub, variables, removed, hardeningWouldRemove }
+    const report = {
+      dshHome: registry.dshHome,
+      session: options.session ?? null,
+      scrub,
+      variables,
+      removed,
+      hardeningWouldRemove,
+      untrustedDirectories,
+    }
     io.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
     return 0
   }
@@ -96,6 +107,13 @@ async function run(options, io) {
       '',
       `Removed from the inherited environment: ${removed.length}`,
       ...(removed.length ? ['', table(COLUMNS.removed, dropped)] : []),
+      ...(untrustedDirectories.length
+        ? [
+            '',
+            `Command directories left out of PATH: ${untrustedDirectories.length}`,
+            ...untrustedDirectories.map(({ contributor, directory, reason }) => `  ${directory} (${contributor}) ${reason}`),
+          ]
+        : []),
       ...(hardeningWouldRemove.length
         ? ['', `--hardening would also remove ${hardeningWouldRemove.length}:`, ...wrapList(hardeningWouldRemove, io.width ?? 80)]
         : []),

@@ -31,7 +31,7 @@ pub enum ShellEnvError {
     DuplicateKey { key: String, owner: String, contributor: String },
     /// A command directory is relative or cannot appear in a search path.
     #[error("bash env contributor {contributor:?} declared command directory {directory:?}: {reason}")]
-    InvalidDirectory { contributor: String, directory: String, reason: &'static str },
+    InvalidDirectory { contributor: String, directory: String, reason: String },
     /// The registry's profile is malformed.
     #[error("invalid profile: {reason}")]
     InvalidProfile { reason: String },

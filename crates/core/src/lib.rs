@@ -18,6 +18,7 @@ pub mod supervisor;
 #[cfg(test)]
 mod test_paths;
 pub mod text;
+pub mod trust;
 pub mod vocabulary;
 
 pub use error::{ExecError, ShellEnvError};

@@ -5,12 +5,13 @@
 //! types: the binding stores its JS function references there, tests store
 //! closures.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::ShellEnvError;
 use crate::keys::{self, DSH_HOME, DSH_PROFILE, DSH_PROFILE_DIR, DSH_SESSION_ID, DSH_SHELL};
+use crate::trust;
 
 /// The owner shown for the registry's own variables in a catalog.
 pub const BUILTIN_OWNER: &str = "built-in";
@@ -213,6 +214,7 @@ pub struct Registry<R> {
     dsh_home: String,
     profile: Option<Profile>,
     state: Mutex<State<R>>,
+    left_out: Arc<LeftOutLog>,
 }
 
 #[derive(Debug)]
@@ -226,7 +228,31 @@ struct State<R> {
 impl<R> Registry<R> {
     /// A registry with a resolved home and an optional profile.
     pub fn new(dsh_home: String, profile: Option<Profile>) -> Self {
-        Self { dsh_home, profile, state: Mutex::new(State { contributors: BTreeMap::new(), next_id: 1 }) }
+        Self {
+            dsh_home,
+            profile,
+            state: Mutex::new(State { contributors: BTreeMap::new(), next_id: 1 }),
+            left_out: Arc::default(),
+        }
+    }
+
+    /// Command directories collections left out of PATH since the last call,
+    /// each (directory and reason) reported once in the registry's life: what
+    /// the caller warns about.
+    pub fn take_left_out(&self) -> Vec<LeftOut> {
+        self.left_out.take_new()
+    }
+
+    /// The log collections record left-out directories in.
+    pub(crate) fn left_out_log(&self) -> Arc<LeftOutLog> {
+        Arc::clone(&self.left_out)
+    }
+
+    /// Every registered command directory that cannot be trusted now, in
+    /// contributor-name order: what a collection would leave out of PATH.
+    pub fn untrusted_directories(&self) -> Vec<LeftOut> {
+        let contributors: Vec<Arc<Contributor<R>>> = self.lock().contributors.values().cloned().collect();
+        contributors.iter().flat_map(|contributor| LeftOut::check(contributor)).collect()
     }
 
     /// The Harness home exposed as `DSH_HOME`.
@@ -349,6 +375,63 @@ impl<R> Registry<R> {
     }
 }
 
+/// A command directory a collection left out of PATH, and why: it cannot be
+/// trusted now ([`trust::check`]), though it could be at `register()`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LeftOut {
+    /// The contributor that declared it.
+    pub contributor: String,
+    /// The directory as declared.
+    pub directory: String,
+    /// Why, after the directory's name: `is writable by …`, `is inside …`.
+    pub reason: String,
+}
+
+impl LeftOut {
+    /// `contributor`'s directories that cannot be trusted now.
+    pub(crate) fn check<R>(contributor: &Contributor<R>) -> Vec<LeftOut> {
+        contributor
+            .command_directories
+            .iter()
+            .filter_map(|directory| {
+                let untrusted = trust::check(Path::new(directory))?;
+                Some(LeftOut {
+                    contributor: contributor.name.clone(),
+                    directory: directory.clone(),
+                    reason: untrusted.to_string(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The directories collections left out, each kept for the caller to hear
+/// of once.
+#[derive(Debug, Default)]
+pub(crate) struct LeftOutLog {
+    state: Mutex<(HashSet<LeftOut>, Vec<LeftOut>)>,
+}
+
+impl LeftOutLog {
+    /// Records `left_out`; those not seen before wait for [`Self::take_new`].
+    pub(crate) fn record(&self, left_out: &[LeftOut]) {
+        if left_out.is_empty() {
+            return;
+        }
+        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (seen, new) = &mut *state;
+        for entry in left_out {
+            if seen.insert(entry.clone()) {
+                new.push(entry.clone());
+            }
+        }
+    }
+
+    fn take_new(&self) -> Vec<LeftOut> {
+        std::mem::take(&mut self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).1)
+    }
+}
+
 fn validate_variables(
     contributor: &str,
     variables: Vec<(String, Option<String>)>,
@@ -375,31 +458,6 @@ fn validate_variables(
     Ok(validated)
 }
 
-/// Why an existing command directory cannot be trusted with a place on every
-/// command's PATH: someone else could plant a program there (`/tmp`, a shared
-/// folder). A directory that does not exist yet is accepted; what ends up in
-/// it is the contributing plugin's to own.
-#[cfg(unix)]
-fn untrusted_directory(directory: &Path) -> Option<&'static str> {
-    use std::os::unix::fs::MetadataExt;
-
-    let meta = std::fs::metadata(directory).ok()?;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let user = unsafe { libc::geteuid() };
-    if meta.mode() & 0o022 != 0 {
-        Some("is writable by its group or by others, so anyone could plant a command there")
-    } else if meta.uid() != user && meta.uid() != 0 {
-        Some("is owned by another user")
-    } else {
-        None
-    }
-}
-
-#[cfg(not(unix))]
-fn untrusted_directory(_directory: &Path) -> Option<&'static str> {
-    None
-}
-
 fn validate_directories(contributor: &str, directories: &[String]) -> Result<(), ShellEnvError> {
     for directory in directories {
         let reason = if directory.contains('\0') {
@@ -412,15 +470,19 @@ fn validate_directories(contributor: &str, directories: &[String]) -> Result<(),
             }
         } else if !Path::new(directory).is_absolute() {
             "must be an absolute path"
-        } else if let Some(reason) = untrusted_directory(Path::new(directory)) {
-            reason
+        } else if let Some(untrusted) = trust::check(Path::new(directory)) {
+            return Err(ShellEnvError::InvalidDirectory {
+                contributor: contributor.into(),
+                directory: directory.clone(),
+                reason: untrusted.to_string(),
+            });
         } else {
             continue;
         };
         return Err(ShellEnvError::InvalidDirectory {
             contributor: contributor.into(),
             directory: directory.clone(),
-            reason,
+            reason: reason.into(),
         });
     }
     Ok(())
@@ -593,7 +655,7 @@ mod tests {
     #[test]
     fn refuses_directories_anyone_could_plant_a_command_in() {
         use std::os::unix::fs::PermissionsExt;
-        let base = std::env::temp_dir().join(format!("dsh-core-command-dirs-{}", std::process::id()));
+        let base = crate::test_paths::trusted_scratch("command-dirs");
         let (private, shared) = (base.join("private"), base.join("shared"));
         for (dir, mode) in [(&private, 0o755), (&shared, 0o775)] {
             std::fs::create_dir_all(dir).unwrap();
@@ -602,11 +664,46 @@ mod tests {
         let path = |dir: &Path| dir.display().to_string();
         assert!(registry().register(declaration("ok", &[], &[&path(&private)])).is_ok());
         assert!(registry().register(declaration("later", &[], &[&path(&base.join("not-yet"))])).is_ok());
-        for dir in [path(&shared), "/tmp".to_string()] {
+        for dir in [path(&shared), "/tmp".to_string(), "/tmp/dsh-core-not-made-yet".to_string()] {
             let error = registry().register(declaration("planted", &[], &[&dir])).unwrap_err();
             assert_eq!(error.code(), "ERR_SHELL_ENV_INVALID_DIRECTORY", "{dir}");
             assert!(error.to_string().contains("writable by its group or by others"), "{error}");
         }
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_directory_that_turns_untrusted_after_register_is_left_out_of_path_and_reported_once() {
+        use crate::snapshot::Collection;
+        use std::os::unix::fs::PermissionsExt;
+        let base = crate::test_paths::trusted_scratch("turns-untrusted");
+        let (good, bad) = (base.join("good"), base.join("bad"));
+        let path = |dir: &Path| dir.display().to_string();
+        let registry = registry();
+        registry.register(declaration("tools", &[], &[&path(&bad), &path(&good)])).unwrap();
+        // Made later, by someone who lets others write it.
+        for dir in [&good, &bad] {
+            std::fs::create_dir(dir).unwrap();
+        }
+        std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let collect = || {
+            Collection::begin(&registry, None)
+                .unwrap()
+                .resolve_each(|_| Ok::<_, ShellEnvError>(vec![]))
+                .unwrap()
+                .finish(Some("/usr/bin"))
+        };
+        assert_eq!(collect()["PATH"], format!("{}:/usr/bin", path(&good)));
+        let expected = LeftOut {
+            contributor: "tools".into(),
+            directory: path(&bad),
+            reason: "is writable by its group or by others, so anyone could plant a command there".into(),
+        };
+        assert_eq!(registry.take_left_out(), [expected.clone()]);
+        assert_eq!(registry.untrusted_directories(), [expected]);
+        collect();
+        assert_eq!(registry.take_left_out(), [], "each is reported once");
         std::fs::remove_dir_all(&base).unwrap();
     }
 

@@ -21,7 +21,7 @@ use crate::command::duration_from_millis;
 
 use crate::error::ShellEnvError;
 use crate::keys::{DSH_HOME, DSH_PROFILE, DSH_PROFILE_DIR, DSH_SESSION_ID, DSH_SHELL, PATH_KEY};
-use crate::registry::{Contributor, Registry, BUILTIN_OWNER, PATH_DELIMITER};
+use crate::registry::{Contributor, LeftOut, LeftOutLog, Registry, BUILTIN_OWNER, PATH_DELIMITER};
 
 /// How long an asynchronous collection waits for its resolvers, all together,
 /// unless told otherwise.
@@ -57,6 +57,7 @@ pub enum ResolvedValue {
 pub struct Collection<R> {
     contributors: Vec<Arc<Contributor<R>>>,
     values: Snapshot,
+    left_out: Arc<LeftOutLog>,
 }
 
 impl<R> Collection<R> {
@@ -74,7 +75,7 @@ impl<R> Collection<R> {
             let session_id = checked_value(BUILTIN_OWNER, DSH_SESSION_ID, session_id)?;
             values.insert(DSH_SESSION_ID.into(), session_id);
         }
-        Ok(Self { contributors: registry.contributors(), values })
+        Ok(Self { contributors: registry.contributors(), values, left_out: registry.left_out_log() })
     }
 
     /// The contributors whose resolvers must run, in name order.
@@ -159,9 +160,15 @@ impl<R> Collection<R> {
     /// Completes the snapshot. When any contributor declares command
     /// directories, `PATH` holds them (contributor-name order, each
     /// contributor's own order, first occurrence wins) followed by
-    /// `inherited_path`; with none, there is no `PATH` key.
+    /// `inherited_path`; with none, there is no `PATH` key. A directory that
+    /// cannot be trusted now is left out, and the registry records it for
+    /// its caller to report ([`Registry::take_left_out`]).
     pub fn finish(mut self, inherited_path: Option<&str>) -> Snapshot {
-        if let Some(path) = command_path(&self.contributors, inherited_path) {
+        let left_out: Vec<LeftOut> =
+            self.contributors.iter().flat_map(|contributor| LeftOut::check(contributor)).collect();
+        self.left_out.record(&left_out);
+        let trusted = |directory: &str| !left_out.iter().any(|entry| entry.directory == directory);
+        if let Some(path) = assemble_path(&self.contributors, inherited_path, trusted) {
             self.values.insert(PATH_KEY.into(), path);
         }
         self.values
@@ -198,21 +205,30 @@ pub fn check_inherited_path(path: &str) -> Result<(), ShellEnvError> {
 /// NUL byte (one read from an environment object, which could never reach
 /// `execve`) is left out, as if there were none.
 pub fn command_path<R>(contributors: &[Arc<Contributor<R>>], inherited_path: Option<&str>) -> Option<String> {
+    assemble_path(contributors, inherited_path, |_| true)
+}
+
+/// [`command_path`] with only the directories `trusted` accepts; still a
+/// `PATH` (the inherited one) when every declared directory was left out.
+fn assemble_path<R>(
+    contributors: &[Arc<Contributor<R>>],
+    inherited_path: Option<&str>,
+    trusted: impl Fn(&str) -> bool,
+) -> Option<String> {
+    let mut declared = false;
     let mut directories: Vec<&str> = Vec::new();
     for directory in contributors.iter().flat_map(|contributor| contributor.command_directories()) {
-        if !directories.contains(&directory.as_str()) {
+        declared = true;
+        if !directories.contains(&directory.as_str()) && trusted(directory) {
             directories.push(directory);
         }
     }
-    if directories.is_empty() {
+    if !declared {
         return None;
     }
-    let mut path = directories.join(&PATH_DELIMITER.to_string());
-    if let Some(inherited) = inherited_path.filter(|inherited| !inherited.is_empty() && !inherited.contains('\0')) {
-        path.push(PATH_DELIMITER);
-        path.push_str(inherited);
-    }
-    Some(path)
+    let inherited = inherited_path.filter(|inherited| !inherited.is_empty() && !inherited.contains('\0'));
+    let parts: Vec<&str> = directories.into_iter().chain(inherited).collect();
+    (!parts.is_empty()).then(|| parts.join(&PATH_DELIMITER.to_string()))
 }
 
 #[cfg(test)]

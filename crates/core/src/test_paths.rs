@@ -37,3 +37,26 @@ pub(crate) fn search_path(dirs: &[&str]) -> String {
 fn native(rest: &str) -> String {
     rest.replace('/', r"\")
 }
+
+/// A fresh, empty scratch directory (mode 0755) whose ancestors are trusted
+/// with command directories ([`crate::trust`]): under the workspace's target
+/// directory, else the home directory; never `/tmp`, which others can write.
+#[cfg(unix)]
+pub(crate) fn trusted_scratch(name: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::{Path, PathBuf};
+
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    let bases = [Some(target), std::env::var_os("HOME").map(PathBuf::from)];
+    let base = bases
+        .into_iter()
+        .flatten()
+        .filter_map(|base| std::fs::canonicalize(base).ok())
+        .find(|base| crate::trust::check(base).is_none())
+        .expect("the target directory or the home directory is trusted (not inside a directory others can write)");
+    let dir = base.join(format!(".dsh-core-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
