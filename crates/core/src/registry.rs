@@ -700,7 +700,7 @@ mod tests {
             directory: path(&bad),
             reason: "is writable by its group or by others, so anyone could plant a command there".into(),
         };
-        assert_eq!(registry.take_left_out(), [expected.clone()]);
+        assert_eq!(registry.take_left_out(), std::slice::from_ref(&expected));
         assert_eq!(registry.untrusted_directories(), [expected]);
         collect();
         assert_eq!(registry.take_left_out(), [], "each is reported once");
