@@ -356,6 +356,7 @@ export type ShellEnvErrorCode =
   | 'ERR_SHELL_ENV_ABORTED'
   | 'ERR_SHELL_EXEC_INVALID_SPEC'
   | 'ERR_SHELL_EXEC_INVALID_WORKDIR'
+  | 'ERR_SHELL_EXEC_INVALID_SPILL_DIR'
   | 'ERR_SHELL_EXEC_SPAWN_FAILED'
   | 'ERR_SHELL_EXEC_INVALID_CONFIG'
   | 'ERR_SHELL_EXEC_INVALID_REQUEST'
@@ -367,7 +368,8 @@ export interface ShellEnvError extends Error {
   /**
    * The resolver's own error for `ERR_SHELL_ENV_RESOLVER_FAILED`; the OS error
    * (`code: 'ENOENT'`, `errno`, `syscall`, `path`) for `ERR_SHELL_EXEC_SPAWN_FAILED`
-   * (`syscall: 'spawn'`) and `ERR_SHELL_EXEC_INVALID_WORKDIR` (`syscall: 'stat'`).
+   * (`syscall: 'spawn'`), `ERR_SHELL_EXEC_INVALID_WORKDIR` and
+   * `ERR_SHELL_EXEC_INVALID_SPILL_DIR` (`syscall: 'stat'`).
    */
   cause?: unknown
 }

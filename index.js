@@ -41,6 +41,25 @@ class CommandResource extends AsyncResource {
   }
 }
 
+/** Where a result and its streams keep the native execution that owns their spill files. */
+const kSpillFiles = Symbol('spill files')
+
+/**
+ * `result` made to keep `native`, and with it the spill files its streams
+ * name, alive for as long as the result or one of its streams is held: a
+ * file goes when nothing that names it is reachable any more (unless kept
+ * with `keepSpillFiles`).
+ */
+function holdingSpillFiles(result, native) {
+  for (const stream of [result.stdout, result.stderr]) {
+    if (typeof stream.spillPath === 'string') {
+      Object.defineProperty(stream, kSpillFiles, { value: native })
+      Object.defineProperty(result, kSpillFiles, { value: native, configurable: true })
+    }
+  }
+  return result
+}
+
 /**
  * A running or finished command. `done` and `result()` are settled from one
  * native call, so every caller sees the same promise and the same result.
@@ -62,7 +81,7 @@ class ShellExecution {
     this.#result = new Promise((resolve) => {
       native.onFinish((result) => {
         resource.ended()
-        resolve(result)
+        resolve(holdingSpillFiles(result, native))
       })
     })
     /** Settles (never rejects) once the whole process group is gone. */

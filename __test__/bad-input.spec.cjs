@@ -822,6 +822,8 @@ for (const [api, mode, collect] of MODES) {
   exec('signal a revoked Proxy', () => run({ signal: revoked() }), INVALID_SPEC, { cause: isTypeError })
   exec('workdir missing', () => run({ workdir: path.join(os.tmpdir(), 'dsh-bad-input-no-such-dir') }), 'ERR_SHELL_EXEC_INVALID_WORKDIR')
   exec('workdir a file', () => run({ workdir: __filename }), 'ERR_SHELL_EXEC_INVALID_WORKDIR')
+  exec('spillDir missing', () => run({ spillDir: path.join(os.tmpdir(), 'dsh-bad-input-no-such-spill-dir') }), 'ERR_SHELL_EXEC_INVALID_SPILL_DIR')
+  exec('spillDir a file', () => run({ spillDir: __filename }), 'ERR_SHELL_EXEC_INVALID_SPILL_DIR')
   exec('a program that does not exist', () => execute({ command: ['/nonexistent/dsh-bad-input'] }), SPAWN_FAILED, {
     cause: (cause) => types.isNativeError(cause) && cause.code === 'ENOENT',
   })

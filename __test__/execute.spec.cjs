@@ -829,7 +829,8 @@ describe('process behaviour', () => {
         }
         if (target.startsWith('pipe:')) counts.pipe++
         else if (target.includes('pidfd')) counts.pidfd++
-        else if (target.includes('dsh-shell-env-')) counts.spill++
+        // The private directory's lock, held for the host's life, is one descriptor, not a leak.
+        else if (target.includes('dsh-shell-env-') && path.basename(target) !== 'lock') counts.spill++
       }
       return counts
     }

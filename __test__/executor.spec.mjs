@@ -6,7 +6,7 @@
 // argv and environment). Vitest runs this file natively, Jest with
 // `--experimental-vm-modules`.
 
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -407,19 +407,26 @@ describe('the executor contract', () => {
 
     it('go in spillDir, where the directories of dead hosts are swept and those of live ones kept', async () => {
       const spillDir = fs.mkdtempSync(path.join(tmp, 'sweep-'))
-      const exited = spawnSync('sh', ['-c', 'echo $$'], { encoding: 'utf8' })
-      const deadPid = Number.parseInt(exited.stdout, 10)
-      const dead = path.join(spillDir, `dsh-shell-env-${deadPid}-00112233445566ff`)
-      const live = path.join(spillDir, `dsh-shell-env-${process.ppid}-00112233445566ff`)
+      // A dead host's directory: its lock file, which nobody holds. A live
+      // host's: the lock held (by a host in another pid namespace, say, whose
+      // pid means nothing here), here by a process that outlives the sweep.
+      const dead = path.join(spillDir, 'dsh-shell-env-4000001-00112233445566ff')
+      const live = path.join(spillDir, 'dsh-shell-env-4000002-00112233445566ff')
       const unrelated = path.join(spillDir, 'dsh-shell-env-notes')
       for (const dir of [dead, live, unrelated]) fs.mkdirSync(dir)
+      for (const dir of [dead, live]) fs.writeFileSync(path.join(dir, 'lock'), '')
       fs.writeFileSync(path.join(dead, '0-1.stdout'), 'left behind')
-      const { shell: s } = await shell({ maxOutputBytes: 100, spillDir })
-      const result = await s.run(s.resolve({ command: 'seq 1 1000' }))
-      expect(path.dirname(path.dirname(result.stdout.spillPath))).toBe(spillDir)
-      expect([fs.existsSync(dead), fs.existsSync(live), fs.existsSync(unrelated)]).toEqual([false, true, true])
+      const holder = spawn('flock', [path.join(live, 'lock'), '-c', 'echo locked; sleep 30'], { stdio: ['ignore', 'pipe', 'inherit'] })
+      try {
+        await new Promise((resolve) => holder.stdout.once('data', resolve))
+        const { shell: s } = await shell({ maxOutputBytes: 100, spillDir })
+        const result = await s.run(s.resolve({ command: 'seq 1 1000' }))
+        expect(path.dirname(path.dirname(result.stdout.spillPath))).toBe(spillDir)
+        expect([fs.existsSync(dead), fs.existsSync(live), fs.existsSync(unrelated)]).toEqual([false, true, true])
+      } finally {
+        holder.kill('SIGKILL')
+      }
     })
-  })
 
   posix.describe('pwsh', () => {
     it('runs the configured pwsh as `-NoLogo -NoProfile -NonInteractive -Command <preamble><command>`, with its overrides', async () => {

@@ -352,8 +352,9 @@ proc.describe('1,000 executions, 16 at a time, every kind of ending', () => {
 
 posix.describe('spill files live as long as their execution', () => {
   // The fixture runs with --expose-gc: spill files of dropped executions must
-  // go at the next garbage collections, those of live ones must stay, and the
-  // directory must go when the process exits, however it exits.
+  // go at the next garbage collections, those of live ones or of held results
+  // must stay, and the directory must go when the process exits, however it
+  // exits.
   it.each([
     ['the event loop running empty', 'natural'],
     ['process.exit()', 'exit'],
@@ -368,6 +369,9 @@ posix.describe('spill files live as long as their execution', () => {
       for (const variant of report.variants) expect(variant.spilled).toBe(true)
       expect(report.droppedLeft).toEqual([]) // dropped executions: files gone after gc
       expect(report.keptPresent).toBe(true) // kept executions (results dropped): files still there
+      expect(report.keptGone).toBe(true) // and gone once those executions are dropped
+      expect(report.heldResultsKeep).toBe(true) // held results or streams (executions dropped): files still there
+      expect(report.droppedResultsGone).toBe(true) // and gone once those are dropped
       expect(report.afterAllDropped).toEqual(report.finalKept) // only the last, still referenced one is left
       // Nor do dropped executions keep their registry execution objects (15
       // spawned, 5 whose collection failed) or ShellExecutions alive.

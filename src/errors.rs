@@ -31,7 +31,9 @@ impl Failure {
             // SAFETY: the Node-API contract (js.rs); converts a value owned here.
             (Some(cause), _) => unsafe { napi::Error::to_napi_value(env.raw(), *cause) }.ok(),
             (None, ExecError::SpawnFailed { program, source }) => spawn_error(env, program, source).ok(),
-            (None, ExecError::InvalidWorkdir { path, source }) => stat_error(env, path, source).ok(),
+            (None, ExecError::InvalidWorkdir { path, source } | ExecError::InvalidSpillDir { path, source }) => {
+                stat_error(env, path, source).ok()
+            }
             (None, _) => None,
         };
         coded_error(env, self.error.code(), &self.error.to_string(), cause)

@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::environment::{build_environment, EnvironmentSpec, Platform};
 use crate::error::ExecError;
 use crate::keys::PATH_KEY;
-use crate::process::{check_workdir, resolve_program, OutputLimits, ProcessSpec, Search, SpillPlace};
+use crate::process::{check_spill_base, check_workdir, resolve_program, OutputLimits, ProcessSpec, Search, SpillPlace};
 
 /// Default time before a foreground command is killed.
 pub const DEFAULT_TIMEOUT_MS: f64 = 120_000.0;
@@ -171,6 +171,10 @@ pub fn plan(
 
     let environment = build_environment(platform, parent, &request.environment)?;
     let workdir = workdir(request.workdir.as_deref(), cwd)?;
+    if let Some(base) = &spill.base {
+        check_spill_base(base)
+            .map_err(|source| ExecError::InvalidSpillDir { path: base.display().to_string(), source })?;
+    }
     let search = |path| match platform.pathext {
         true => Search::windows(path, environment.get("PATHEXT")),
         false => Search::posix(path),
@@ -337,9 +341,9 @@ fn trusted_search_path(path: Option<&str>, platform: &Platform) -> String {
     path.split(delimiter).filter(absolute).collect::<Vec<_>>().join(&delimiter.to_string())
 }
 
-/// The `spillDir` option: an absolute path without NUL bytes. Whether it exists
-/// is found out at the first spill, which then fails like any spill (the
-/// stream has no spill file).
+/// The `spillDir` option: an absolute path without NUL bytes. Whether spill
+/// files can be made there is checked when the call is planned
+/// ([`check_spill_base`]), like the workdir.
 fn spill_dir(dir: Option<&str>) -> Result<Option<PathBuf>, ExecError> {
     let Some(dir) = dir else { return Ok(None) };
     if dir.contains('\0') || !Path::new(dir).is_absolute() {

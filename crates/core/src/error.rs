@@ -126,6 +126,15 @@ pub enum ExecError {
         #[source]
         source: io::Error,
     },
+    /// The `spillDir` cannot hold spill files: it does not exist, is not a
+    /// directory, or this user cannot make its private directory in it; the
+    /// OS error is kept.
+    #[error("spillDir '{path}' {} ({})", workdir_reason(.source), os_error_code(.source))]
+    InvalidSpillDir {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
     /// The program could not be found or started; the OS error is kept.
     #[error("cannot start '{program}': {source}")]
     SpawnFailed {
@@ -147,7 +156,7 @@ pub const SUPERVISOR_LOST: &str = "ERR_SHELL_EXEC_SUPERVISOR_LOST";
 pub const SUPERVISOR_LOST_MESSAGE: &str =
     "the supervisor ended while the command ran, so the command was killed; the next command starts a new supervisor";
 
-/// What an OS error means for a working directory, in words.
+/// What an OS error means for a working or spill directory, in words.
 fn workdir_reason(error: &io::Error) -> String {
     match os_error_code(error) {
         "ENOENT" => "does not exist".into(),
@@ -172,6 +181,7 @@ impl ExecError {
         match self {
             Self::InvalidSpec { .. } => "ERR_SHELL_EXEC_INVALID_SPEC",
             Self::InvalidWorkdir { .. } => "ERR_SHELL_EXEC_INVALID_WORKDIR",
+            Self::InvalidSpillDir { .. } => "ERR_SHELL_EXEC_INVALID_SPILL_DIR",
             Self::SpawnFailed { .. } => "ERR_SHELL_EXEC_SPAWN_FAILED",
             Self::Collect(inner) => inner.code(),
         }

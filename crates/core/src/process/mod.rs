@@ -50,7 +50,7 @@ pub use platform::os_error_name;
 pub use program::{check_workdir, resolve_program, Search, DEFAULT_PATHEXT};
 pub use result::{OutputDelta, ProcessState, RunResult, Status, StreamResult};
 pub use spec::{ProcessSpec, DEFAULT_GRACE};
-pub use spill::{remove_spill_dir, remove_spill_file, SpillPlace};
+pub use spill::{check_spill_base, remove_spill_dir, remove_spill_file, SpillPlace};
 pub use stream::{OutputLimits, StreamKind};
 pub use teardown::end_all;
 

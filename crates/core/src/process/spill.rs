@@ -8,6 +8,14 @@
 //! removes it itself with [`remove_spill_file`]; whatever is left goes with the
 //! host ([`remove_spill_dir`]). Directories of hosts that died without either
 //! (a SIGKILL) are swept when this process first makes its own in that base.
+//!
+//! A host is judged alive by a lock, not by its pid: each private directory
+//! holds a `lock` file the host keeps open with an exclusive `flock` for its
+//! whole life. The kernel drops the lock when the host dies however it dies,
+//! and it means the same to every host on the machine, whatever pid namespace
+//! each runs in (a pid seen from another namespace names someone else, or
+//! no one). The directory is made under a temporary name and renamed into
+//! place with its lock held, so no sweep ever sees it unlocked.
 
 use std::collections::hash_map::RandomState;
 use std::fs::{self, DirBuilder, File, OpenOptions};
@@ -32,7 +40,12 @@ static NEXT_FILE: AtomicU64 = AtomicU64::new(0);
 struct PrivateDir {
     base: PathBuf,
     path: PathBuf,
+    /// The `lock` file inside, locked while this process lives.
+    _lock: File,
 }
+
+/// The lock file's name in a private directory.
+const LOCK_FILE: &str = "lock";
 
 /// Where a process's spill files go and whether they outlive its result.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -82,8 +95,10 @@ impl SpillFile {
 
 impl Drop for SpillFile {
     fn drop(&mut self) {
+        // The directory stays, locked, for the host's next spill files; one
+        // whose host died without its exit hook goes at the next sweep.
         if !self.keep {
-            remove_file_and_empty_dir(&self.path);
+            let _ = fs::remove_file(&self.path);
         }
     }
 }
@@ -93,7 +108,8 @@ impl Drop for SpillFile {
 /// `false`.
 pub fn remove_spill_file(path: &Path) -> bool {
     let ours = path.parent().is_some_and(|parent| lock(&DIRS).iter().any(|dir| dir.path == parent));
-    ours && remove_file_and_empty_dir(path)
+    // Already gone when remove_spill_dir ran first.
+    ours && fs::remove_file(path).is_ok()
 }
 
 /// Deletes every private spill directory with every spill file in it, for
@@ -105,21 +121,11 @@ pub fn remove_spill_dir() {
     }
 }
 
-/// Removes `path`, then its directory once empty: the last file takes the
-/// directory with it, so a host that dies without its exit hook (a signal)
-/// leaves nothing behind once its spill files are gone.
-fn remove_file_and_empty_dir(path: &Path) -> bool {
-    // Already gone when remove_spill_dir ran first.
-    let removed = fs::remove_file(path).is_ok();
-    if let Some(parent) = path.parent() {
-        let mut dirs = lock(&DIRS);
-        if let Some(at) = dirs.iter().position(|dir| dir.path == parent) {
-            if fs::remove_dir(parent).is_ok() {
-                dirs.remove(at);
-            }
-        }
-    }
-    removed
+/// Makes sure spill files can be made in `base`: this process's private
+/// directory there exists (made now, on first use). The error is the OS's
+/// (`ENOENT`, `ENOTDIR`, `EACCES`, …), for the caller to refuse the spec with.
+pub fn check_spill_base(base: &Path) -> io::Result<()> {
+    private_dir(base).map(drop)
 }
 
 /// This process's private directory in `base`, made on first use (sweeping
@@ -133,18 +139,40 @@ fn private_dir(base: &Path) -> io::Result<PathBuf> {
     let random = RandomState::new();
     for attempt in 0..16 {
         let name = format!("{DIR_PREFIX}{}-{:016x}", std::process::id(), random.hash_one(attempt));
-        let path = base.join(name);
-        match create_private_dir(&path) {
-            Ok(()) => {
-                dirs.push(PrivateDir { base: base.to_path_buf(), path: path.clone() });
-                return Ok(path);
-            }
+        let path = base.join(&name);
+        // Made and locked under a name no sweep looks at, then moved into place.
+        let making = base.join(format!(".{name}.new"));
+        match create_private_dir(&making) {
+            Ok(()) => {}
             // Someone else's, or a leftover: never reuse it.
             Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(error) => return Err(error),
         }
+        let locked = create_private_file(&making.join(LOCK_FILE)).and_then(|file| file.lock().map(|()| file));
+        let placed = locked.and_then(|file| rename_no_replace(&making, &path).map(|()| file));
+        match placed {
+            Ok(lock_file) => {
+                dirs.push(PrivateDir { base: base.to_path_buf(), path: path.clone(), _lock: lock_file });
+                return Ok(path);
+            }
+            Err(error) => {
+                let _ = fs::remove_dir_all(&making);
+                if error.kind() != io::ErrorKind::AlreadyExists {
+                    return Err(error);
+                }
+            }
+        }
     }
     Err(io::Error::new(io::ErrorKind::AlreadyExists, "no free spill directory name"))
+}
+
+/// Renames directory `from` to `to`, failing with `AlreadyExists` where `to`
+/// exists instead of replacing it (a rename over an empty directory would).
+fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
+    if fs::symlink_metadata(to).is_ok() {
+        return Err(io::Error::from(io::ErrorKind::AlreadyExists));
+    }
+    fs::rename(from, to)
 }
 
 /// Forgets `stale` as a private directory.
@@ -153,24 +181,25 @@ fn forget_dir(stale: &Path) {
 }
 
 /// Removes the spill directories in `base` of hosts that no longer run: named
-/// `dsh-shell-env-<pid>-<random>`, owned by this user, and `pid` gone. A pid
-/// reused by a live process keeps its directory (it is left, never wrongly
-/// removed); so does a host in another pid namespace whose pid is alive here.
-/// Where the platform cannot tell who owns a directory, nothing is removed.
+/// `dsh-shell-env-<pid>-<random>`, owned by this user, with a `lock` file
+/// nobody holds (its host is dead; the lock is taken for the removal). A
+/// directory without a lock file (made by an older version) is left alone,
+/// as is everything where the platform cannot tell who owns a directory.
 fn sweep_dead_hosts(base: &Path) {
     let Ok(entries) = fs::read_dir(base) else { return };
     for entry in entries.flatten() {
-        let Some(pid) = host_pid(&entry.file_name().to_string_lossy()) else { continue };
-        if pid == std::process::id() || platform::process_exists(pid) {
+        if host_pid(&entry.file_name().to_string_lossy()).is_none() {
             continue;
         }
         let path = entry.path();
         // Not followed: a symlink by that name is not a spill directory.
         match fs::symlink_metadata(&path) {
-            Ok(meta) if meta.is_dir() && platform::owned_by_this_user(&meta) => {
-                let _ = fs::remove_dir_all(&path);
-            }
-            _ => {}
+            Ok(meta) if meta.is_dir() && platform::owned_by_this_user(&meta) => {}
+            _ => continue,
+        }
+        let Ok(lock_file) = File::open(path.join(LOCK_FILE)) else { continue };
+        if lock_file.try_lock().is_ok() {
+            let _ = fs::remove_dir_all(&path);
         }
     }
 }

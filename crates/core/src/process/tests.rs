@@ -828,30 +828,50 @@ async fn kept_spill_files_go_in_their_base_outlive_their_result_and_are_removed_
     assert!(!remove_spill_file(&stranger), "only this process's spill files");
     assert!(stranger.exists());
     assert!(remove_spill_file(&spill));
-    assert!(!spill.exists() && !spill.parent().unwrap().exists(), "the last file takes its directory");
+    assert!(!spill.exists() && spill.parent().unwrap().exists(), "the directory stays for the next spill files");
     assert!(!remove_spill_file(&spill));
 }
 
 #[test]
-fn a_new_spill_directory_sweeps_those_of_dead_hosts_in_its_base() {
+fn a_new_spill_directory_sweeps_those_of_dead_hosts_in_its_base_judged_by_their_lock_not_their_pid() {
     let _spill_dir = SPILL_DIR.blocking_read();
     let base = TestDir::new();
-    let mut exited = std::process::Command::new("/bin/true").spawn().unwrap();
-    let dead_pid = exited.id();
-    exited.wait().unwrap();
-    let dead = base.0.join(format!("dsh-shell-env-{dead_pid}-00112233445566ff"));
-    let live = base.0.join(format!("dsh-shell-env-{}-00112233445566ff", std::os::unix::process::parent_id()));
-    let other = base.0.join("dsh-shell-env-notes");
-    for dir in [&dead, &live, &other] {
+    let spill_dir = |pid: u32, random: &str| base.0.join(format!("dsh-shell-env-{pid}-{random}"));
+    let with_lock = |dir: &Path| {
         fs::create_dir(dir).unwrap();
-    }
-    fs::write(dead.join("0-1.stdout"), "left behind").unwrap();
+        fs::write(dir.join("0-1.stdout"), "output").unwrap();
+        fs::File::create(dir.join("lock")).unwrap()
+    };
+    // A dead host: its lock file is there, nobody holds it.
+    let dead = spill_dir(std::process::id(), "00112233445566ff");
+    drop(with_lock(&dead));
+    // A live host whose pid means nothing here (another pid namespace), and
+    // one whose pid is someone else's: each holds its lock.
+    let elsewhere = spill_dir(u32::MAX / 2, "00112233445566aa");
+    let held = with_lock(&elsewhere);
+    held.lock().unwrap();
+    let reused = spill_dir(1, "00112233445566bb");
+    let held_too = with_lock(&reused);
+    held_too.lock().unwrap();
+    // Without a lock file (an older version's) or not a spill directory: left alone.
+    let unlocked = spill_dir(u32::MAX / 2, "00112233445566cc");
+    fs::create_dir(&unlocked).unwrap();
+    let other = base.0.join("dsh-shell-env-notes");
+    fs::create_dir(&other).unwrap();
 
     let place = SpillPlace { base: Some(base.0.clone()), keep: false };
     let (file, _) = spill::SpillFile::create(1, StreamKind::Stdout, &place).unwrap();
     assert!(!dead.exists(), "a dead host's directory goes");
-    assert!(live.exists() && other.exists(), "a live host's, and anything else, stays");
-    drop(file);
+    for stays in [&elsewhere, &reused, &unlocked, &other] {
+        assert!(stays.exists(), "{} stays", stays.display());
+    }
+    // This process's own directory is locked too: another sweep leaves it.
+    let own = file.path().parent().unwrap().to_owned();
+    let (again, _) =
+        spill::SpillFile::create(1, StreamKind::Stderr, &SpillPlace { base: Some(base.0.clone()), keep: false })
+            .unwrap();
+    assert_eq!(again.path().parent(), Some(own.as_path()));
+    drop((file, again, held, held_too));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -878,7 +898,7 @@ async fn read_output_names_a_spill_file_from_the_moment_it_starts() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_last_spill_file_takes_the_directory_with_it() {
+async fn a_spill_file_goes_with_its_result_and_the_directory_stays_for_the_next() {
     let _spill_dir = SPILL_DIR.write().await;
     let spilled = || async {
         let mut spec = sh("printf 0123456789");
@@ -896,7 +916,8 @@ async fn the_last_spill_file_takes_the_directory_with_it() {
     eventually(|| !first_file.exists(), "the first spill file to go").await;
     assert!(second_file.exists(), "the other file keeps the directory");
     drop(second);
-    eventually(|| !second_file.exists() && !dir.exists(), "the directory to go with its last file").await;
+    eventually(|| !second_file.exists(), "the second spill file to go").await;
+    assert!(dir.exists(), "the directory stays, locked, until the host ends");
 
     let again = spilled().await;
     assert_eq!(fs::read_to_string(again.stdout.spill_path.as_ref().unwrap()).unwrap(), "0123456789");

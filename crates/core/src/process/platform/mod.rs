@@ -14,7 +14,8 @@
 //! | pipes for the driver           | `PipeReader`, `PipeWriter`, `async_reader`, `async_writer`, `set_nonblocking` |
 //! | the supervisor                 | `SUPERVISOR`, `loaded_from`, `supervisor` (spawn, ask, read a link) |
 //! | teardown at the host's death   | `at_host_exit`, `guardian`                                   |
-//! | files and programs             | `may_execute`, `owner_only_dir`, `owner_only_file`, `owned_by_this_user`, `process_exists` |
+//! | the host's own protection      | `protect_host`                                               |
+//! | files and programs             | `may_execute`, `owner_only_dir`, `owner_only_file`, `owned_by_this_user` |
 //!
 //! The files:
 //! - `unix.rs`: POSIX (`posix_spawn`, `killpg`, `waitid`/`waitpid`, pipes,

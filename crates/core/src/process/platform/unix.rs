@@ -398,11 +398,3 @@ pub(crate) fn owned_by_this_user(meta: &Metadata) -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     meta.uid() == unsafe { libc::geteuid() }
 }
-
-/// Whether a process with `pid` exists (EPERM: it does, someone else's).
-pub(crate) fn process_exists(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else { return true };
-    // SAFETY: signal 0 sends nothing; it only checks that `pid` exists.
-    let exists = unsafe { libc::kill(pid, 0) } == 0;
-    exists || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
-}

@@ -569,24 +569,6 @@ pub(crate) fn owned_by_this_user(_meta: &Metadata) -> bool {
     false
 }
 
-/// Whether a process with `pid` is running.
-pub(crate) fn process_exists(pid: u32) -> bool {
-    // SAFETY: opens a handle (closed below) or fails; no memory effects.
-    let handle = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
-    if handle.is_null() {
-        // Access denied means it exists and is someone else's.
-        // SAFETY: no arguments.
-        return unsafe { GetLastError() } == windows_sys::Win32::Foundation::ERROR_ACCESS_DENIED;
-    }
-    let mut code = 0u32;
-    // SAFETY: `handle` is open; `code` is a valid out pointer; closed once.
-    unsafe {
-        let running = GetExitCodeProcess(handle, &mut code) != 0 && code == STILL_ACTIVE as u32;
-        CloseHandle(handle);
-        running
-    }
-}
-
 /// Nothing to do at the host's death: each job is made kill-on-close.
 pub(crate) mod guardian {
     /// Nothing to hear of: the job ends with the host's handles.
