@@ -427,6 +427,7 @@ describe('the executor contract', () => {
         holder.kill('SIGKILL')
       }
     })
+  })
 
   posix.describe('pwsh', () => {
     it('runs the configured pwsh as `-NoLogo -NoProfile -NonInteractive -Command <preamble><command>`, with its overrides', async () => {
