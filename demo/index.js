@@ -41,7 +41,10 @@ async function main() {
   process.env.DSH_SESSION_ID = 'stale-session-from-an-outer-harness'
   process.env.DEMO_API_TOKEN = 'not-for-the-shell'
 
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-shell-env-demo-'))
+  // A command directory must be somewhere no other user can write: not /tmp
+  // (see docs/environment.md, "Command directories"), so the demo works in a
+  // private directory under the home directory and removes it afterwards.
+  const tmp = fs.mkdtempSync(path.join(os.homedir(), '.dsh-shell-env-demo-'))
   try {
     const home = path.join(tmp, 'home')
     const bin = path.join(tmp, 'region-bin')
