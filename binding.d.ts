@@ -27,6 +27,16 @@ export declare class NativeExecution {
   /** Output produced since the previous call. */
   readOutput(): OutputChunk
   /**
+   * One captured stream's text from whole-stream byte `fromByte` on,
+   * consuming nothing; also after the process ended.
+   */
+  readFrom(stream: 'stdout' | 'stderr', fromByte: number): OutputRead
+  /**
+   * The host's ends of the raw pipes (`stdio: 'pipe'`) as descriptors the
+   * caller now owns (to wrap in a stream, which closes them); each once.
+   */
+  takePipes(): RawPipes
+  /**
    * Once the whole group is gone, releases the abort listener and the
    * teardown hook and calls `callback(result)`. Until then the pending call holds
    * the event loop open, as a running `child_process` does, unless
@@ -171,6 +181,28 @@ export interface OutputChunk {
   stderrSpillPath?: string
 }
 
+/** One stream's text from an offset on (`NativeExecution.readFrom`). */
+export interface OutputRead {
+  /** The text from the offset; the whole tail kept in memory when `lossy`. */
+  text: string
+  /** Where the next read starts. */
+  nextOffset: number
+  /** The offset slid out of the tail kept in memory. */
+  lossy: boolean
+  /** The file holding the whole stream, once it spilled and while it is whole. */
+  spillPath?: string
+}
+
+/** The host's ends of a command's raw pipes, as descriptor numbers. */
+export interface RawPipes {
+  /** Write end of the command's stdin. */
+  stdin?: number
+  /** Read end of its stdout. */
+  stdout?: number
+  /** Read end of its stderr. */
+  stderr?: number
+}
+
 /**
  * The home both configurations agree on; `ERR_SHELL_ENV_HOME_CONFLICT` when
  * both are given and resolve differently.
@@ -231,6 +263,14 @@ export interface ShellRunResult {
   /** Standard error. */
   stderr: StreamOutput
 }
+
+/**
+ * Starts a command as `execute()` does, synchronously: returns the native
+ * execution once the child runs, or throws a coded error with nothing
+ * started. Without a registry (`dshEnv` only): a collection cannot be
+ * awaited here.
+ */
+export declare function spawn(spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>): NativeExecution
 
 /** One stream of a finished command. */
 export interface StreamOutput {

@@ -848,3 +848,4 @@ module.exports.removalReasons = nativeBinding.removalReasons
 module.exports.removeSpillFile = nativeBinding.removeSpillFile
 module.exports.reservedKeys = nativeBinding.reservedKeys
 module.exports.resolveDshHome = nativeBinding.resolveDshHome
+module.exports.spawn = nativeBinding.spawn

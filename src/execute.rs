@@ -5,11 +5,11 @@
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 
-use dsh_shell_env_core::command::{self, CommandLine, ExecRequest};
+use dsh_shell_env_core::command::{self, CommandLine, ExecRequest, StdioRequest};
 use dsh_shell_env_core::environment::{build_environment, Environment, Inherit, Platform};
 use dsh_shell_env_core::error::{SUPERVISOR_LOST, SUPERVISOR_LOST_MESSAGE};
 use dsh_shell_env_core::launch::{Launch, ManagedSource, PendingCollection};
-use dsh_shell_env_core::process::{self, KillReason, OutputSink, Process, RunResult, StreamResult};
+use dsh_shell_env_core::process::{self, KillReason, OutputSink, Process, RunResult, StreamKind, StreamResult};
 use dsh_shell_env_core::ExecError;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -77,6 +77,35 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
         }
     })?;
     Ok(JsRaw(promise.raw()))
+}
+
+/// Starts a command as `execute()` does, synchronously: returns the native
+/// execution once the child runs, or throws a coded error with nothing
+/// started. Without a registry (`dshEnv` only): a collection cannot be
+/// awaited here.
+#[napi(
+    js_name = "spawn",
+    ts_args_type = "spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>",
+    ts_return_type = "NativeExecution"
+)]
+pub fn spawn_js(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<JsRaw> {
+    let Prepared { launch, collect, listener } = prepare(env, spec.raw(), parent_env).map_err(|f| f.into_js(env))?;
+    if collect.is_some() {
+        listener.detach(env);
+        let error = ExecError::invalid_spec("registry", "spawn() cannot await a collection: pass dshEnv");
+        return Err(Failure::from(error).into_js(env));
+    }
+    match within_runtime_if_available(|| launch.start(process::spawn)) {
+        Ok(process) => {
+            let execution = NativeExecution::new(env, process, listener)?;
+            // SAFETY: the Node-API contract (js.rs); converts a value owned here.
+            Ok(JsRaw(unsafe { NativeExecution::to_napi_value(env.raw(), execution) }?))
+        }
+        Err(error) => {
+            listener.detach(env);
+            Err(Failure::from(error).into_js(env))
+        }
+    }
 }
 
 /// The child environment `execute()` would build, without spawning.
@@ -212,6 +241,19 @@ fn read_request(spec: &Field<'_>) -> Read<ExecRequest> {
             None => None,
             Some(stdin) if stdin.type_of() == ValueType::String => Some(stdin.text()?.into_bytes()),
             Some(stdin) => Some(stdin.bytes().ok_or_else(|| stdin.invalid("must be a string or a Uint8Array"))?),
+        },
+        stdio: match spec.get("stdio")? {
+            None => Default::default(),
+            Some(stdio) => {
+                stdio.options_object("an object")?;
+                let fields = stdio.enumerable_names()?;
+                command::check_fields("stdio.", fields.iter().map(String::as_str), command::STDIO_FIELDS)?;
+                StdioRequest {
+                    stdin: stdio.optional_string("stdin")?,
+                    stdout: stdio.optional_string("stdout")?,
+                    stderr: stdio.optional_string("stderr")?,
+                }
+            }
         },
         environment: Default::default(),
     };
@@ -440,6 +482,35 @@ impl NativeExecution {
         }
     }
 
+    /// One captured stream's text from whole-stream byte `fromByte` on,
+    /// consuming nothing; also after the process ended.
+    #[napi(ts_args_type = "stream: 'stdout' | 'stderr', fromByte: number")]
+    pub fn read_from(&self, stream: String, from_byte: f64) -> Result<OutputRead> {
+        let kind = match stream.as_str() {
+            "stdout" => StreamKind::Stdout,
+            "stderr" => StreamKind::Stderr,
+            _ => return Err(Error::new(napi::Status::InvalidArg, "stream must be 'stdout' or 'stderr'")),
+        };
+        if !(from_byte.is_finite() && from_byte >= 0.0) {
+            return Err(Error::new(napi::Status::InvalidArg, "fromByte must be a finite number >= 0"));
+        }
+        let read = self.process.read_from(kind, from_byte as u64);
+        Ok(OutputRead {
+            text: read.text,
+            next_offset: read.next_offset as f64,
+            lossy: read.lossy,
+            spill_path: read.spill_path.map(|path| path.to_string_lossy().into_owned()),
+        })
+    }
+
+    /// The host's ends of the raw pipes (`stdio: 'pipe'`) as descriptors the
+    /// caller now owns (to wrap in a stream, which closes them); each once.
+    #[napi]
+    pub fn take_pipes(&self) -> RawPipes {
+        let pipes = self.process.take_pipes();
+        RawPipes { stdin: raw(pipes.stdin), stdout: raw(pipes.stdout), stderr: raw(pipes.stderr) }
+    }
+
     /// Once the whole group is gone, releases the abort listener and the
     /// teardown hook and calls `callback(result)`. Until then the pending call holds
     /// the event loop open, as a running `child_process` does, unless
@@ -599,6 +670,48 @@ pub struct ShellRunResult {
     pub stdout: StreamOutput,
     /// Standard error.
     pub stderr: StreamOutput,
+}
+
+/// One stream's text from an offset on (`NativeExecution.readFrom`).
+#[napi(object, object_from_js = false)]
+pub struct OutputRead {
+    /// The text from the offset; the whole tail kept in memory when `lossy`.
+    pub text: String,
+    /// Where the next read starts.
+    pub next_offset: f64,
+    /// The offset slid out of the tail kept in memory.
+    pub lossy: bool,
+    /// The file holding the whole stream, once it spilled and while it is whole.
+    pub spill_path: Option<String>,
+}
+
+/// The host's ends of a command's raw pipes, as descriptor numbers.
+#[napi(object, object_from_js = false)]
+pub struct RawPipes {
+    /// Write end of the command's stdin.
+    pub stdin: Option<i64>,
+    /// Read end of its stdout.
+    pub stdout: Option<i64>,
+    /// Read end of its stderr.
+    pub stderr: Option<i64>,
+}
+
+/// A descriptor handed to JS, which closes it from now on.
+#[cfg(unix)]
+fn raw(fd: Option<std::os::fd::OwnedFd>) -> Option<i64> {
+    use std::os::fd::IntoRawFd;
+    fd.map(|fd| i64::from(fd.into_raw_fd()))
+}
+
+/// A handle handed to JS as a C runtime descriptor, which closes it from now on.
+#[cfg(windows)]
+fn raw(handle: Option<std::os::windows::io::OwnedHandle>) -> Option<i64> {
+    use std::os::windows::io::IntoRawHandle;
+    // SAFETY: the handle is owned here and passed to the CRT, which owns it from now on.
+    handle.and_then(|handle| {
+        let fd = unsafe { libc::open_osfhandle(handle.into_raw_handle() as libc::intptr_t, 0) };
+        (fd >= 0).then_some(i64::from(fd))
+    })
 }
 
 /// Why the package ended a command for a reason of its own.

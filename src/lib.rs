@@ -11,7 +11,7 @@ mod read;
 mod registry;
 mod resolver;
 
-pub use execute::{build_environment_js, end_all_commands, execute, NativeExecution};
+pub use execute::{build_environment_js, end_all_commands, execute, spawn_js, NativeExecution};
 pub use home::{reconcile_dsh_home, resolve_dsh_home};
 pub use registry::ShellEnvRegistry;
 

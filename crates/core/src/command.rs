@@ -8,7 +8,9 @@ use std::time::Duration;
 use crate::environment::{build_environment, EnvironmentSpec, Platform};
 use crate::error::ExecError;
 use crate::keys::PATH_KEY;
-use crate::process::{check_spill_base, check_workdir, resolve_program, OutputLimits, ProcessSpec, Search, SpillPlace};
+use crate::process::{
+    check_spill_base, check_workdir, resolve_program, Input, Output, OutputLimits, ProcessSpec, Search, SpillPlace,
+};
 
 /// Default time before a foreground command is killed.
 pub const DEFAULT_TIMEOUT_MS: f64 = 120_000.0;
@@ -79,9 +81,26 @@ pub struct ExecRequest {
     pub spill_dir: Option<String>,
     /// Keep spill files when the result is dropped; the caller removes them.
     pub keep_spill_files: bool,
+    /// Streams not captured here: `stdio.stdin` `"pipe"`, `stdio.stdout` and
+    /// `stdio.stderr` `"capture"` (the default), `"pipe"` or `"inherit"`.
+    pub stdio: StdioRequest,
     /// The environment layers on top of the parent environment.
     pub environment: EnvironmentSpec,
 }
+
+/// The `stdio` field of a request, as given (checked by [`plan`]).
+#[derive(Debug, Clone, Default)]
+pub struct StdioRequest {
+    /// `"pipe"`: the caller writes stdin (else it is `stdin`'s bytes or empty).
+    pub stdin: Option<String>,
+    /// `"capture"`, `"pipe"` or `"inherit"`.
+    pub stdout: Option<String>,
+    /// `"capture"`, `"pipe"` or `"inherit"`.
+    pub stderr: Option<String>,
+}
+
+/// Every field of a spec's `stdio`.
+pub const STDIO_FIELDS: &[&str] = &["stdin", "stdout", "stderr"];
 
 /// Every field of an `execute()` spec (`buildEnvironment()` takes the same spec).
 pub const SPEC_FIELDS: &[&str] = &[
@@ -105,6 +124,7 @@ pub const SPEC_FIELDS: &[&str] = &[
     "scrub",
     "terminalEnv",
     "onOutput",
+    "stdio",
 ];
 
 /// Every field of a spec's `scrub`.
@@ -197,9 +217,18 @@ pub fn plan(
     let mut spec = ProcessSpec::new(program, workdir);
     spec.args = args;
     spec.env = environment.vars;
-    spec.stdin = request.stdin.clone();
-    spec.stdout = stdout;
-    spec.stderr = stderr;
+    spec.stdin = match (request.stdio.stdin.as_deref(), &request.stdin) {
+        (None, data) => data.clone().map_or(Input::Null, Input::Data),
+        (Some("pipe"), None) => Input::Pipe,
+        (Some("pipe"), Some(_)) => {
+            return Err(ExecError::invalid_spec("stdio.stdin", "'pipe' and a stdin value exclude each other"))
+        }
+        (Some(other), _) => {
+            return Err(ExecError::invalid_spec("stdio.stdin", format!("must be 'pipe' (got {other:?})")))
+        }
+    };
+    spec.stdout = output_mode("stdio.stdout", request.stdio.stdout.as_deref(), stdout)?;
+    spec.stderr = output_mode("stdio.stderr", request.stdio.stderr.as_deref(), stderr)?;
     spec.spill = spill;
     spec.timeout = timeout;
     spec.grace = grace;
@@ -339,6 +368,19 @@ fn trusted_search_path(path: Option<&str>, platform: &Platform) -> String {
         }
     };
     path.split(delimiter).filter(absolute).collect::<Vec<_>>().join(&delimiter.to_string())
+}
+
+/// Where an output stream goes: captured within `limits` unless `mode` says
+/// `"pipe"` or `"inherit"`.
+fn output_mode(field: &str, mode: Option<&str>, limits: OutputLimits) -> Result<Output, ExecError> {
+    match mode {
+        None | Some("capture") => Ok(Output::Capture(limits)),
+        Some("pipe") => Ok(Output::Pipe),
+        Some("inherit") => Ok(Output::Inherit),
+        Some(other) => {
+            Err(ExecError::invalid_spec(field, format!("must be 'capture', 'pipe' or 'inherit' (got {other:?})")))
+        }
+    }
 }
 
 /// The `spillDir` option: an absolute path without NUL bytes. Whether spill

@@ -5,7 +5,7 @@
 use std::fs;
 use std::time::{Duration, Instant};
 
-use dsh_shell_env_core::process::{end_all, spawn, OutputLimits, Process, ProcessSpec};
+use dsh_shell_env_core::process::{end_all, spawn, Output, OutputLimits, Process, ProcessSpec};
 
 fn sh(script: &str) -> ProcessSpec {
     let mut spec = ProcessSpec::new("/bin/sh", std::env::temp_dir());
@@ -36,7 +36,7 @@ fn running(pid: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kills_every_live_group_and_removes_the_spill_directory() {
     let mut spilling = sh("head -c 5000 /dev/zero");
-    spilling.stdout = OutputLimits { max_bytes: 100, spill_max_bytes: 1 << 20 };
+    spilling.stdout = Output::Capture(OutputLimits { max_bytes: 100, spill_max_bytes: 1 << 20 });
     let spilled = spawn(spilling).expect("spawn").wait().await;
     let spill_file = spilled.stdout.spill_path.clone().expect("the output spilled");
     let spill_dir = spill_file.parent().expect("a directory").to_owned();

@@ -5,8 +5,9 @@ use std::sync::Arc;
 use tokio::sync::oneshot;
 
 use super::group::KillCause;
-use super::lifecycle::Shared;
-use super::result::{OutputDelta, ProcessState, RunResult};
+use super::lifecycle::{Pipes, Shared};
+use super::result::{OutputDelta, OutputRead, ProcessState, RunResult};
+use super::stream::StreamKind;
 use super::sync::lock;
 
 /// Why [`Process::kill`] was called.
@@ -55,6 +56,22 @@ impl Process {
         let (stdout, out_lossy, stdout_spill) = lock(&self.shared.stdout).take_unread();
         let (stderr, err_lossy, stderr_spill) = lock(&self.shared.stderr).take_unread();
         OutputDelta { stdout, stderr, lossy: out_lossy || err_lossy, stdout_spill, stderr_spill }
+    }
+
+    /// One stream's text from whole-stream byte `from` on, without consuming
+    /// anything (see [`OutputRead`]); also after the process ended. Empty for
+    /// a stream not captured here.
+    pub fn read_from(&self, stream: StreamKind, from: u64) -> OutputRead {
+        let capture = match stream {
+            StreamKind::Stdout => &self.shared.stdout,
+            StreamKind::Stderr => &self.shared.stderr,
+        };
+        lock(capture).read_from(from)
+    }
+
+    /// The host's ends of the raw pipes ([`Pipes`]); empty after the first call.
+    pub fn take_pipes(&self) -> Pipes {
+        std::mem::take(&mut *lock(&self.shared.handed))
     }
 
     /// Waits until the group is gone and the leader reaped.

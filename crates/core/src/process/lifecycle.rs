@@ -23,11 +23,26 @@ pub(super) struct Shared {
     pub(super) group: Group,
     pub(super) stdout: Mutex<Capture>,
     pub(super) stderr: Mutex<Capture>,
+    /// The raw pipes the caller takes ([`Process::take_pipes`](super::Process::take_pipes)).
+    pub(super) handed: Mutex<Pipes>,
     pub(super) outcome: Mutex<Outcome>,
     /// Under the supervisor, a second descriptor of the command's link, for
     /// the one reader left when the driver's task is gone (`supervise`);
     /// closed when the result is published, not when the handle goes.
     pub(super) link: Mutex<Option<super::platform::Fd>>,
+}
+
+/// The host's ends of a child's raw pipes, for the caller: the write end of
+/// stdin, the read ends of stdout and stderr; each present only for a stream
+/// spawned as [`Input::Pipe`](super::Input::Pipe) or [`Output::Pipe`](super::Output::Pipe).
+#[derive(Debug, Default)]
+pub struct Pipes {
+    /// Write here to feed the child's stdin; close it to end its input.
+    pub stdin: Option<super::platform::Fd>,
+    /// The child's stdout.
+    pub stdout: Option<super::platform::Fd>,
+    /// The child's stderr.
+    pub stderr: Option<super::platform::Fd>,
 }
 
 /// The result once published, or the callbacks waiting for it.

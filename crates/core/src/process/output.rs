@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::platform::PipeReader;
-use super::result::StreamResult;
+use super::result::{OutputRead, StreamResult};
 use super::spill::{SpillFile, SpillPlace};
 use super::stream::{OutputLimits, StreamKind};
 use super::sync::lock;
@@ -143,7 +143,35 @@ impl Capture {
         (std::mem::take(&mut self.unread), lossy, self.spill_path.clone())
     }
 
-    /// The final result of the stream. Unread text stays for `read_output`.
+    /// The text from whole-stream byte `from` on, within the tail kept in
+    /// memory; the whole tail, marked lossy, when `from` slid out of it. Reads
+    /// nothing (the next caller's offset stays its own): offsets are the
+    /// caller's cursor, and any number of readers may read independently.
+    pub(super) fn read_from(&self, from: u64) -> OutputRead {
+        let start = self.total - self.tail.len() as u64;
+        let (skip, lossy) = if from >= start { ((from.min(self.total) - start) as usize, false) } else { (0, true) };
+        let (front, back) = self.tail.as_slices();
+        let mut bytes = Vec::with_capacity(self.tail.len() - skip);
+        if skip < front.len() {
+            bytes.extend_from_slice(&front[skip..]);
+            bytes.extend_from_slice(back);
+        } else {
+            bytes.extend_from_slice(&back[skip - front.len()..]);
+        }
+        // A character still arriving is left for the next read; one cut at the
+        // front by the tail becomes U+FFFD.
+        let incomplete = incomplete_suffix(&bytes);
+        bytes.truncate(bytes.len() - incomplete);
+        OutputRead {
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+            next_offset: self.total - incomplete as u64,
+            lossy,
+            spill_path: self.spill_path.clone(),
+        }
+    }
+
+    /// The final result of the stream. Unread text stays for `read_output`,
+    /// and the tail for `read_from`.
     pub(super) fn finish(&mut self) -> StreamResult {
         let max = self.limits.max_bytes;
         let mut tail = &*self.tail.make_contiguous();
@@ -153,7 +181,6 @@ impl Capture {
             tail = &tail[split..];
         }
         let text = String::from_utf8_lossy(tail).into_owned();
-        self.tail = VecDeque::new();
         // Closing the file here; the guard deletes it with the last result.
         let guard = match std::mem::replace(&mut self.spill, Spill::Dropped) {
             Spill::Writing { guard, .. } => Some(guard),
@@ -170,6 +197,25 @@ impl Capture {
 
 fn is_continuation(byte: u8) -> bool {
     byte & 0xC0 == 0x80
+}
+
+/// How many bytes at the end of `bytes` begin a UTF-8 character not yet complete.
+fn incomplete_suffix(bytes: &[u8]) -> usize {
+    // The last byte that starts a character, within the last four.
+    let Some(back) = bytes.iter().rev().take(4).position(|&byte| !is_continuation(byte)) else { return 0 };
+    let start = bytes.len() - 1 - back;
+    let needed = match bytes[start] {
+        0xF0.. => 4,
+        0xE0.. => 3,
+        0xC0.. => 2,
+        _ => 1,
+    };
+    let have = bytes.len() - start;
+    if have < needed {
+        have
+    } else {
+        0
+    }
 }
 
 /// Keeps the last `max` bytes of `text`, cut forward to a character boundary.

@@ -42,6 +42,24 @@ pub struct ProcessState {
     pub signal: Option<&'static str>,
 }
 
+/// One stream's text from a whole-stream byte offset on
+/// ([`Process::read_from`](super::Process::read_from)).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OutputRead {
+    /// The text from the offset asked for; the whole retained tail when that
+    /// offset slid out of it.
+    pub text: String,
+    /// The offset to read from next: the end of what was read (a character
+    /// still incomplete is left for the next read).
+    pub next_offset: u64,
+    /// The offset asked for slid out of the tail kept in memory: what lay
+    /// between is only in the spill file, if anywhere.
+    pub lossy: bool,
+    /// The file holding the whole stream, once it started spilling and while
+    /// it stays whole.
+    pub spill_path: Option<PathBuf>,
+}
+
 /// Output produced since the previous [`Process::read_output`](super::Process::read_output).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OutputDelta {

@@ -10,11 +10,11 @@ use std::time::Instant;
 use super::containment;
 use super::exit::Control;
 use super::group::Group;
-use super::lifecycle::{Outcome, Shared};
+use super::lifecycle::{Outcome, Pipes, Shared};
 use super::output::{Capture, LiveOutput};
 use super::platform::{self, Fd, Leader};
-use super::spec::ProcessSpec;
-use super::stream::StreamKind;
+use super::spec::{Input, Output, ProcessSpec};
+use super::stream::{OutputLimits, StreamKind};
 use super::teardown;
 use crate::error::ExecError;
 
@@ -22,8 +22,10 @@ use crate::error::ExecError;
 pub(super) struct Started {
     pub(super) shared: Arc<Shared>,
     pub(super) program: PathBuf,
-    pub(super) stdout: Fd,
-    pub(super) stderr: Fd,
+    /// The captured streams' pipes, for the driver to read.
+    pub(super) stdout: Option<Fd>,
+    pub(super) stderr: Option<Fd>,
+    /// Stdin with the bytes the driver writes to it.
     pub(super) stdin: Option<(Fd, Vec<u8>)>,
     pub(super) live: Option<LiveOutput>,
     pub(super) timeout_at: Option<Instant>,
@@ -41,26 +43,33 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
     // Before the first command exists, so that none can read the host.
     platform::protect_host();
     let started = Instant::now();
+    let stdio = platform::StdioPlan {
+        stdin_piped: spec.stdin != Input::Null,
+        stdout_inherited: spec.stdout == Output::Inherit,
+        stderr_inherited: spec.stderr == Output::Inherit,
+    };
     let (Leader { pid, stdout, stderr, stdin }, control, link) = match containment::supervisor() {
         Some(helper) => {
-            let started = platform::supervisor::spawn(
-                helper,
-                &spec.program,
-                &spec.args,
-                &spec.env,
-                &spec.cwd,
-                spec.stdin.is_some(),
-                spec.grace,
-            )
-            .map_err(|error| spawn_failed(&spec.program, error))?;
+            let started =
+                platform::supervisor::spawn(helper, &spec.program, &spec.args, &spec.env, &spec.cwd, stdio, spec.grace)
+                    .map_err(|error| spawn_failed(&spec.program, error))?;
             let platform::supervisor::Supervised { pid, stdout, stderr, stdin, id, link } = started;
             (Leader { pid, stdout, stderr, stdin }, Control::Supervised { id }, Some(link))
         }
         None => {
-            let leader = platform::spawn_leader(&spec.program, &spec.args, &spec.env, &spec.cwd, spec.stdin.is_some())
+            let leader = platform::spawn_leader(&spec.program, &spec.args, &spec.env, &spec.cwd, stdio)
                 .map_err(|error| spawn_failed(&spec.program, error))?;
             (leader, Control::Child, None)
         }
+    };
+    // Each pipe goes to the driver (captured, or stdin data to write) or to
+    // the caller (a raw pipe), never both.
+    let (stdout, stdout_handed) = route(spec.stdout, stdout);
+    let (stderr, stderr_handed) = route(spec.stderr, stderr);
+    let (stdin, stdin_handed) = match spec.stdin {
+        Input::Data(bytes) => (stdin.map(|pipe| (pipe, bytes)), None),
+        Input::Pipe => (None, stdin),
+        Input::Null => (None, None),
     };
     teardown::track(pid, control);
     let shared = Arc::new(Shared {
@@ -68,8 +77,9 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         started,
         timeout: spec.timeout,
         group: Group::new(pid, spec.grace, control),
-        stdout: Mutex::new(Capture::new(StreamKind::Stdout, pid, spec.stdout, spec.spill.clone())),
-        stderr: Mutex::new(Capture::new(StreamKind::Stderr, pid, spec.stderr, spec.spill.clone())),
+        stdout: Mutex::new(Capture::new(StreamKind::Stdout, pid, limits(spec.stdout), spec.spill.clone())),
+        stderr: Mutex::new(Capture::new(StreamKind::Stderr, pid, limits(spec.stderr), spec.spill.clone())),
+        handed: Mutex::new(Pipes { stdin: stdin_handed, stdout: stdout_handed, stderr: stderr_handed }),
         outcome: Mutex::new(Outcome::Pending(Vec::new())),
         link: Mutex::new(link.as_ref().and_then(|link| link.try_clone().ok())),
     });
@@ -78,11 +88,26 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         program: spec.program,
         stdout,
         stderr,
-        stdin: stdin.zip(spec.stdin),
+        stdin,
         live: spec.on_output.map(LiveOutput::new),
         timeout_at: spec.timeout.and_then(|timeout| started.checked_add(timeout)),
         link,
     })
+}
+
+/// A captured stream's pipe goes to the driver, a raw one to the caller;
+/// an inherited stream has none.
+fn route(output: Output, pipe: Option<Fd>) -> (Option<Fd>, Option<Fd>) {
+    match output {
+        Output::Capture(_) => (pipe, None),
+        Output::Pipe => (None, pipe),
+        Output::Inherit => (None, None),
+    }
+}
+
+/// The capture limits of `output`; a stream not captured here keeps nothing.
+fn limits(output: Output) -> OutputLimits {
+    output.limits().unwrap_or(OutputLimits { max_bytes: 0, spill_max_bytes: 0 })
 }
 
 /// The error for a spawn of `program` that failed with `source`.

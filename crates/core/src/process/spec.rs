@@ -20,12 +20,12 @@ pub struct ProcessSpec {
     pub env: Vec<(String, String)>,
     /// The child's working directory.
     pub cwd: PathBuf,
-    /// `None`: stdin is `/dev/null`. `Some`: written to a pipe, then closed.
-    pub stdin: Option<Vec<u8>>,
-    /// Limits for standard output.
-    pub stdout: OutputLimits,
-    /// Limits for standard error.
-    pub stderr: OutputLimits,
+    /// What the child reads on standard input.
+    pub stdin: Input,
+    /// Where standard output goes.
+    pub stdout: Output,
+    /// Where standard error goes.
+    pub stderr: Output,
     /// Where spill files go and whether they outlive the result.
     pub spill: SpillPlace,
     /// Kill the group after this long; `None` runs without a timer (background jobs).
@@ -36,18 +36,61 @@ pub struct ProcessSpec {
     pub on_output: Option<OutputSink>,
 }
 
+/// What a child reads on standard input.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Input {
+    /// `/dev/null` (`NUL` on Windows).
+    #[default]
+    Null,
+    /// These bytes, written to a pipe that is then closed.
+    Data(Vec<u8>),
+    /// A pipe whose write end the caller takes ([`Process::take_pipes`](super::Process::take_pipes)).
+    Pipe,
+}
+
+/// Where one of a child's output streams goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// Captured here within these limits: a tail in memory, the whole stream
+    /// in a spill file once it overflows.
+    Capture(OutputLimits),
+    /// A pipe whose read end the caller takes ([`Process::take_pipes`](super::Process::take_pipes)),
+    /// raw: nothing is read or kept here.
+    Pipe,
+    /// The host's own stream (its fd 1 or 2), passed through.
+    Inherit,
+}
+
+impl Default for Output {
+    /// Captured within the default limits.
+    fn default() -> Self {
+        Self::Capture(OutputLimits::default())
+    }
+}
+
+impl Output {
+    /// The capture limits, for a captured stream.
+    pub(super) fn limits(self) -> Option<OutputLimits> {
+        match self {
+            Self::Capture(limits) => Some(limits),
+            Self::Pipe | Self::Inherit => None,
+        }
+    }
+}
+
 impl ProcessSpec {
     /// A spec with no arguments, an empty environment, stdin from `/dev/null`,
-    /// default limits and grace, and no timer.
+    /// output captured within the default limits, the default grace, and no
+    /// timer.
     pub fn new(program: impl Into<PathBuf>, cwd: impl Into<PathBuf>) -> Self {
         Self {
             program: program.into(),
             args: Vec::new(),
             env: Vec::new(),
             cwd: cwd.into(),
-            stdin: None,
-            stdout: OutputLimits::default(),
-            stderr: OutputLimits::default(),
+            stdin: Input::Null,
+            stdout: Output::default(),
+            stderr: Output::default(),
             spill: SpillPlace::default(),
             timeout: None,
             grace: DEFAULT_GRACE,

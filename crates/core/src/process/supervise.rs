@@ -41,8 +41,8 @@ pub(super) fn start(started: Started, runtime: &Handle) -> Result<Process, ExecE
     let _entered = runtime.enter();
     // Registering the pipes and the exit watch with the runtime.
     let wired = (|| {
-        let stdout = platform::async_reader(stdout)?;
-        let stderr = platform::async_reader(stderr)?;
+        let stdout = stdout.map(platform::async_reader).transpose()?;
+        let stderr = stderr.map(platform::async_reader).transpose()?;
         let stdin = match stdin {
             Some((pipe, bytes)) => Some((platform::async_writer(pipe)?, bytes)),
             None => None,
@@ -51,7 +51,8 @@ pub(super) fn start(started: Started, runtime: &Handle) -> Result<Process, ExecE
             Some(link) => ExitWatch::from_link(link, None)?,
             None => ExitWatch::new(shared.pid)?,
         };
-        let (stdout, stderr) = (Some((stdout, Utf8Decoder::default())), Some((stderr, Utf8Decoder::default())));
+        let decoded = |reader| (reader, Utf8Decoder::default());
+        let (stdout, stderr) = (stdout.map(decoded), stderr.map(decoded));
         io::Result::Ok(Io { watch, stdout, stderr, stdin, live })
     })();
     let io = match wired {

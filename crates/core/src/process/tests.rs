@@ -192,19 +192,19 @@ async fn on_finish_gets_the_published_result_once_before_and_after_the_end() {
 #[tokio::test(flavor = "multi_thread")]
 async fn writes_stdin_then_closes_it() {
     let mut spec = ProcessSpec::new("/bin/cat", "/");
-    spec.stdin = Some(b"hello\nworld".to_vec());
+    spec.stdin = Input::Data(b"hello\nworld".to_vec());
     let result = run(spec).await;
     assert_eq!(result.stdout.text, "hello\nworld");
     assert_eq!(result.exit_code, Some(0));
 
     // More than a pipe holds, counted after the close.
     let mut spec = sh("wc -c");
-    spec.stdin = Some(vec![b'x'; 1 << 20]);
+    spec.stdin = Input::Data(vec![b'x'; 1 << 20]);
     assert_eq!(run(spec).await.stdout.text.trim(), "1048576");
 
     // A child that never reads: the write ends in EPIPE, which is ignored.
     let mut spec = sh("exit 7");
-    spec.stdin = Some(vec![b'x'; 1 << 20]);
+    spec.stdin = Input::Data(vec![b'x'; 1 << 20]);
     assert_eq!(run(spec).await.exit_code, Some(7));
 
     // No stdin: /dev/null.
@@ -218,6 +218,66 @@ async fn child_sees_only_the_spec_env() {
     let result = run(spec).await;
     let lines: BTreeSet<&str> = result.stdout.text.lines().collect();
     assert_eq!(lines, BTreeSet::from(["DSH_A=x y", "EMPTY=", "ZED=last"]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn raw_pipes_go_to_the_caller_and_nothing_of_them_is_kept_here() {
+    use std::io::{Read, Write};
+    let mut spec = sh("tr a-z A-Z; echo done >&2");
+    spec.stdin = Input::Pipe;
+    spec.stdout = Output::Pipe;
+    spec.stderr = Output::Pipe;
+    let process = spawn(spec).unwrap();
+    let Pipes { stdin, stdout, stderr } = process.take_pipes();
+    let (mut stdin, mut stdout, mut stderr) =
+        (fs::File::from(stdin.unwrap()), fs::File::from(stdout.unwrap()), fs::File::from(stderr.unwrap()));
+    assert!(process.take_pipes().stdout.is_none(), "taken once");
+    stdin.write_all(b"hello").unwrap();
+    drop(stdin);
+    let (mut out, mut err) = (String::new(), String::new());
+    stdout.read_to_string(&mut out).unwrap();
+    stderr.read_to_string(&mut err).unwrap();
+    assert_eq!((out.as_str(), err.as_str()), ("HELLO", "done\n"));
+    let result = process.wait().await;
+    assert_eq!(result.exit_code, Some(0));
+    assert_eq!((result.stdout.text.as_str(), result.stderr.text.as_str()), ("", ""));
+    assert_eq!(process.read_from(StreamKind::Stdout, 0), OutputRead::default());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_inherited_stream_is_the_hosts_own() {
+    // The child writes to the host's stderr: nothing is captured, and nothing is handed over.
+    let mut spec = sh("echo to-the-host >&2; echo captured");
+    spec.stderr = Output::Inherit;
+    let process = spawn(spec).unwrap();
+    assert!(process.take_pipes().stderr.is_none());
+    let result = process.wait().await;
+    assert_eq!((result.stdout.text.as_str(), result.stderr.text.as_str()), ("captured\n", ""));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn offset_reads_do_not_consume_and_say_when_the_offset_slid_out_of_the_tail() {
+    let mut spec = sh("printf 'abc\\303'; sleep 0.2; printf '\\251xyz'");
+    spec.stdout = limits(5, 1 << 20);
+    let process = spawn(spec).unwrap();
+    let first = loop {
+        let read = process.read_from(StreamKind::Stdout, 0);
+        if read.next_offset > 0 {
+            break read;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    // The first byte of `é` waits for the rest of it.
+    assert_eq!((first.text.as_str(), first.next_offset, first.lossy), ("abc", 3, false));
+    process.wait().await;
+    // Eight bytes, five kept: the tail is `éxyz` (2 + 3 bytes).
+    let from_first = process.read_from(StreamKind::Stdout, first.next_offset);
+    assert_eq!((from_first.text.as_str(), from_first.next_offset, from_first.lossy), ("\u{e9}xyz", 8, false));
+    let from_start = process.read_from(StreamKind::Stdout, 0);
+    assert_eq!((from_start.text.as_str(), from_start.lossy), ("\u{e9}xyz", true));
+    assert!(from_start.spill_path.is_some(), "the whole stream is in the spill file");
+    assert_eq!(process.read_from(StreamKind::Stdout, 8).text, "", "nothing new at the end");
+    assert_eq!(process.read_from(StreamKind::Stdout, 0), from_start, "reads consume nothing");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -532,8 +592,8 @@ async fn kill_reaches_a_daemonised_term_ignoring_grandchild() {
     assert_group_gone(process.pid()).await;
 }
 
-fn limits(max_bytes: usize, spill_max_bytes: u64) -> OutputLimits {
-    OutputLimits { max_bytes, spill_max_bytes }
+fn limits(max_bytes: usize, spill_max_bytes: u64) -> Output {
+    Output::Capture(OutputLimits { max_bytes, spill_max_bytes })
 }
 
 fn spill_files_of(pid: u32) -> Vec<PathBuf> {

@@ -105,10 +105,30 @@ fn pids(text: &str) -> Vec<u32> {
         .collect()
 }
 
+/// Whether a process with `pid` is running.
+fn process_exists(pid: u32) -> bool {
+    use windows_sys::Win32::Foundation::{CloseHandle, GetLastError, ERROR_ACCESS_DENIED, STILL_ACTIVE};
+    use windows_sys::Win32::System::Threading::{GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION};
+    // SAFETY: opens a handle (closed below) or fails; no memory effects.
+    let handle = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+    if handle.is_null() {
+        // Access denied means it exists and is someone else's.
+        // SAFETY: no arguments.
+        return unsafe { GetLastError() } == ERROR_ACCESS_DENIED;
+    }
+    let mut code = 0u32;
+    // SAFETY: `handle` is open; `code` is a valid out pointer; closed once.
+    unsafe {
+        let running = GetExitCodeProcess(handle, &mut code) != 0 && code == STILL_ACTIVE as u32;
+        CloseHandle(handle);
+        running
+    }
+}
+
 /// Waits (briefly) until no process has `pid`.
 async fn assert_gone(pid: u32) {
     let deadline = Instant::now() + Duration::from_secs(10);
-    while platform::process_exists(pid) {
+    while process_exists(pid) {
         assert!(Instant::now() < deadline, "{pid} still running");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -160,7 +180,7 @@ async fn a_cmd_script_gives_its_exit_code() {
 #[tokio::test(flavor = "multi_thread")]
 async fn stdin_is_written_then_closed() {
     let mut spec = child("echo");
-    spec.stdin = Some("one\ntwo".into());
+    spec.stdin = Input::Data("one\ntwo".into());
     let result = run(spec).await;
     assert!(result.stdout.text.contains("ECHO[one\ntwo]"), "{:?}", result.stdout.text);
 }
@@ -168,7 +188,7 @@ async fn stdin_is_written_then_closed() {
 #[tokio::test(flavor = "multi_thread")]
 async fn output_past_the_cap_keeps_the_tail_and_says_so() {
     let mut spec = cmd("for /L %i in (1,1,3000) do @echo line %i");
-    spec.stdout.max_bytes = 1000;
+    spec.stdout = Output::Capture(OutputLimits { max_bytes: 1000, ..OutputLimits::default() });
     let result = run(spec).await;
     assert_eq!(result.exit_code, Some(0));
     assert!(result.stdout.truncated);

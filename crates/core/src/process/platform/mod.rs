@@ -62,6 +62,16 @@ pub(super) use unix::*;
 #[cfg(not(unix))]
 pub(super) use windows::*;
 
+/// How a child's standard streams are connected: stdin a pipe from the host
+/// (else `/dev/null`), and which output streams are the host's own (its fd 1
+/// or 2, passed through) rather than a pipe to the host.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct StdioPlan {
+    pub(crate) stdin_piped: bool,
+    pub(crate) stdout_inherited: bool,
+    pub(crate) stderr_inherited: bool,
+}
+
 // Public beyond the process module: errors name OS failures with it.
 #[cfg(unix)]
 pub use unix::os_error_name;

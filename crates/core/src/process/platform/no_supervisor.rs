@@ -6,15 +6,15 @@ use std::io;
 use std::path::Path;
 use std::time::Duration;
 
-use super::Fd;
+use super::{Fd, StdioPlan};
 use crate::process::exit::Exit;
 use crate::supervisor::protocol::Ask;
 
 /// Never made: see the module comment.
 pub(crate) struct Supervised {
     pub(crate) pid: u32,
-    pub(crate) stdout: Fd,
-    pub(crate) stderr: Fd,
+    pub(crate) stdout: Option<Fd>,
+    pub(crate) stderr: Option<Fd>,
     pub(crate) stdin: Option<Fd>,
     pub(crate) id: u64,
     pub(crate) link: Fd,
@@ -27,7 +27,7 @@ pub(crate) fn spawn(
     _args: &[String],
     _env: &[(String, String)],
     _cwd: &Path,
-    _stdin: bool,
+    _stdio: StdioPlan,
     _grace: Duration,
 ) -> io::Result<Supervised> {
     Err(io::ErrorKind::Unsupported.into())

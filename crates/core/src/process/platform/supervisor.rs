@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::linux::pidfd_open;
+use super::StdioPlan;
 use crate::process::exit::Exit;
 use crate::process::sync::lock;
 use crate::supervisor::protocol::{Ask, LaunchSpec, Report, Request, CHUNK, MESSAGE_LEN};
@@ -34,10 +35,10 @@ use crate::supervisor::socket;
 pub(crate) struct Supervised {
     /// The reaper's pid, which is also the group id.
     pub(crate) pid: u32,
-    /// The read end of its stdout.
-    pub(crate) stdout: OwnedFd,
-    /// The read end of its stderr.
-    pub(crate) stderr: OwnedFd,
+    /// The read end of its stdout, unless inherited.
+    pub(crate) stdout: Option<OwnedFd>,
+    /// The read end of its stderr, unless inherited.
+    pub(crate) stderr: Option<OwnedFd>,
     /// The write end of its stdin, when it reads from a pipe.
     pub(crate) stdin: Option<OwnedFd>,
     /// The host's number for the command.
@@ -64,16 +65,15 @@ const ATTEMPTS: usize = 2;
 
 /// Starts `program args…` under the supervisor `helper` (started first if
 /// none runs): a reaper leading a new group, the command its child with
-/// exactly `env` in `cwd`, stdout and stderr piped, stdin piped when `stdin`
-/// says so, else `/dev/null`. Returns once the command runs, with the
-/// reaper's pid as the leader's.
+/// exactly `env` in `cwd`, its standard streams as `stdio` says.
+/// Returns once the command runs, with the reaper's pid as the leader's.
 pub(crate) fn spawn(
     helper: &Path,
     program: &Path,
     args: &[String],
     env: &[(String, String)],
     cwd: &Path,
-    stdin: bool,
+    stdio: StdioPlan,
     grace: Duration,
 ) -> io::Result<Supervised> {
     let spec = LaunchSpec {
@@ -89,7 +89,7 @@ pub(crate) fn spawn(
     let mut last = io::Error::other("the supervisor could not be started");
     for _ in 0..ATTEMPTS {
         let socket = connect(helper)?;
-        match start(&socket, &spec, stdin) {
+        match start(&socket, &spec, stdio) {
             Ok(started) => return Ok(started),
             Err(Failure::Refused(error)) => return Err(error),
             Err(Failure::Gone(error)) => {
@@ -117,12 +117,28 @@ enum Failure {
     Lost(io::Error),
 }
 
-fn start(socket: &OwnedFd, spec: &[u8], piped_stdin: bool) -> Result<Supervised, Failure> {
+fn start(socket: &OwnedFd, spec: &[u8], stdio: StdioPlan) -> Result<Supervised, Failure> {
     let refused = Failure::Refused;
     let (link, link_remote) = socket::pair().map_err(refused)?;
-    let (stdout, stdout_remote) = pipe().map_err(refused)?;
-    let (stderr, stderr_remote) = pipe().map_err(refused)?;
-    let (stdin, stdin_remote) = if piped_stdin {
+    // An inherited stream: the command gets a copy of the host's own.
+    let output = |inherit: bool, host_fd: RawFd| -> io::Result<(Option<OwnedFd>, OwnedFd)> {
+        if inherit {
+            // SAFETY: duplicates one of this process's standard descriptors
+            // to a new close-on-exec one it owns.
+            let fd = unsafe { libc::fcntl(host_fd, libc::F_DUPFD_CLOEXEC, 3) };
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: just made, owned here alone.
+            Ok((None, unsafe { OwnedFd::from_raw_fd(fd) }))
+        } else {
+            let (read, write) = pipe()?;
+            Ok((Some(read), write))
+        }
+    };
+    let (stdout, stdout_remote) = output(stdio.stdout_inherited, 1).map_err(refused)?;
+    let (stderr, stderr_remote) = output(stdio.stderr_inherited, 2).map_err(refused)?;
+    let (stdin, stdin_remote) = if stdio.stdin_piped {
         let (read, write) = pipe().map_err(refused)?;
         (Some(write), read)
     } else {

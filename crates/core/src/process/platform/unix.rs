@@ -35,6 +35,7 @@ use tokio::sync::oneshot;
 use super::generic::pidfd_open;
 #[cfg(target_os = "linux")]
 use super::linux::pidfd_open;
+use super::StdioPlan;
 use crate::process::exit::{Exit, Signal};
 
 /// An owned descriptor: a pipe end or a pidfd.
@@ -91,38 +92,38 @@ pub(crate) fn supported() -> io::Result<()> {
 pub(crate) struct Leader {
     /// Its pid, which is also the group id.
     pub(crate) pid: u32,
-    /// The read end of its stdout.
-    pub(crate) stdout: Fd,
-    /// The read end of its stderr.
-    pub(crate) stderr: Fd,
+    /// The read end of its stdout, unless inherited.
+    pub(crate) stdout: Option<Fd>,
+    /// The read end of its stderr, unless inherited.
+    pub(crate) stderr: Option<Fd>,
     /// The write end of its stdin, when it reads from a pipe (else `/dev/null`).
     pub(crate) stdin: Option<Fd>,
 }
 
 /// Starts `program args…` (an absolute path) as the leader of a new process
-/// group with exactly `env`, in `cwd`: stdout and stderr piped, stdin piped
-/// when `stdin` says so, else `/dev/null`.
+/// group with exactly `env`, in `cwd`, its standard streams as `stdio` says.
 pub(crate) fn spawn_leader(
     program: &Path,
     args: &[String],
     env: &[(String, String)],
     cwd: &Path,
-    stdin: bool,
+    stdio: StdioPlan,
 ) -> io::Result<Leader> {
+    let output = |inherit: bool| if inherit { Stdio::inherit() } else { Stdio::piped() };
     let mut child = Command::new(program)
         .args(args)
         .env_clear()
         .envs(env.iter().map(|(key, value)| (key, value)))
         .current_dir(cwd)
         .process_group(0)
-        .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdin(if stdio.stdin_piped { Stdio::piped() } else { Stdio::null() })
+        .stdout(output(stdio.stdout_inherited))
+        .stderr(output(stdio.stderr_inherited))
         .spawn()?;
     Ok(Leader {
         pid: child.id(),
-        stdout: child.stdout.take().expect("piped").into(),
-        stderr: child.stderr.take().expect("piped").into(),
+        stdout: child.stdout.take().map(OwnedFd::from),
+        stderr: child.stderr.take().map(OwnedFd::from),
         stdin: child.stdin.take().map(OwnedFd::from),
     })
 }

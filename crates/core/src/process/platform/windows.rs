@@ -33,8 +33,8 @@ use std::sync::{Mutex, OnceLock};
 use tokio::net::windows::named_pipe::NamedPipeServer;
 use tokio::sync::watch;
 use windows_sys::Win32::Foundation::{
-    CloseHandle, GetLastError, SetHandleInformation, ERROR_PIPE_CONNECTED, GENERIC_READ, GENERIC_WRITE, HANDLE,
-    HANDLE_FLAG_INHERIT, INVALID_HANDLE_VALUE, STILL_ACTIVE, WAIT_OBJECT_0,
+    GetLastError, SetHandleInformation, ERROR_PIPE_CONNECTED, GENERIC_READ, GENERIC_WRITE, HANDLE, HANDLE_FLAG_INHERIT,
+    INVALID_HANDLE_VALUE, WAIT_OBJECT_0,
 };
 use windows_sys::Win32::Security::Authorization::{SetNamedSecurityInfoW, SE_FILE_OBJECT};
 use windows_sys::Win32::Security::{
@@ -62,14 +62,15 @@ use windows_sys::Win32::System::SystemServices::{
 };
 use windows_sys::Win32::System::Threading::{
     CreateProcessW, DeleteProcThreadAttributeList, GetCurrentProcess, GetExitCodeProcess,
-    InitializeProcThreadAttributeList, OpenProcess, OpenProcessToken, ResumeThread, UpdateProcThreadAttribute,
-    WaitForSingleObject, CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW, CREATE_SUSPENDED, CREATE_UNICODE_ENVIRONMENT,
+    InitializeProcThreadAttributeList, OpenProcessToken, ResumeThread, UpdateProcThreadAttribute, WaitForSingleObject,
+    CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW, CREATE_SUSPENDED, CREATE_UNICODE_ENVIRONMENT,
     EXTENDED_STARTUPINFO_PRESENT, INFINITE, LPPROC_THREAD_ATTRIBUTE_LIST, PROCESS_INFORMATION,
-    PROCESS_QUERY_LIMITED_INFORMATION, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, STARTF_USESTDHANDLES, STARTUPINFOEXW,
+    PROC_THREAD_ATTRIBUTE_HANDLE_LIST, STARTF_USESTDHANDLES, STARTUPINFOEXW,
 };
 use windows_sys::Win32::System::IO::{CreateIoCompletionPort, GetQueuedCompletionStatus, OVERLAPPED};
 
 use super::command_line::{batch_arguments_are_safe, command_line, environment_block};
+use super::StdioPlan;
 use crate::process::exit::{Exit, Signal};
 
 /// An owned handle: a pipe end.
@@ -134,10 +135,10 @@ const KILLED_EXIT_CODE: u32 = 0x4453_484B;
 pub(crate) struct Leader {
     /// Its process id, which also names its job here.
     pub(crate) pid: u32,
-    /// The read end of its stdout.
-    pub(crate) stdout: Fd,
-    /// The read end of its stderr.
-    pub(crate) stderr: Fd,
+    /// The read end of its stdout (never inherited here).
+    pub(crate) stdout: Option<Fd>,
+    /// The read end of its stderr (never inherited here).
+    pub(crate) stderr: Option<Fd>,
     /// The write end of its stdin, when it reads from a pipe (else `NUL`).
     pub(crate) stdin: Option<Fd>,
 }
@@ -172,15 +173,21 @@ fn with_child<T>(pid: u32, f: impl FnOnce(&mut Child) -> T) -> Option<T> {
 }
 
 /// Starts `program args…` (an absolute path) suspended, puts it into a new
-/// job, then lets it run: stdout and stderr piped, stdin piped when `stdin`
-/// says so, else `NUL`; exactly `env`, in `cwd`.
+/// job, then lets it run: stdout and stderr piped (inheriting them is not
+/// supported yet), stdin piped when `stdio` says so, else `NUL`; exactly
+/// `env`, in `cwd`.
 pub(crate) fn spawn_leader(
     program: &Path,
     args: &[String],
     env: &[(String, String)],
     cwd: &Path,
-    stdin: bool,
+    stdio: StdioPlan,
 ) -> io::Result<Leader> {
+    if stdio.stdout_inherited || stdio.stderr_inherited {
+        // The host's own console handles are not passed through yet.
+        let reason = "an inherited stdout or stderr is not supported on Windows yet: use a pipe or capture";
+        return Err(io::Error::new(io::ErrorKind::Unsupported, reason));
+    }
     let port = completion_port()?;
     if !batch_arguments_are_safe(program, args) {
         let reason = "a batch file's arguments must not hold cmd's special characters (\" % & | ^ < > ! or a line break): run it with shell: 'cmd'";
@@ -188,7 +195,7 @@ pub(crate) fn spawn_leader(
     }
     let (stdout_host, stdout_child) = pipe(Direction::FromChild)?;
     let (stderr_host, stderr_child) = pipe(Direction::FromChild)?;
-    let (stdin_host, stdin_child) = if stdin {
+    let (stdin_host, stdin_child) = if stdio.stdin_piped {
         let (host, child) = pipe(Direction::ToChild)?;
         (Some(host), child)
     } else {
@@ -290,7 +297,7 @@ pub(crate) fn spawn_leader(
         crate::process::sync::lock(children()).remove(&pid);
         return Err(error);
     }
-    Ok(Leader { pid, stdout: stdout_host, stderr: stderr_host, stdin: stdin_host })
+    Ok(Leader { pid, stdout: Some(stdout_host), stderr: Some(stderr_host), stdin: stdin_host })
 }
 
 /// Signals the command's job: `Term` is CTRL_BREAK to its console process

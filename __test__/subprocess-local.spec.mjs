@@ -1,0 +1,204 @@
+// `@deepseek-ai/dsh-shell-env/subprocess-local`: `ctx.subprocess` over the
+// native spawner, a drop-in for @deepseek-ai/dsh-subprocess-local. The seam's
+// documented behaviours (@deepseek-ai/dsh-subprocess's types) on real
+// processes, then the published consumers (@deepseek-ai/dsh-bash-local, the
+// bash tool, @deepseek-ai/dsh-jobs-local) over it with child_process unusable.
+
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+import { Context } from '@deepseek-ai/cordis'
+
+import LocalSubprocessRuntime from '@deepseek-ai/dsh-shell-env/subprocess-local'
+import platform from './platform.cjs'
+import { variables } from './harness-helpers.mjs'
+
+const { posix } = platform
+
+const collect = (maxBytes, spill) => ({ maxBytes, ...(spill === undefined ? {} : { spill: { maxBytes: spill } }) })
+const collected = { stdin: 'ignore', stdout: collect(64_000), stderr: collect(64_000) }
+
+/** Whether `pid` runs (a zombie does not count). */
+function running(pid) {
+  try {
+    return !fs.readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ')
+  } catch {
+    return false
+  }
+}
+
+posix.describe('ctx.subprocess from this package', () => {
+  let root
+  let runtime
+  let subprocess
+  beforeEach(async () => {
+    root = new Context()
+    runtime = root.plugin(LocalSubprocessRuntime)
+    await runtime
+    subprocess = root.subprocess
+  })
+  afterEach(() => runtime.dispose())
+
+  const spawn = (argv, extra = {}) => subprocess.spawn({ argv, cwd: os.tmpdir(), graceMs: 500, stdio: collected, ...extra })
+
+  it('collect mode: done settles with the exit facts; readers are offset-based, non-consuming, and lossy past the tail', async () => {
+    const handle = spawn(['/bin/sh', '-c', 'printf 0123456789; printf err >&2; exit 3'], {
+      stdio: { stdin: 'ignore', stdout: collect(4, 1 << 20), stderr: collect(100) },
+    })
+    expect(handle.pid).toBeGreaterThan(0)
+    expect([handle.stdin, handle.stdout, handle.stderr]).toEqual([undefined, undefined, undefined])
+    expect(await handle.done).toEqual({ exitCode: 3, signal: null })
+    const whole = handle.collected.stdout.readFrom(0)
+    expect(whole).toEqual({ text: '6789', nextOffset: 10, lossy: true, spillPath: expect.any(String) })
+    expect(fs.readFileSync(whole.spillPath, 'utf8')).toBe('0123456789')
+    expect(handle.collected.stdout.readFrom(7)).toEqual({ text: '789', nextOffset: 10, lossy: false, spillPath: whole.spillPath })
+    expect(handle.collected.stdout.readFrom(0)).toEqual(whole)
+    expect(handle.collected.stderr.readFrom(0)).toEqual({ text: 'err', nextOffset: 3, lossy: false })
+  })
+
+  it('piped streams are the raw pipes, as Node streams; { data } writes then closes', async () => {
+    const cat = spawn(['cat'], { stdio: { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' } })
+    let out = ''
+    cat.stdout.setEncoding('utf8').on('data', (chunk) => (out += chunk))
+    cat.stdin.end('through the pipe')
+    expect(await cat.done).toEqual({ exitCode: 0, signal: null })
+    expect(out).toBe('through the pipe')
+    expect(cat.collected).toEqual({})
+
+    const fed = spawn(['cat'], { stdio: { stdin: { data: 'fed' }, stdout: collect(100), stderr: 'inherit' } })
+    await fed.done
+    expect(fed.collected.stdout.readFrom(0).text).toBe('fed')
+    expect(fed.stderr).toBeUndefined()
+  })
+
+  it('a spawn failure: pid -1, and done rejects with the error child_process gives (code, errno, syscall, path)', async () => {
+    const missing = path.join(os.tmpdir(), 'dsh-subprocess-spec-no-such-program')
+    const handle = spawn([missing])
+    expect(handle.pid).toBe(-1)
+    const error = await handle.done.then(() => null, (thrown) => thrown)
+    expect(error).toEqual(expect.objectContaining({ code: 'ENOENT', errno: -2, syscall: `spawn ${missing}`, path: missing, spawnargs: [] }))
+    expect(error.message).toBe(`spawn ${missing} ENOENT`)
+    expect(await handle.waitForExit()).toBe(true)
+  })
+
+  it('terminate() and the abort signal end the whole tree, escapees that left the group included; waitForExit() sees the tree gone', async () => {
+    const tree = spawn(['/bin/sh', '-c', 'setsid sleep 300 & echo $!; sleep 300'])
+    let escapee
+    while (!(escapee = Number.parseInt(tree.collected.stdout.readFrom(0).text, 10))) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(running(escapee)).toBe(true)
+    tree.terminate()
+    tree.terminate()
+    expect(await tree.waitForExit()).toBe(true)
+    expect(await tree.done).toEqual({ exitCode: null, signal: 'SIGTERM' })
+    expect(running(escapee)).toBe(false)
+
+    const controller = new AbortController()
+    const aborted = spawn(['sleep', '300'], { signal: controller.signal })
+    const bounded = new AbortController()
+    bounded.abort()
+    expect(await aborted.waitForExit(bounded.signal)).toBe(false)
+    controller.abort()
+    expect((await aborted.done).signal).toBe('SIGTERM')
+  })
+
+  it('the environment: the caller’s env over the default scrub; forwarded credentials and DSH_* facts survive, inherited ones do not', async () => {
+    const saved = { ...process.env }
+    Object.assign(process.env, { SPEC_INHERITED_TOKEN: 'not-for-children', DSH_SESSION_ID: 'stale', SPEC_PLAIN: 'kept' })
+    try {
+      const handle = spawn(['/bin/sh', '-c', 'echo "${SPEC_INHERITED_TOKEN-gone} ${DSH_SESSION_ID-none} $SPEC_PLAIN $SPEC_FORWARDED_TOKEN $DSH_FACT ${HOME+home}"'], {
+        env: { SPEC_FORWARDED_TOKEN: 'forwarded', DSH_FACT: 'current', HOME: undefined },
+      })
+      await handle.done
+      expect(handle.collected.stdout.readFrom(0).text).toBe('gone none kept forwarded current \n')
+    } finally {
+      for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key]
+      Object.assign(process.env, saved)
+    }
+  })
+
+  it('resolveExecutable: absolute paths verified, bare names on the scrubbed PATH plus env, relative paths refused', async () => {
+    expect(await subprocess.resolveExecutable('/bin/sh')).toBe('/bin/sh')
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-subprocess-spec-'))
+    try {
+      fs.writeFileSync(path.join(dir, 'plain'), '', { mode: 0o644 })
+      await expect(subprocess.resolveExecutable(path.join(dir, 'plain'))).rejects.toThrow('is not an executable file')
+      fs.writeFileSync(path.join(dir, 'spec-tool'), '#!/bin/sh\n', { mode: 0o755 })
+      await expect(subprocess.resolveExecutable('spec-tool')).rejects.toThrow('was not found on PATH')
+      expect(await subprocess.resolveExecutable('spec-tool', { PATH: dir })).toBe(path.join(dir, 'spec-tool'))
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+    await expect(subprocess.resolveExecutable('bin/sh')).rejects.toThrow('is a relative path')
+    const aborted = AbortSignal.abort()
+    await expect(subprocess.resolveExecutable('sh', undefined, aborted)).rejects.toThrow()
+  })
+
+  it('disposal ends every running process and waits for it', async () => {
+    const sleepers = [spawn(['sleep', '300']), spawn(['/bin/sh', '-c', 'setsid sleep 300 & sleep 300'])]
+    const pids = sleepers.map((handle) => handle.pid)
+    await runtime.dispose()
+    for (const pid of pids) expect(running(pid)).toBe(false)
+    for (const handle of sleepers) expect((await handle.done).signal).not.toBe(null)
+  })
+})
+
+/**
+ * Bash tool calls through the published harness, @deepseek-ai/dsh-bash-local
+ * over this ctx.subprocess, in a Node process whose child_process cannot
+ * spawn (fixtures/harness/no-child-process.mjs): the calls' rendered texts.
+ */
+function toolCallsOverTheNativeRuntime(home, workdir) {
+  const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'harness')
+  const run = spawnSync(
+    process.execPath,
+    ['--import', path.join(fixtures, 'no-child-process.mjs'), path.join(fixtures, 'tool-bash-calls.mjs'), 'runtime', home, workdir],
+    { encoding: 'utf8', timeout: 60_000 },
+  )
+  expect(run.stderr).toBe('')
+  expect(run.status).toBe(0)
+  return JSON.parse(run.stdout.trim().split('\n').pop())
+}
+
+posix.describe('the published bash executor over this ctx.subprocess, with child_process unusable', () => {
+  const home = path.resolve(os.tmpdir(), 'dsh-subprocess-spec-home')
+  let workdir
+  let calls
+  beforeAll(() => {
+    workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-subprocess-spec-tool-'))
+    calls = toolCallsOverTheNativeRuntime(home, workdir)
+  })
+  afterAll(() => fs.rmSync(workdir, { recursive: true, force: true }))
+
+  it('a foreground call: the managed DSH_* values, none inherited, and the executor’s terminal overrides', () => {
+    expect(calls.foreground.isError).toBe(false)
+    expect(variables(calls.foreground.text)).toEqual({ DSH_HOME: home, DSH_SESSION_ID: 'session-fg', DSH_SHELL: '1', PAGER: 'cat', TERM: 'dumb' })
+  })
+
+  it('a background call (@deepseek-ai/dsh-jobs-local): the job runs and its output is read through job_output', () => {
+    expect(calls.background.text).toMatch(/^started background job /)
+    const text = calls.jobOutput.text
+    expect(variables(text.split('[stderr]')[0])).toEqual({ DSH_HOME: home, DSH_SHELL: '1' })
+    expect(text).toContain('[stderr]\noops\n')
+    expect(text).toContain('[status: completed, exit code: 0]')
+  })
+
+  it('a non-zero exit, a timeout, an abort and output over the cap render as the tool renders them', () => {
+    expect(calls.exit.text).toBe('out\n[exit code: 3]')
+    expect(calls.timeout.text).toBe('(no output)\n[timed out after 200ms]\n[killed by signal: SIGTERM]')
+    expect(calls.abort.isError).toBe(true)
+    expect(calls.abort.text).toMatch(/abort/i)
+    const notice = /\n\[output truncated; full output: (.+)\]$/.exec(calls.big.text)
+    expect(notice).not.toBeNull()
+    expect(calls.big.text.endsWith(`2000\n${notice[0]}`)).toBe(true)
+  })
+
+  it('a command that daemonizes (setsid -f, a perl double fork) leaves nothing running once its call returned or timed out: stricter than the reference', () => {
+    expect(calls.escape.text).toBe('left\n')
+    expect(calls.escapeTimeout.text).toContain('[timed out after 1000ms]')
+    expect(calls.escapees.map(({ file }) => file).sort()).toEqual(['exit-perl', 'exit-setsid', 'timeout-perl', 'timeout-setsid'])
+    expect(calls.escapees.filter(({ alive }) => alive)).toEqual([])
+  })
+})
