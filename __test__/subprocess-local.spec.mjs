@@ -202,3 +202,81 @@ posix.describe('the published bash executor over this ctx.subprocess, with child
     expect(calls.escapees.filter(({ alive }) => alive)).toEqual([])
   })
 })
+
+const SANDBOX_CALLS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'harness', 'sandbox-calls.mjs')
+const BWRAP = ['/usr/bin/bwrap', '/bin/bwrap'].find((file) => fs.existsSync(file))
+const LANDLOCK = await import('@deepseek-ai/node-addon-landlock-run').then(
+  (landlock) => landlock.probe(landlock.launcherPath(), { timeoutMs: 5000 }),
+  () => 'unusable',
+)
+
+/** Sandboxed bash tool calls in `mode` (fixtures/harness/sandbox-calls.mjs); their report. */
+function sandboxCalls(mode, workspace, outside, { runner, tier } = {}) {
+  const run = spawnSync(process.execPath, [SANDBOX_CALLS, mode, workspace, outside, ...(runner ? [runner] : [])], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, ...(tier ? { SPEC_SANDBOX_TIER: tier } : {}) },
+  })
+  expect(run.stderr).toBe('')
+  expect(run.status).toBe(0)
+  return JSON.parse(run.stdout.trim().split('\n').pop())
+}
+
+const TIERS = [
+  ['bubblewrap', undefined, platform.gate(BWRAP !== undefined, 'bubblewrap (.ci/run installs it)')],
+  ['Landlock', 'landlock', platform.gate(platform.LINUX && LANDLOCK !== 'unusable', 'a kernel with Landlock')],
+]
+
+posix.describe('the published sandboxing executor (dsh-bash-sandbox, dsh-sandbox-local) over this ctx.subprocess, child_process unusable after the provider’s probe', () => {
+  let workspace
+  let outside
+  beforeEach(() => {
+    workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-sandbox-spec-ws-'))
+    // Not under /tmp, which workspace-write replaces with a private tmpfs.
+    outside = fs.mkdtempSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'target', '.dsh-sandbox-spec-out-'))
+  })
+  afterEach(() => {
+    fs.rmSync(workspace, { recursive: true, force: true })
+    fs.rmSync(outside, { recursive: true, force: true })
+  })
+
+  describe.each(TIERS)('with the %s runner', (_name, tier, gated) => {
+    gated.it('read-only: every write is denied with the tool’s marker; reads and the managed environment work; a background job is confined too', () => {
+      const calls = sandboxCalls('read-only', workspace, outside, { tier })
+      expect(calls.enforcement).toBe('full')
+      expect(path.basename(calls.runner)).toBe(tier === 'landlock' ? 'landlock-run' : 'bwrap')
+      for (const call of [calls.inside, calls.outside]) expect(call.text).toContain('[sandbox: file access denied under read-only mode]')
+      expect(fs.readdirSync(workspace)).toEqual([])
+      expect(fs.readdirSync(outside)).toEqual([])
+      expect(calls.read.text).toBe('readable\n1\n')
+      expect(calls.background.text).toMatch(/^started background job /)
+      expect(calls.jobOutput.text).toMatch(/background\.txt: (Read-only file system|Permission denied)/)
+    })
+
+    gated.it('workspace-write: a write in the workspace lands, one outside it is denied', () => {
+      const calls = sandboxCalls('workspace-write', workspace, outside, { tier })
+      expect(calls.inside.text).toBe('in\n')
+      expect(fs.readFileSync(path.join(workspace, 'inside.txt'), 'utf8')).toBe('in\n')
+      expect(calls.outside.text).toContain('[sandbox: file access denied under workspace-write mode]')
+      expect(fs.readdirSync(outside)).toEqual([])
+      expect(calls.jobOutput.text).toContain('[status: completed, exit code: 0]')
+      expect(fs.readFileSync(path.join(workspace, 'background.txt'), 'utf8')).toBe('bg\n')
+    })
+  })
+
+  it('danger-full-access: no runner, writes land anywhere', () => {
+    const calls = sandboxCalls('danger-full-access', workspace, outside)
+    expect([calls.inside.text, calls.outside.text]).toEqual(['in\n', 'out\n'])
+    expect(fs.readFileSync(path.join(outside, 'outside.txt'), 'utf8')).toBe('out\n')
+  })
+
+  it('a missing runner: SANDBOX_UNAVAILABLE for a foreground call (the spawn error is classified as child_process’s), runnerFailed for a background one', () => {
+    const runner = path.join(os.tmpdir(), 'dsh-sandbox-spec-no-such-runner')
+    const calls = sandboxCalls('read-only', workspace, outside, { runner })
+    expect(calls.inside.isError).toBe(true)
+    expect(calls.inside.text).toContain('no sandbox backend is usable on this host; refusing to run the command unconfined')
+    expect(calls.inside.text).toContain(`Runner failure: Error: spawn ${runner} ENOENT`)
+    expect(calls.jobOutput.text).toContain('[sandbox: the sandbox runner itself failed under read-only mode — the command did not run')
+    expect(fs.readdirSync(workspace)).toEqual([])
+  })
+})

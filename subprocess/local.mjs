@@ -120,10 +120,14 @@ class NativeSubprocessHandle {
     try {
       this.native = binding.spawn(native, process.env)
     } catch (error) {
-      // Settled like child_process's 'error': a live-looking handle whose done rejects.
+      // Settled like child_process's 'error': a handle whose done rejects, and
+      // whose collected streams read empty.
       this.native = undefined
       this.pid = -1
       this.stdin = this.stdout = this.stderr = undefined
+      const empty = { readFrom: (fromByte) => ({ text: '', nextOffset: fromByte, lossy: false }) }
+      if (stdout.mode === 'capture') this.collected.stdout = empty
+      if (stderr.mode === 'capture') this.collected.stderr = empty
       this.done = Promise.reject(spawnError(error, argv))
       this.done.catch(() => {})
       this.exited = Promise.resolve()
