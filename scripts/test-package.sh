@@ -87,8 +87,9 @@ if (JSON.stringify(shipped) !== JSON.stringify(wanted)) fail(`platform package f
 console.log(`main: ${files.length} files, no install-time script; platform: ${shipped.join(', ')}`)
 JS
 # node16 profile: the package needs Node 20 (no node10 resolution). The
-# executors (./bash-local, ./pwsh-local) are ES modules only, as the harness
-# they plug into is, so a require() of them is expected to need import().
+# executors (./bash-local, ./pwsh-local) and the subprocess runtime
+# (./subprocess-local) are ES modules only, as the harness they plug into is,
+# so a require() of them is expected to need import().
 npx attw "$main" --profile node16 --ignore-rules cjs-resolves-to-esm
 
 step "install both tarballs into a fresh consumer"
@@ -125,8 +126,8 @@ npx dsh-shell-env env --home /tmp/dsh >/dev/null && echo "command line: ok"
 node "$root/scripts/smoke.mjs" --from "$consumer"
 # The executors need the harness packages they plug into (optional peers).
 npm install --no-audit --no-fund --silent @deepseek-ai/cordis@4.0.4 @deepseek-ai/dsh-shell@0.1.0-rc.8 \
-  @deepseek-ai/dsh-settings@0.1.0-rc.8 @deepseek-ai/schemastery
-node --input-type=module -e "import bash from '@deepseek-ai/dsh-shell-env/bash-local'; import pwsh from '@deepseek-ai/dsh-shell-env/pwsh-local'; if (typeof bash !== 'function' || typeof pwsh !== 'function') process.exit(1); console.log('import of the executors, with the harness installed: ok')"
+  @deepseek-ai/dsh-settings@0.1.0-rc.8 @deepseek-ai/dsh-subprocess@0.1.0-rc.8 @deepseek-ai/schemastery
+node --input-type=module -e "import bash from '@deepseek-ai/dsh-shell-env/bash-local'; import pwsh from '@deepseek-ai/dsh-shell-env/pwsh-local'; import runtime from '@deepseek-ai/dsh-shell-env/subprocess-local'; if (typeof bash !== 'function' || typeof pwsh !== 'function' || typeof runtime !== 'function') process.exit(1); console.log('import of the executors and the subprocess runtime, with the harness installed: ok')"
 
 step "without the platform package, loading says what is missing"
 bare=$work/bare
