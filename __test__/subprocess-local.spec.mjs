@@ -280,3 +280,34 @@ posix.describe('the published sandboxing executor (dsh-bash-sandbox, dsh-sandbox
     expect(fs.readdirSync(workspace)).toEqual([])
   })
 })
+
+posix.describe('the published pwsh executor (dsh-pwsh-local) over this ctx.subprocess, with a pwsh stand-in', () => {
+  it('runs `pwsh -NoLogo -NoProfile -NonInteractive -Command <preamble><command>` with its overrides and the managed values', async () => {
+    const { default: PwshLocalExecutor, ENCODING_PREAMBLE } = await import('@deepseek-ai/dsh-pwsh-local')
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-subprocess-spec-pwsh-'))
+    const record = path.join(dir, 'record')
+    const standIn = path.join(dir, 'pwsh')
+    fs.writeFileSync(standIn, `#!/bin/sh\nprintf '%s\\n' "$@" > '${record}.argv'\nenv > '${record}.env'\necho pwsh-out\necho pwsh-err >&2\nexit 7\n`, { mode: 0o755 })
+    const root = new Context()
+    const fiber = root.plugin({
+      name: 'pwsh-composition',
+      async apply(ctx) {
+        await ctx.plugin(LocalSubprocessRuntime)
+        await ctx.plugin(PwshLocalExecutor, { cwd: dir, pwshPath: standIn })
+      },
+    })
+    await fiber
+    try {
+      let shell
+      for (let tries = 0; tries < 200 && (shell = fiber.ctx.get('shell')) === undefined; tries += 1) await new Promise((resolve) => setTimeout(resolve, 5))
+      const result = await shell.run(shell.resolve({ command: 'Get-Date', dshEnv: { DSH_SHELL: '1' } }))
+      expect({ exitCode: result.exitCode, out: result.stdout.text, err: result.stderr.text }).toEqual({ exitCode: 7, out: 'pwsh-out\n', err: 'pwsh-err\n' })
+      expect(fs.readFileSync(`${record}.argv`, 'utf8')).toBe(['-NoLogo', '-NoProfile', '-NonInteractive', '-Command', `${ENCODING_PREAMBLE}Get-Date`, ''].join('\n'))
+      const env = variables(fs.readFileSync(`${record}.env`, 'utf8'))
+      expect({ NO_COLOR: env.NO_COLOR, PAGER: env.PAGER, GIT_PAGER: env.GIT_PAGER, DSH_SHELL: env.DSH_SHELL }).toEqual({ NO_COLOR: '1', PAGER: 'cat', GIT_PAGER: 'cat', DSH_SHELL: '1' })
+    } finally {
+      await fiber.dispose()
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
