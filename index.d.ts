@@ -203,6 +203,15 @@ export interface ShellExecSpec {
   signal?: AbortSignal
   /** Written to the child's stdin, which is then closed; absent: `/dev/null`. */
   stdin?: string | Uint8Array
+  /**
+   * Streams this package does not capture: `stdin: 'pipe'` gives
+   * `ShellExecution.stdin` to write (instead of `stdin`'s bytes);
+   * `stdout`/`stderr` `'pipe'` give the raw stream as `ShellExecution.stdout`/
+   * `stderr` (nothing is captured; read it, or the child blocks on a full
+   * pipe), `'inherit'` passes the host's own through; `'capture'` is the
+   * default. POSIX only for now.
+   */
+  stdio?: { stdin?: 'pipe'; stdout?: 'capture' | 'pipe' | 'inherit'; stderr?: 'capture' | 'pipe' | 'inherit' }
   /** Bytes of stdout kept in memory (the tail); default 64000. */
   stdoutMaxBytes?: number
   /** Bytes of stderr kept in memory (the tail); default 64000. */
@@ -276,6 +285,18 @@ export declare class ShellExecution {
    * replaced), and each stream's spill file once it started spilling.
    */
   readOutput(): { stdout: string; stderr: string; lossy: boolean; stdoutSpillPath?: string; stderrSpillPath?: string }
+  /**
+   * A captured stream's text from whole-stream byte `fromByte` on, consuming
+   * nothing (any number of readers, also after the end): `lossy` when the
+   * offset slid out of the tail kept in memory (the whole tail is returned).
+   */
+  readFrom(stream: 'stdout' | 'stderr', fromByte: number): { text: string; nextOffset: number; lossy: boolean; spillPath?: string }
+  /** The child's stdin with `stdio.stdin: 'pipe'`, else `null`. */
+  readonly stdin: import('node:stream').Writable | null
+  /** The child's raw stdout with `stdio.stdout: 'pipe'`, else `null`. */
+  readonly stdout: import('node:stream').Readable | null
+  /** The child's raw stderr with `stdio.stderr: 'pipe'`, else `null`. */
+  readonly stderr: import('node:stream').Readable | null
   /**
    * Lets the host's event loop end while the command runs, as `child_process`'s
    * `unref()` does; the command then ends with the host. Returns the execution.

@@ -3,6 +3,7 @@
 // JS. The wrappers pass the caller's `process.env` explicitly: test runners
 // such as Jest give each test file its own copy, which native code cannot see.
 
+const net = require('node:net')
 const { AsyncResource } = require('node:async_hooks')
 
 const binding = require('./native.js')
@@ -41,6 +42,15 @@ class CommandResource extends AsyncResource {
   }
 }
 
+/**
+ * The host's ends of a command's raw pipes as Node streams (`net.Socket`
+ * over the descriptor, which then owns and closes it), `null` where none.
+ */
+function streamsOf(pipes) {
+  const socket = (fd, readable) => (fd == null ? null : new net.Socket({ fd, readable, writable: !readable }))
+  return { stdin: socket(pipes.stdin, false), stdout: socket(pipes.stdout, true), stderr: socket(pipes.stderr, true) }
+}
+
 /** Where a result and its streams keep the native execution that owns their spill files. */
 const kSpillFiles = Symbol('spill files')
 
@@ -68,6 +78,7 @@ class ShellExecution {
   #native
   #resource
   #result
+  #pipes
 
   constructor(token, native, resource) {
     if (token !== kConstruct) {
@@ -76,6 +87,7 @@ class ShellExecution {
     }
     this.#native = native
     this.#resource = resource
+    this.#pipes = streamsOf(native.takePipes())
     // The pending native call holds this callback and so the resource: a
     // report can see a running command whose execution nobody keeps.
     this.#result = new Promise((resolve) => {
@@ -143,6 +155,32 @@ class ShellExecution {
   /** Output produced since the previous call. */
   readOutput() {
     return ShellExecution.#nativeOf(this, 'readOutput()').readOutput()
+  }
+
+  /** A captured stream's text from whole-stream byte `fromByte` on, consuming nothing. */
+  readFrom(stream, fromByte) {
+    const read = ShellExecution.#nativeOf(this, 'readFrom()').readFrom(stream, fromByte)
+    const result = { text: read.text, nextOffset: read.nextOffset, lossy: read.lossy }
+    if (read.spillPath) result.spillPath = read.spillPath
+    return result
+  }
+
+  /** The child's stdin with `stdio.stdin: 'pipe'`, else `null`. */
+  get stdin() {
+    ShellExecution.#nativeOf(this, 'stdin')
+    return this.#pipes.stdin
+  }
+
+  /** The child's raw stdout with `stdio.stdout: 'pipe'`, else `null`. */
+  get stdout() {
+    ShellExecution.#nativeOf(this, 'stdout')
+    return this.#pipes.stdout
+  }
+
+  /** The child's raw stderr with `stdio.stderr: 'pipe'`, else `null`. */
+  get stderr() {
+    ShellExecution.#nativeOf(this, 'stderr')
+    return this.#pipes.stderr
   }
 
   /** The run's result; the same promise on every call (never rejects). */

@@ -854,6 +854,38 @@ describe('process behaviour', () => {
   }, 60_000)
 })
 
+posix.describe('stdio: raw pipes and offset reads', () => {
+  it("stdio 'pipe' hands the child's own streams over as Node streams; nothing of them is captured", async () => {
+    const execution = await execute({ command: 'tr a-z A-Z; echo done >&2', stdio: { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' } })
+    let out = ''
+    let err = ''
+    execution.stdout.setEncoding('utf8').on('data', (chunk) => (out += chunk))
+    execution.stderr.setEncoding('utf8').on('data', (chunk) => (err += chunk))
+    execution.stdin.end('piped')
+    const result = await execution.result()
+    await new Promise((resolve) => setImmediate(resolve))
+    expect({ out, err, exitCode: result.exitCode, captured: result.stdout.text + result.stderr.text }).toEqual({ out: 'PIPED', err: 'done\n', exitCode: 0, captured: '' })
+    const captured = await execute({ command: 'true' })
+    expect([captured.stdin, captured.stdout, captured.stderr]).toEqual([null, null, null])
+  }, T)
+
+  it('readFrom() reads a captured stream from an offset without consuming it, lossy once the offset left the tail', async () => {
+    const execution = await execute({ command: 'printf 0123456789', stdoutMaxBytes: 4 })
+    await execution.result()
+    expect(execution.readFrom('stdout', 7)).toEqual({ text: '789', nextOffset: 10, lossy: false, spillPath: expect.any(String) })
+    expect(execution.readFrom('stdout', 0)).toEqual({ text: '6789', nextOffset: 10, lossy: true, spillPath: expect.any(String) })
+    expect(execution.readFrom('stderr', 0)).toEqual({ text: '', nextOffset: 0, lossy: false })
+  }, T)
+
+  it.each([
+    ['stdin a value and a pipe', { stdin: 'x', stdio: { stdin: 'pipe' } }, 'stdio.stdin'],
+    ['an unknown stdout mode', { stdio: { stdout: 'file' } }, 'stdio.stdout'],
+    ['an unknown stdio field', { stdio: { stdn: 'pipe' } }, 'stdio.stdn'],
+  ])('refuses %s with ERR_SHELL_EXEC_INVALID_SPEC naming the field', async (_title, spec, field) => {
+    expectCode(await rejected(() => execute({ command: 'true', ...spec })), 'ERR_SHELL_EXEC_INVALID_SPEC', field)
+  })
+})
+
 posix.describe('the ShellExecution handle', () => {
   it('result() is the same promise every call and settles with the same object; done resolves to undefined', async () => {
     const execution = await execute({ command: 'echo out; echo err >&2; exit 4' })
