@@ -17,6 +17,10 @@ const { posix } = require('./platform.cjs')
 const ROOT = path.resolve(__dirname, '..')
 const SCRIPT = path.join(ROOT, 'bench', 'index.mjs')
 
+/** The sandboxed rows need bubblewrap (.ci/run installs it). */
+const SANDBOXED = ['/usr/bin/bwrap', '/bin/bwrap'].some((file) => fs.existsSync(file))
+const toolRows = (shape) => [`tool-bash/${shape}`, `subprocess/${shape}`, ...(SANDBOXED ? [`tool-bash-sandbox/${shape}`] : [])]
+
 const ROWS = [
   'spawn-true/default',
   'spawn-bash/default',
@@ -26,9 +30,9 @@ const ROWS = [
   'collect/50',
   'concurrent',
   'throughput',
-  'tool-bash/none',
-  'tool-bash/strings',
-  'tool-bash/objects',
+  ...toolRows('none'),
+  ...toolRows('strings'),
+  ...toolRows('objects'),
   'spawn-true/grown',
   'spawn-bash/grown',
 ]
@@ -110,7 +114,10 @@ posix.describe('npm run bench (quick mode)', () => {
     for (const count of [1, 10, 50]) expect(ids(`collect/${count}`)).toEqual(['native', 'plain-js'])
     expect(ids('concurrent')).toEqual(['execute', 'child_process'])
     expect(ids('throughput')).toEqual(['execute', 'execute-nospill', 'child_process'])
-    for (const shape of ['none', 'strings', 'objects']) expect(ids(`tool-bash/${shape}`)).toEqual(['native', 'reference'])
+    for (const shape of ['none', 'strings', 'objects']) {
+      expect(ids(`tool-bash/${shape}`)).toEqual(['native', 'reference'])
+      expect(ids(`subprocess/${shape}`)).toEqual(['native', 'reference'])
+    }
     const throughput = results.rows.find((row) => row.id === 'throughput')
     for (const entry of throughput.contenders) {
       expect(isNumber(entry.rssGrowthMiB.max)).toBe(true)
@@ -121,7 +128,7 @@ posix.describe('npm run bench (quick mode)', () => {
   })
 
   it('reports every target', () => {
-    expect(results.targets.length).toBe(12)
+    expect(results.targets.length).toBe(16)
     for (const target of results.targets) {
       expect(typeof target.name).toBe('string')
       expect(typeof target.limit).toBe('number')

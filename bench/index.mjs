@@ -20,6 +20,11 @@
 //     fresh process (tool-bash-child.mjs)
 //  7. what the default scrub costs: execute() of /bin/true with and without
 //     the default scrub, beside child_process.spawn of /bin/true
+//  9. in the same fresh processes as 6: ctx.subprocess.spawn() of /bin/true
+//     with collected output through this package's runtime vs
+//     @deepseek-ai/dsh-subprocess-local, and (with bubblewrap installed) a
+//     read-only bash tool call through @deepseek-ai/dsh-bash-sandbox over
+//     each runtime
 //  8. with --baseline FILE.node: the binding's per-call cost (collect(),
 //     buildEnvironment(), execute()) of this build beside that build of the
 //     addon, both loaded here (baseline.mjs)
@@ -543,13 +548,38 @@ async function main() {
       { id: 'native', label: "dsh-tool-bash → @deepseek-ai/dsh-shell-env/bash-local (Rust spawner)" },
       { id: 'reference', label: 'dsh-tool-bash → @deepseek-ai/dsh-bash-local (child_process)' },
     ]
+    const heap = { phase: shape === 'none' ? 'default' : `${shape} ballast, fresh process`, ...run.heap }
+    const pick = (ids) => new Map(ids.map(([from, to]) => [to, run.samples[from]]))
     addRow({
       id: `tool-bash/${shape}`,
       title: `One bash tool call of \`true\` (ctx.tools.execute), ${phase} (rss ${run.heap.rssMiB.toFixed(0)} MiB)`,
-      heap: { phase: shape === 'none' ? 'default' : `${shape} ballast, fresh process`, ...run.heap },
+      heap,
       contenders,
-      samples: new Map(Object.entries(run.samples)),
+      samples: pick([['native', 'native'], ['reference', 'reference']]),
     })
+    // 9. ctx.subprocess itself, and the sandboxing executor over each runtime.
+    addRow({
+      id: `subprocess/${shape}`,
+      title: `ctx.subprocess.spawn() of /bin/true, output collected, awaited to close, ${phase}`,
+      heap,
+      contenders: [
+        { id: 'native', label: '@deepseek-ai/dsh-shell-env/subprocess-local (Rust spawner)' },
+        { id: 'reference', label: '@deepseek-ai/dsh-subprocess-local (child_process)' },
+      ],
+      samples: pick([['runtime-native', 'native'], ['runtime-reference', 'reference']]),
+    })
+    if (run.samples['sandbox-native']) {
+      addRow({
+        id: `tool-bash-sandbox/${shape}`,
+        title: `One sandboxed (read-only, bubblewrap) bash tool call of \`true\`, dsh-bash-sandbox over each ctx.subprocess, ${phase}`,
+        heap,
+        contenders: [
+          { id: 'native', label: 'dsh-bash-sandbox → @deepseek-ai/dsh-shell-env/subprocess-local' },
+          { id: 'reference', label: 'dsh-bash-sandbox → @deepseek-ai/dsh-subprocess-local' },
+        ],
+        samples: pick([['sandbox-native', 'native'], ['sandbox-reference', 'reference']]),
+      })
+    }
   }
 
   // 1 and 2 again with ~1 GiB of live data in this process.
@@ -598,6 +628,10 @@ async function main() {
     target('bash tool call, default heap: ≤ 0.7× dsh-bash-local', 'tool-bash/none', 'reference', 0.7),
     target('bash tool call, ~1 GiB of strings: ≤ 0.06× dsh-bash-local', 'tool-bash/strings', 'reference', 0.06),
     target('bash tool call, ~1 GiB of small objects: ≤ 0.3× dsh-bash-local', 'tool-bash/objects', 'reference', 0.3),
+    target('ctx.subprocess spawn of /bin/true, default heap: ≤ 0.5× dsh-subprocess-local', 'subprocess/none', 'reference', 0.5),
+    target('ctx.subprocess spawn of /bin/true, ~1 GiB of strings: ≤ 0.05× dsh-subprocess-local', 'subprocess/strings', 'reference', 0.05),
+    target('sandboxed bash tool call, default heap: ≤ 0.8× over dsh-subprocess-local', 'tool-bash-sandbox/none', 'reference', 0.8),
+    target('sandboxed bash tool call, ~1 GiB of strings: ≤ 0.1× over dsh-subprocess-local', 'tool-bash-sandbox/strings', 'reference', 0.1),
     { ...target('the supervisor\'s RSS: ≤ 4 MiB', 'supervisor', 'rss', 4, supervisorRss), met: supervisorRss === null ? null : supervisorRss <= 4 },
     target('throughput: ≥ 1.0× child_process (time ratio ≤ 1.0)', 'throughput', 'child_process', 1.0),
     {

@@ -1,8 +1,14 @@
-// One process of the bench's tool-bash rows: the published bash tool
-// (@deepseek-ai/dsh-tool-bash) calling `true`, once through this package's
-// native executor and once through @deepseek-ai/dsh-bash-local, each in a
-// composition of its own in this process, interleaved. The process first
-// holds the requested ballast:
+// One process of the bench's tool-bash and subprocess rows, each contender in
+// a composition of its own in this process, interleaved:
+// - the published bash tool (@deepseek-ai/dsh-tool-bash) calling `true`,
+//   through this package's native executor and through
+//   @deepseek-ai/dsh-bash-local;
+// - `ctx.subprocess.spawn()` of /bin/true with collected output, through this
+//   package's runtime and through @deepseek-ai/dsh-subprocess-local;
+// - with bubblewrap installed, the bash tool in `read-only` through
+//   @deepseek-ai/dsh-bash-sandbox and @deepseek-ai/dsh-sandbox-local, over
+//   each of the two runtimes.
+// The process first holds the requested ballast:
 //   none     — the default heap;
 //   strings  — ~N MiB of large strings (512 KiB each, outside V8's young
 //              space; fork copies the page tables of such memory);
@@ -11,13 +17,20 @@
 //
 //   node --max-old-space-size=6144 bench/tool-bash-child.mjs <shape> <MiB> <rounds> <perRound>
 //
-// Prints one JSON line: { samples: { native: [ms…], reference: [ms…] }, heap }.
+// Prints one JSON line: { samples: { native: [ms…], reference: [ms…],
+// 'runtime-native', 'runtime-reference', 'sandbox-native'?,
+// 'sandbox-reference'? }, heap }.
 
+import fs from 'node:fs'
 import os from 'node:os'
 
 import LocalBashExecutor from '@deepseek-ai/dsh-shell-env/bash-local'
 import ReferenceBashExecutor from '@deepseek-ai/dsh-bash-local'
 import ReferenceSubprocess from '@deepseek-ai/dsh-subprocess-local'
+import NativeSubprocess from '@deepseek-ai/dsh-shell-env/subprocess-local'
+import SandboxBashExecutor from '@deepseek-ai/dsh-bash-sandbox'
+import LocalSandboxProvider from '@deepseek-ai/dsh-sandbox-local'
+import SandboxPolicyService from '@deepseek-ai/dsh-sandbox-policy'
 
 import { agent, callTool, composition, loadHarness, started } from '../__test__/harness-helpers.mjs'
 import { interleave } from './lib.mjs'
@@ -43,27 +56,56 @@ if (shape === 'strings') {
 
 const parts = await loadHarness()
 const cwd = os.tmpdir()
-async function compose(executor, extra) {
+async function compose(executor, ...services) {
   const root = new parts.Context()
   const plugin = composition(parts, executor, { cwd }, { dshHome: cwd })
-  return started(root, extra === undefined ? plugin : { name: 'with-subprocess', async apply(ctx) { await ctx.plugin(extra); await plugin.apply(ctx) } })
+  return started(root, {
+    name: 'with-services',
+    async apply(ctx) {
+      for (const [service, config] of services) await ctx.plugin(service, config)
+      await plugin.apply(ctx)
+    },
+  })
 }
 const native = await compose(LocalBashExecutor)
-const reference = await compose(ReferenceBashExecutor, ReferenceSubprocess)
+const reference = await compose(ReferenceBashExecutor, [ReferenceSubprocess])
+// The sandbox policy reads the calling session's events for a mode override.
+const sessionAgent = { session: { ...agent('bench-session', cwd).session, events: [] } }
 const call = (fiber) => async () => {
-  const result = await callTool(fiber.ctx, 'bash', { command: 'true', description: 'Run true' }, { agent: agent('bench-session', cwd) })
+  const result = await callTool(fiber.ctx, 'bash', { command: 'true', description: 'Run true' }, { agent: sessionAgent })
   if (result.isError || result.value.exitCode !== 0) throw new Error(`the call failed: ${JSON.stringify(result.content)}`)
 }
-const samples = await interleave(
-  [
-    { id: 'native', fn: call(native) },
-    { id: 'reference', fn: call(reference) },
-  ],
-  { rounds: Number(roundsText), perRound: Number(perRoundText) },
-)
+/** `/bin/true` through `ctx.subprocess`, output collected, awaited to close. */
+const spawnTrue = (fiber) => async () => {
+  const handle = fiber.ctx.get('subprocess').spawn({
+    argv: ['/bin/true'],
+    cwd,
+    graceMs: 3000,
+    stdio: { stdin: 'ignore', stdout: { maxBytes: 64000 }, stderr: { maxBytes: 64000 } },
+  })
+  const { exitCode } = await handle.done
+  if (exitCode !== 0) throw new Error(`spawn: exit ${exitCode}`)
+}
+// The reference executor over this package's runtime: its ctx.subprocess is the one measured.
+const overNative = await compose(ReferenceBashExecutor, [NativeSubprocess])
+const contenders = [
+  { id: 'native', fn: call(native) },
+  { id: 'reference', fn: call(reference) },
+  { id: 'runtime-native', fn: spawnTrue(overNative) },
+  { id: 'runtime-reference', fn: spawnTrue(reference) },
+]
+const fibers = [native, reference, overNative]
+if (['/usr/bin/bwrap', '/bin/bwrap'].some((file) => fs.existsSync(file))) {
+  const sandboxed = (runtime) =>
+    compose(SandboxBashExecutor, [runtime], [SandboxPolicyService, { mode: 'read-only', workspaceRoot: cwd }], [LocalSandboxProvider])
+  const sandboxNative = await sandboxed(NativeSubprocess)
+  const sandboxReference = await sandboxed(ReferenceSubprocess)
+  fibers.push(sandboxNative, sandboxReference)
+  contenders.push({ id: 'sandbox-native', fn: call(sandboxNative) }, { id: 'sandbox-reference', fn: call(sandboxReference) })
+}
+const samples = await interleave(contenders, { rounds: Number(roundsText), perRound: Number(perRoundText) })
 const usage = process.memoryUsage()
-await native.dispose()
-await reference.dispose()
+for (const fiber of fibers) await fiber.dispose()
 console.log(JSON.stringify({
   samples: Object.fromEntries(samples),
   heap: { shape, ballastMiB: shape === 'none' ? 0 : mib, rssMiB: usage.rss / MiB, heapUsedMiB: usage.heapUsed / MiB },
