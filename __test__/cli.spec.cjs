@@ -36,10 +36,10 @@ function baseEnv() {
 }
 
 /** Runs the command; `env` entries override (undefined removes), `node` are extra node flags. */
-function cli(args, { env = {}, node = [], cwd = ROOT, timeout = 20_000 } = {}) {
+function cli(args, { env = {}, node = [], cwd = ROOT, timeout = 20_000, input } = {}) {
   const merged = { ...baseEnv(), ...env }
   for (const [key, value] of Object.entries(merged)) if (value === undefined) delete merged[key]
-  const result = spawnSync(process.execPath, [...node, BIN, ...args], { cwd, env: merged, encoding: 'utf8', timeout })
+  const result = spawnSync(process.execPath, [...node, BIN, ...args], { cwd, env: merged, encoding: 'utf8', timeout, input })
   if (result.error) throw result.error
   return { status: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr }
 }
@@ -156,9 +156,17 @@ describe('usage errors exit 2 with a one-line message', () => {
     [['catalog', '--', 'stray'], "unexpected argument 'stray'"],
     [['frobnicate'], "unknown command 'frobnicate' (see dsh-shell-env --help)"],
     [['--session', 's-1', 'env'], "unknown option '--session' before the command"],
-    [[], 'missing command (see dsh-shell-env --help)'],
   ])('%j', (args, message) => {
     expectUsageError(cli(args), message)
+  })
+})
+
+describe('the bare command', () => {
+  it('prints the help, as --help does', () => {
+    const bare = cli([])
+    expect(bare.status).toBe(0)
+    expect(bare.stderr).toBe('')
+    expect(bare.stdout).toBe(cli(['--help']).stdout)
   })
 })
 
@@ -708,6 +716,19 @@ describe('run', () => {
     expect(Date.now() - started).toBeLessThan(8_000)
     expect(result.status).toBe(128 + 15)
     expect(result.stderr).toBe('dsh-shell-env: timed out after 300 ms\n')
+  })
+
+  posix.it("stdin that is a pipe reaches the command; --no-stdin gives it /dev/null", () => {
+    expect(cli(['run', '--home', HOME, '--', 'cat'], { input: 'piped in\n' }).stdout).toBe('piped in\n')
+    expect(cli(['run', '--home', HOME, '--no-stdin', '--', 'cat'], { input: 'piped in\n' }).stdout).toBe('')
+  })
+
+  it('a command that looks like a shell script gets a hint to run it through a shell', () => {
+    const result = cli(['run', '--home', HOME, 'echo $HOME'])
+    expect(result.status).toBe(127)
+    expect(result.stderr.trimEnd().split('\n')).toHaveLength(1)
+    expect(result.stderr).toContain("ERR_SHELL_EXEC_SPAWN_FAILED: cannot start 'echo $HOME'")
+    expect(result.stderr).toContain("(it looks like a shell script: run it as dsh-shell-env run bash -c '…')")
   })
 
   it('a program that does not exist: 127 and a line naming it', () => {

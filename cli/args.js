@@ -29,6 +29,7 @@ const OPTIONS = {
   },
   'no-hardening': { type: 'boolean', help: 'keep those variables; the default' },
   timeout: { type: 'string', value: 'MS', help: 'stop the command after MS milliseconds (default 120000; 0: no limit)' },
+  'no-stdin': { type: 'boolean', help: "give the command /dev/null as stdin, even when this command's stdin is a pipe or a file" },
   json: { type: 'boolean', help: 'print JSON (shapes in docs/cli.md) instead of a table' },
   format: {
     type: 'string',
@@ -64,6 +65,7 @@ function normalise(values, command) {
     json: values.json === true,
     format: values.format ?? (values.json === true ? 'json' : 'table'),
     showSecrets: values['show-secrets'] === true,
+    stdin: values['no-stdin'] !== true,
   }
   if (values.hardening === true && values['no-hardening'] === true) fail('--hardening and --no-hardening contradict each other')
   // Blank values would otherwise pass as a session id or a directory named by spaces.
@@ -167,8 +169,8 @@ function parseCommandOptions(command, args) {
  */
 function parseCommandLine(argv, commands) {
   const [first, ...rest] = argv
-  if (first === undefined) throw new UsageError('missing command')
-  if (first === '--help' || first === '-h') return { kind: 'help' }
+  // A bare command is a request for help, not a mistake.
+  if (first === undefined || first === '--help' || first === '-h') return { kind: 'help' }
   if (first === '--version') return { kind: 'version' }
   if (first === 'help') {
     if (rest.length === 0) return { kind: 'help' }

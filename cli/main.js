@@ -11,8 +11,9 @@ const COMMANDS = require('./commands/index.js')
 
 /** Where commands read and write; `width` is the terminal's on a TTY, else 80. */
 function processIo() {
-  const { stdout, stderr } = process
+  const { stdin, stdout, stderr } = process
   return {
+    stdin,
     stdout,
     stderr,
     env: process.env,

@@ -14,12 +14,13 @@ const definition = {
   description: `Runs COMMAND (argv, no shell: use 'bash -c "…"' for a script) through execute()
 with the registry and execution, exactly as the harness spawns a shell call:
 the managed variables are collected right before the spawn, the inherited
-environment is scrubbed, the child leads its own process group and its stdin
-is /dev/null. Output is streamed as it arrives. SIGINT, SIGTERM and SIGHUP
-received meanwhile are passed on to the command's process group. Everything
-from COMMAND's first word on is its own; '--' is needed only before a command
-whose first word starts with '-'.`,
-  options: ['session', 'profile', 'home', 'plugin', 'scrub', 'hardening', 'no-hardening', 'timeout'],
+environment is scrubbed, and the child leads its own process group. Its stdin
+is this command's when that is a pipe or a file (not a terminal), else
+/dev/null; --no-stdin always gives /dev/null. Output is streamed as it
+arrives. SIGINT, SIGTERM and SIGHUP received meanwhile are passed on to the
+command's process group. Everything from COMMAND's first word on is its own;
+'--' is needed only before a command whose first word starts with '-'.`,
+  options: ['session', 'profile', 'home', 'plugin', 'scrub', 'hardening', 'no-hardening', 'timeout', 'no-stdin'],
   takesCommand: true,
 }
 
@@ -28,6 +29,21 @@ const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP']
 /** 127 when the program was not found, 126 when it could not be executed (as shells do). */
 function spawnFailureCode(error) {
   return error.cause && error.cause.code === 'ENOENT' ? 127 : 126
+}
+
+/** Characters a shell would read as syntax: a command name holding one was meant for a shell. */
+const SHELL_SYNTAX = /[\s$|&;<>()`'"*?~{}]/
+
+/** The spawn error's line, with a hint when the command looks like a shell script. */
+function spawnFailureMessage(error, command) {
+  const line = describeError(error)
+  if (error.cause?.code !== 'ENOENT' || !SHELL_SYNTAX.test(command[0])) return line
+  return `${line} (it looks like a shell script: run it as ${PROGRAM} run bash -c '…')`
+}
+
+/** Whether `stream` (this command's stdin) is a pipe or a file, which the command may read. */
+function readable(stream) {
+  return stream !== undefined && stream !== null && !stream.isTTY && process.platform !== 'win32'
 }
 
 async function run(options, io) {
@@ -39,15 +55,22 @@ async function run(options, io) {
   }
   if (options.timeoutMs === 0) spec.onExpiry = 'none'
   else if (options.timeoutMs !== undefined) spec.timeoutMs = options.timeoutMs
+  const passStdin = options.stdin !== false && readable(io.stdin)
+  if (passStdin) spec.stdio = { stdin: 'pipe' }
 
   let running
   try {
     running = await registry.execute(spec, executionFor(options))
   } catch (error) {
     if (error && error.code === 'ERR_SHELL_EXEC_SPAWN_FAILED') {
-      throw new CliError(describeError(error), { exitCode: spawnFailureCode(error), cause: error })
+      throw new CliError(spawnFailureMessage(error, options.command), { exitCode: spawnFailureCode(error), cause: error })
     }
     throw error
+  }
+  if (passStdin) {
+    // A command that stops reading early closes its end: not an error here.
+    running.stdin.on('error', () => {})
+    io.stdin.pipe(running.stdin)
   }
 
   const forward = (signal) => {
