@@ -53,3 +53,22 @@ describe('ESM entry (index.mjs)', () => {
     expect(error && error.code).toBe('ERR_SHELL_ENV_ASYNC_RESOLVER')
   })
 })
+
+describe('the ES-module-only subpaths from CommonJS', () => {
+  const { spawnSync } = require('node:child_process')
+  const node = (script) => spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', cwd: new URL('..', import.meta.url).pathname })
+
+  it.each(['bash-local', 'pwsh-local', 'subprocess-local'])('require(…/%s) loads it where Node can require ES modules, and says to import() it elsewhere', (subpath) => {
+    const name = `@deepseek-ai/dsh-shell-env/${subpath}`
+    const loaded = node(`const m = require('${name}'); process.stdout.write(typeof m.default)`)
+    expect(loaded.stderr).toBe('')
+    expect(loaded.stdout).toBe('function')
+    const older = node(
+      `Object.defineProperty(process.features, 'require_module', { value: false }); ` +
+        `try { require('${name}') } catch (e) { process.stdout.write(e.code + ' ' + e.message) }`,
+    )
+    expect(older.stdout).toBe(
+      `ERR_REQUIRE_ESM ${name} is an ES module, as the harness it plugs into is: load it with import('${name}') (require() loads it on Node 20.19, 22.12 and later)`,
+    )
+  })
+})
