@@ -165,6 +165,8 @@ describe('the executor contract', () => {
       ['a grace beyond one timer', { graceMs: 2 ** 31 }, 'graceMs must be no greater than'],
       ['a zero output cap', { maxOutputBytes: 0 }, 'maxOutputBytes must be a positive finite number'],
       ['a relative spill directory', { spillDir: 'spill' }, 'spillDir must be an absolute path'],
+      ['a relative working directory', { cwd: 'work' }, 'cwd must be an absolute path (got "work")'],
+      ['a misspelt field', { cwdd: '/tmp' }, 'unknown config field "cwdd" (the fields are cwd, timeoutMs,'],
     ])('a config with %s fails the plugin with ERR_SHELL_EXEC_INVALID_CONFIG', async (_title, config, message) => {
       const root = new parts.Context()
       let error

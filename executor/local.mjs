@@ -74,8 +74,23 @@ export function assertServiceableConfig(label, config) {
   if (config.graceMs > MAX_TIMER_DELAY_MS) {
     throw codedError('ERR_SHELL_EXEC_INVALID_CONFIG', `${label}: graceMs must be no greater than ${MAX_TIMER_DELAY_MS}`)
   }
-  if (config.spillDir !== undefined && !isAbsolute(config.spillDir)) {
-    throw codedError('ERR_SHELL_EXEC_INVALID_CONFIG', `${label}: spillDir must be an absolute path`)
+  for (const name of ['cwd', 'spillDir']) {
+    if (config[name] !== undefined && !isAbsolute(config[name])) {
+      throw codedError('ERR_SHELL_EXEC_INVALID_CONFIG', `${label}: ${name} must be an absolute path (got ${JSON.stringify(config[name])})`)
+    }
+  }
+}
+
+/**
+ * Refuses a config field the executor does not know, as the registry does: a
+ * misspelt one (`cwdd`) would otherwise fall back to its default silently.
+ */
+function assertKnownFields(label, schema, config) {
+  if (config === null || typeof config !== 'object') return
+  const known = Object.keys(schema.dict ?? {})
+  const unknown = Object.keys(config).find((name) => !known.includes(name))
+  if (unknown !== undefined) {
+    throw codedError('ERR_SHELL_EXEC_INVALID_CONFIG', `${label}: unknown config field ${JSON.stringify(unknown)} (the fields are ${known.join(', ')})`)
   }
 }
 
@@ -184,6 +199,7 @@ export class NativeShellExecutor extends ShellExecutor {
   constructor(ctx, config) {
     super(ctx)
     const Class = classOf(this)
+    assertKnownFields(Class.label, Class.Config, config)
     let entry
     try {
       entry = Class.Config(config ?? {})
