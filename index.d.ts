@@ -212,6 +212,8 @@ export interface ShellExecSpec {
    * default. POSIX only for now.
    */
   stdio?: { stdin?: 'pipe'; stdout?: 'capture' | 'pipe' | 'inherit'; stderr?: 'capture' | 'pipe' | 'inherit' }
+  /** With `registry`: how long its collection may take before the call fails (`ERR_SHELL_ENV_RESOLVER_TIMEOUT`), in ms; default 5000. */
+  collectTimeoutMs?: number
   /** Bytes of stdout kept in memory (the tail); default 64000. */
   stdoutMaxBytes?: number
   /** Bytes of stderr kept in memory (the tail); default 64000. */
@@ -261,6 +263,8 @@ export interface ShellRunResult {
   signal: string | null
   timedOut: boolean
   aborted: boolean
+  /** When `aborted`: the reason the spec's signal was aborted with (`signal.reason`). */
+  abortReason?: unknown
   /** Set when the package ended the command for a reason of its own; `null` otherwise. */
   interrupted: Interruption | null
   timeoutMs: number | null

@@ -80,7 +80,7 @@ class ShellExecution {
   #result
   #pipes
 
-  constructor(token, native, resource) {
+  constructor(token, native, resource, signal) {
     if (token !== kConstruct) {
       const message = 'Illegal constructor: ShellExecution instances come from execute()'
       throw Object.assign(new TypeError(message), { code: 'ERR_ILLEGAL_CONSTRUCTOR' })
@@ -93,6 +93,8 @@ class ShellExecution {
     this.#result = new Promise((resolve) => {
       native.onFinish((result) => {
         resource.ended()
+        // What the caller gave `abort()`, so the result says why it was aborted.
+        if (result.aborted && signal?.reason !== undefined) result.abortReason = signal.reason
         resolve(holdingSpillFiles(result, native))
       })
     })
@@ -215,7 +217,17 @@ async function execute(spec) {
     // The binding read it already; a getter that throws now has nothing to report.
   }
   if (registry instanceof binding.ShellEnvRegistry) warnLeftOut(registry)
-  return new ShellExecution(kConstruct, native, resource)
+  return new ShellExecution(kConstruct, native, resource, signalOf(spec))
+}
+
+/** The spec's abort signal, if it is one (the binding reported anything else already). */
+function signalOf(spec) {
+  try {
+    const signal = spec?.signal
+    return signal instanceof AbortSignal ? signal : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /**

@@ -854,6 +854,31 @@ describe('process behaviour', () => {
   }, 60_000)
 })
 
+describe('results and options a caller reaches for', () => {
+  posix.it("an abort's reason is in the result", async () => {
+    const controller = new AbortController()
+    const reason = new Error('user cancelled')
+    const execution = await execute({ command: 'sleep 30', signal: controller.signal, graceMs: 100 })
+    controller.abort(reason)
+    const result = await execution.result()
+    expect(result.aborted).toBe(true)
+    expect(result.abortReason).toBe(reason)
+    const plain = await (await execute({ command: 'true' })).result()
+    expect('abortReason' in plain).toBe(false)
+  }, T)
+
+  it('collectTimeoutMs bounds the registry collection, and is refused without a registry', async () => {
+    const registry = new ShellEnvRegistry({ dshHome: HOME })
+    registry.register({ name: 'slow', variables: { DSH_EXEC_SPEC_SLOW: { description: 'slow' } }, resolve: () => new Promise((resolve) => setTimeout(() => resolve({}), 2000)) })
+    const started = Date.now()
+    const error = await rejected(() => execute({ command: 'true', registry, collectTimeoutMs: 100 }))
+    expectCode(error, 'ERR_SHELL_ENV_RESOLVER_TIMEOUT', 'slow')
+    expect(Date.now() - started).toBeLessThan(1500)
+    expectCode(await rejected(() => execute({ command: 'true', collectTimeoutMs: 100 })), 'ERR_SHELL_EXEC_INVALID_SPEC', 'collectTimeoutMs')
+    expectCode(await rejected(() => execute({ command: 'true', registry, collectTimeoutMs: 0 })), 'ERR_SHELL_EXEC_INVALID_SPEC', 'collectTimeoutMs')
+  }, T)
+})
+
 posix.describe('stdio: raw pipes and offset reads', () => {
   it("stdio 'pipe' hands the child's own streams over as Node streams; nothing of them is captured", async () => {
     const execution = await execute({ command: 'tr a-z A-Z; echo done >&2', stdio: { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' } })

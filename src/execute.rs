@@ -180,6 +180,10 @@ fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>) -> Read<Prepared> 
     let collect = match registry {
         None => {
             ManagedSource::of_spec(dsh_env, false, spec.has("execution")?)?;
+            if request.collect_timeout_ms.is_some() {
+                let reason = "is read only when collecting from registry: give registry too, or drop it";
+                return Err(ExecError::invalid_spec("collectTimeoutMs", reason).into());
+            }
             None
         }
         Some(_) if dsh_env => {
@@ -187,6 +191,8 @@ fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>) -> Read<Prepared> 
             None
         }
         Some(registry) => {
+            // Refused now, not after the collection began.
+            dsh_shell_env_core::launch::collect_timeout(&request)?;
             // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type (a class instance's type tag) and fails otherwise.
             let registry = unsafe { ClassInstance::<ShellEnvRegistry>::from_napi_value(env.raw(), registry.raw()) }
                 .map_err(|_| registry.invalid("must be a ShellEnvRegistry"))?;
@@ -242,6 +248,7 @@ fn read_request(spec: &Field<'_>) -> Read<ExecRequest> {
             Some(stdin) if stdin.type_of() == ValueType::String => Some(stdin.text()?.into_bytes()),
             Some(stdin) => Some(stdin.bytes().ok_or_else(|| stdin.invalid("must be a string or a Uint8Array"))?),
         },
+        collect_timeout_ms: spec.optional_number("collectTimeoutMs")?,
         stdio: match spec.get("stdio")? {
             None => Default::default(),
             Some(stdio) => {

@@ -81,6 +81,9 @@ pub struct ExecRequest {
     pub spill_dir: Option<String>,
     /// Keep spill files when the result is dropped; the caller removes them.
     pub keep_spill_files: bool,
+    /// Milliseconds the registry's collection may take before the call fails
+    /// (default 5 000); read only with `registry`.
+    pub collect_timeout_ms: Option<f64>,
     /// Streams not captured here: `stdio.stdin` `"pipe"`, `stdio.stdout` and
     /// `stdio.stderr` `"capture"` (the default), `"pipe"` or `"inherit"`.
     pub stdio: StdioRequest,
@@ -125,6 +128,7 @@ pub const SPEC_FIELDS: &[&str] = &[
     "terminalEnv",
     "onOutput",
     "stdio",
+    "collectTimeoutMs",
 ];
 
 /// Every field of a spec's `scrub`.

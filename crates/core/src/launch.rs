@@ -16,6 +16,18 @@ use crate::process::{KillReason, OutputSink, Process, ProcessSpec};
 use crate::registry::Contributor;
 use crate::snapshot::{Collection, ResolvedValue, DEFAULT_COLLECT_TIMEOUT};
 
+/// The spec's `collectTimeoutMs` (a positive finite number of milliseconds),
+/// else [`DEFAULT_COLLECT_TIMEOUT`].
+pub fn collect_timeout(request: &ExecRequest) -> Result<std::time::Duration, ExecError> {
+    let Some(millis) = request.collect_timeout_ms else { return Ok(DEFAULT_COLLECT_TIMEOUT) };
+    command::duration_from_millis(millis, false).ok_or_else(|| {
+        ExecError::invalid_spec(
+            "collectTimeoutMs",
+            format!("must be a positive finite number of milliseconds (got {millis})"),
+        )
+    })
+}
+
 /// One command to start, as the caller read it.
 pub struct Launch {
     /// The spec's plain-data fields.
@@ -54,8 +66,8 @@ pub enum ManagedSource {
 
 impl ManagedSource {
     /// Which of `dshEnv`, `registry` and `execution` the spec gives; refuses
-    /// `registry` with `dshEnv`, and `execution` without `registry` (it would
-    /// be silently ignored).
+    /// `registry` with `dshEnv`, and `execution` or `collectTimeoutMs`
+    /// without `registry` (they would be silently ignored).
     pub fn of_spec(dsh_env: bool, registry: bool, execution: bool) -> Result<Self, ExecError> {
         match (dsh_env, registry, execution) {
             (_, false, true) => Err(ExecError::invalid_spec(
@@ -98,7 +110,8 @@ impl Launch {
         Spawned: Future<Output = Result<Process, ExecError>>,
     {
         let PendingCollection { collection, inherited_path } = pending;
-        let collection = collection.resolve_all(DEFAULT_COLLECT_TIMEOUT, self.abort.clone(), resolve).await?;
+        let timeout = collect_timeout(&self.request)?;
+        let collection = collection.resolve_all(timeout, self.abort.clone(), resolve).await?;
         self.request.environment.managed = collection.finish(inherited_path.as_deref()).into_iter().collect();
         let Self { request, parent, cwd, on_output, abort } = self;
         let mut spec = command::plan(&request, parent, &Platform::current(), &cwd)?;
