@@ -33,21 +33,46 @@ function loadErrors(error) {
   return messages.reverse()
 }
 
+/** Whether full detail was asked for: `--debug` on the command line or `DEBUG` naming the package's command. */
+function debugWanted() {
+  const debug = process.env.DEBUG ?? ''
+  return process.argv.includes('--debug') || debug.split(/[\s,]+/).some((name) => name === '*' || name === 'dsh-shell-env')
+}
+
+/**
+ * The error for a platform without a loadable binary: three lines (the
+ * platform and libc, the package looked for, the command that fixes it),
+ * without a stack or the loader's chain of causes (whose advice about npm's
+ * optional dependencies bug is wrong here); with DEBUG=dsh-shell-env (or
+ * --debug), what was tried too, and the causes.
+ */
 function missingBinary(error) {
   const platform = platformName()
-  const libc = platform.endsWith('-gnu') ? ` (glibc ${glibcVersion()})` : ''
-  const local = path.join(__dirname, `${BINARY}.${platform}.node`)
-  const found = fs.existsSync(local) ? ' (it exists but did not load)' : ''
+  const libc = platform.endsWith('-gnu') ? ` (glibc ${glibcVersion()})` : platform.endsWith('-musl') ? ' (musl)' : ''
+  const wanted = `${PACKAGE}-${platform}`
+  const version = require('./package.json').version
+  // A clone builds its binary; an installed package gets it from its platform package.
+  const clone = fs.existsSync(path.join(__dirname, 'Cargo.toml'))
   const lines = [
-    `${PACKAGE} has no native binary that loads on ${platform}${libc}.`,
-    `It looked for the package ${PACKAGE}-${platform} (installed as an optional dependency) and for ${local}${found}.`,
-    'To fix it: install the package again without --omit=optional (or --no-optional), so that npm installs the',
-    `binary for this platform; check that ${platform} is in the platform table of the README; or build from`,
-    'source in a clone of the repository (npm install builds the addon, with Rust installed).',
+    `${PACKAGE}: no native binary for ${platform}${libc} (ERR_SHELL_ENV_NATIVE_BINARY_MISSING).`,
+    clone
+      ? `In this clone it is built, not installed: ${BINARY}.${platform}.node is missing or does not load.`
+      : `It needs the package ${wanted}, an optional dependency that is not installed or does not load.`,
+    clone
+      ? 'To fix it: npm run build (a Rust toolchain is needed), or npm install, which builds it.'
+      : `To fix it: npm install ${wanted}@${version} (or reinstall without --omit=optional).`,
   ]
-  const details = loadErrors(error)
-  if (details.length > 0) lines.push('What was tried:', ...details.map((message) => `  - ${message}`))
-  return Object.assign(new Error(lines.join('\n'), { cause: error }), { code: 'ERR_SHELL_ENV_NATIVE_BINARY_MISSING' })
+  const debug = debugWanted()
+  if (debug) {
+    const local = path.join(__dirname, `${BINARY}.${platform}.node`)
+    lines.push(`Also looked for ${local}${fs.existsSync(local) ? ' (it exists but did not load)' : ''}. What was tried:`)
+    lines.push(...loadErrors(error).map((message) => `  - ${message}`))
+  }
+  const missing = new Error(lines.join('\n'), debug ? { cause: error } : undefined)
+  // Not enumerable: an uncaught error prints its own properties.
+  Object.defineProperty(missing, 'code', { value: 'ERR_SHELL_ENV_NATIVE_BINARY_MISSING', enumerable: false })
+  if (!debug) missing.stack = `Error: ${missing.message}`
+  return missing
 }
 
 try {

@@ -139,7 +139,16 @@ if node -e "require('@deepseek-ai/dsh-shell-env')" 2>"$bare/error.txt"; then
   echo "loaded without a binary"; exit 1
 fi
 grep -q 'ERR_SHELL_ENV_NATIVE_BINARY_MISSING' "$bare/error.txt"
-grep -q '@deepseek-ai/dsh-shell-env-linux-x64-gnu' "$bare/error.txt"
+grep -q 'It needs the package @deepseek-ai/dsh-shell-env-linux-x64-gnu' "$bare/error.txt"
 grep -q 'linux-x64-gnu (glibc' "$bare/error.txt"
-grep -A1 'has no native binary' "$bare/error.txt"
+grep -q 'To fix it: npm install @deepseek-ai/dsh-shell-env-linux-x64-gnu@' "$bare/error.txt"
+! grep -q 'npm has a bug' "$bare/error.txt"
+cat "$bare/error.txt"
+# Every entry point says it in the same three lines: the command line too, even for --help.
+for args in --help --version env; do
+  if npx dsh-shell-env $args 2>"$bare/cli.txt"; then echo "dsh-shell-env $args ran without a binary"; exit 1; fi
+  [ "$(wc -l <"$bare/cli.txt")" -eq 3 ] || { cat "$bare/cli.txt"; exit 1; }
+  grep -q 'ERR_SHELL_ENV_NATIVE_BINARY_MISSING' "$bare/cli.txt"
+done
+echo "the command line without a binary: three lines"
 echo "test:package: ok"
