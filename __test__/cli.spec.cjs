@@ -329,18 +329,28 @@ describe('env --format and get: the snapshot for other tools', () => {
     expect(sourcedInBash(result.stdout, ['DSH_TRICKY_TOKEN', 'DSH_TEXT'])).toEqual({ DSH_TRICKY_TOKEN: null, DSH_TEXT: TRICKY.DSH_TEXT })
   })
 
-  it('--format dotenv writes one double-quoted line per key, escapes spelt as dotenv reads them', () => {
-    const result = cli(['env', '--format', 'dotenv', ...trickyArgs])
+  it('--format dotenv round-trips every value it can hold through the dotenv package, and names what it cannot', () => {
+    const result = cli(['env', '--format', 'dotenv', '--show-secrets', ...trickyArgs])
     expect(result.status).toBe(0)
-    const lines = result.stdout.split('\n')
-    expect(lines).toContain(`DSH_HOME="${HOME.replace(/\\/g, '\\\\')}"`) // a backslash is escaped, as in DSH_QUOTES
-    expect(lines).toContain('DSH_LINES="one\\ntwo\\r\\n\\nthree\\n"')
-    expect(lines).toContain(`DSH_QUOTES="it's \\"quoted\\" $HOME \`date\` \\\\ back\\\\slash '' end'"`)
-    expect(lines).toContain('DSH_TEXT="é € 😀 中文"')
-    expect(lines).toContain('DSH_EMPTY=""')
-    expect(lines).toContain('# DSH_TRICKY_TOKEN is masked (--show-secrets writes it)')
-    // One line per key (a value's newline never starts a new one).
-    expect(lines.filter((line) => line !== '' && !line.startsWith('#')).every((line) => /^[A-Z_][A-Z0-9_]*="/.test(line))).toBe(true)
+    const parsed = require('dotenv').parse(result.stdout)
+    // DSH_QUOTES holds ', `, " and \ at once: no .env quoting holds that.
+    const { DSH_QUOTES, ...holdable } = TRICKY
+    expect(parsed).toEqual({ ...holdable, DSH_TRICKY_TOKEN: 'tricky-credential', DSH_HOME: HOME, DSH_SHELL: '1' })
+    expect(result.stdout).toContain("# DSH_QUOTES holds ', `, \" and \\ at once, which no .env quoting can hold (--format export can)\n")
+    const masked = cli(['env', '--format', 'dotenv', ...trickyArgs])
+    expect(masked.stdout).toContain('# DSH_TRICKY_TOKEN is masked (--show-secrets writes it)\n')
+    expect(require('dotenv').parse(masked.stdout).DSH_TRICKY_TOKEN).toBeUndefined()
+  })
+
+  posix.it('--format export is idempotent under a repeated eval, and leaves out the PATH entries a package manager put in front', () => {
+    const script = `eval "$("$0" "$1" env --home "$2" --plugin "$3" --format export)"; eval "$("$0" "$1" env --home "$2" --plugin "$3" --format export)"; printf %s "$PATH"`
+    const run = (env) =>
+      spawnSync('bash', ['--norc', '--noprofile', '-c', script, process.execPath, BIN, HOME, fixture('region.cjs')], { encoding: 'utf8', env: { ...baseEnv(), ...env } })
+    const twice = run({ PATH: '/usr/bin:/bin' })
+    expect(twice.stderr).toBe('')
+    expect(twice.stdout.split(':')).toEqual([REGION_BIN, '/usr/bin', '/bin'])
+    const launched = run({ PATH: '/work/project/node_modules/.bin:/usr/lib/node_modules/npm/node_modules/@npmcli/run-script/lib/node-gyp-bin:/usr/bin:/bin', npm_command: 'exec' })
+    expect(launched.stdout.split(':')).toEqual([REGION_BIN, '/usr/bin', '/bin'])
   })
 
   it('--format json is --json', () => {

@@ -1,7 +1,7 @@
 'use strict'
 // How `env` writes a snapshot for other tools: `export` lines a POSIX shell
 // can source (`eval "$(dsh-shell-env env --format export)"`), and `.env`
-// lines as dotenv files spell them. Masked values are never written as
+// lines the dotenv package reads back unchanged. Masked values are never written as
 // values: each becomes a comment naming the key, so sourcing the output can
 // never set a variable to `<masked>`.
 
@@ -12,10 +12,20 @@ function shellQuote(value) {
   return `'${value.replaceAll("'", "'\\''")}'`
 }
 
-/** `value` in double quotes as dotenv reads them: `\\`, `"`, newlines and carriage returns escaped. */
+/**
+ * `value` quoted so that dotenv reads it back unchanged, or `undefined` when
+ * no quoting can: dotenv takes single- and backtick-quoted values literally
+ * (new lines included, though it reads a carriage return as a new line)
+ * and expands only `\\n` and `\\r` in double quotes, with no other escape.
+ * So: single quotes, else backticks, else double quotes for a value without
+ * `"` or a backslash (the only way to keep a carriage return).
+ */
 function dotenvQuote(value) {
-  const escaped = value.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n').replaceAll('\r', '\\r')
-  return `"${escaped}"`
+  const doubled = () => (value.includes('"') || value.includes('\\') ? undefined : `"${value.replaceAll('\n', '\\n').replaceAll('\r', '\\r')}"`)
+  if (value.includes('\r')) return doubled()
+  if (!value.includes("'")) return `'${value}'`
+  if (!value.includes('`')) return `\`${value}\``
+  return doubled()
 }
 
 /**
@@ -30,7 +40,8 @@ function formatLines(variables, format) {
     } else if (format === 'export') {
       text += `export ${key}=${shellQuote(value)}\n`
     } else {
-      text += `${key}=${dotenvQuote(value)}\n`
+      const quoted = dotenvQuote(value)
+      text += quoted === undefined ? `# ${key} holds ', \`, " and \\ at once, which no .env quoting can hold (--format export can)\n` : `${key}=${quoted}\n`
     }
   }
   return text

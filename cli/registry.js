@@ -73,7 +73,7 @@ async function openRegistry(options, cwd = process.cwd()) {
     untrustedDirectories: () => target.untrustedDirectories(),
     async collect(execution) {
       try {
-        return await target.collectAsync(execution)
+        return await target.collectAsync(execution, { inheritedPath: inheritedPath(process.env, target.catalog()) })
       } catch (error) {
         throw attribute(error)
       }
@@ -88,6 +88,31 @@ async function openRegistry(options, cwd = process.cwd()) {
   }
 }
 
+/** Whether a package manager (npm, npx, pnpm, yarn) launched this command: it sets these for what it runs. */
+function launchedByPackageManager(env) {
+  return env.npm_lifecycle_event !== undefined || env.npm_command !== undefined || env.npm_execpath !== undefined
+}
+
+/**
+ * The PATH a snapshot's command directories go in front of: this process's,
+ * without those directories (so that sourcing `env --format export` twice
+ * does not repeat them) and, when a package manager launched the command,
+ * without the directories it put in front for what it runs
+ * (`node_modules/.bin`, its `node-gyp-bin`), which a harness call would not
+ * have.
+ */
+function inheritedPath(env, catalog) {
+  const separator = process.platform === 'win32' ? ';' : ':'
+  const commandDirectories = new Set(catalog.commandDirectories.flatMap((entry) => entry.directories))
+  const launcher = launchedByPackageManager(env)
+  const fromLauncher = (entry) => launcher && /[\\/]node_modules[\\/]\.bin$|[\\/]node-gyp-bin$/.test(entry)
+  const path = env.PATH ?? env.Path ?? ''
+  return path
+    .split(separator)
+    .filter((entry) => !commandDirectories.has(entry) && !fromLauncher(entry))
+    .join(separator)
+}
+
 /** Owner of a snapshot key: the catalog's owner; PATH belongs to the command-directory contributors. */
 function ownerLookup(catalog) {
   const owners = new Map(catalog.variables.map((entry) => [entry.key, entry.owner]))
@@ -95,4 +120,4 @@ function ownerLookup(catalog) {
   return (key) => (key === 'PATH' ? pathOwners || null : owners.get(key) ?? null)
 }
 
-module.exports = { openRegistry, executionFor, ownerLookup, contributorOf }
+module.exports = { openRegistry, executionFor, ownerLookup, contributorOf, inheritedPath }
