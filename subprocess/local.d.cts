@@ -1,0 +1,4 @@
+// require('@deepseek-ai/dsh-shell-env/subprocess-local'): the ES module's exports, where Node can
+// require ES modules (see executor/esm-only.cjs).
+declare const esm: typeof import('./local.mjs')
+export = esm
