@@ -16,7 +16,7 @@ import LocalBashExecutor from '@deepseek-ai/dsh-shell-env/bash-local'
 import PwshLocalExecutor, { ENCODING_PREAMBLE } from '@deepseek-ai/dsh-shell-env/pwsh-local'
 import ReferenceBashExecutor from '@deepseek-ai/dsh-bash-local'
 
-import { composition, loadHarness, started, variables } from './harness-helpers.mjs'
+import { composition, loadHarness, started, toolCallCases, variables } from './harness-helpers.mjs'
 import platform from './platform.cjs'
 import processHelpers from './process-helpers.cjs'
 
@@ -92,41 +92,7 @@ posix.describe('the published bash tool over the native executor, with child_pro
     expect(reference.foreground.text).toContain('child_process.spawn was called')
   })
 
-  it('a foreground call: the managed DSH_* values, none inherited, and the terminal overrides', () => {
-    expect(calls.foreground.isError).toBe(false)
-    expect(variables(calls.foreground.text)).toEqual({
-      DSH_HOME: HOME,
-      DSH_SESSION_ID: 'session-fg',
-      DSH_SHELL: '1',
-      PAGER: 'cat',
-      TERM: 'dumb',
-    })
-  })
-
-  it('a background call: the job runs, its output is read through job_output, without a session when there is no agent', () => {
-    expect(calls.background.text).toMatch(/^started background job /)
-    const text = calls.jobOutput.text
-    expect(variables(text.split('[stderr]')[0])).toEqual({ DSH_HOME: HOME, DSH_SHELL: '1' })
-    expect(text).toContain('[stderr]\noops\n')
-    expect(text).toContain('[status: completed, exit code: 0]')
-  })
-
-  it('a non-zero exit, a timeout, an abort and output over the cap render as the tool renders them', () => {
-    expect(calls.exit.text).toBe('out\n[exit code: 3]')
-    expect(calls.timeout.text).toBe('(no output)\n[timed out after 200ms]\n[killed by signal: SIGTERM]')
-    expect(calls.abort.isError).toBe(true)
-    expect(calls.abort.text).toMatch(/abort/i)
-    const notice = /\n\[output truncated; full output: (.+)\]$/.exec(calls.big.text)
-    expect(notice).not.toBeNull()
-    expect(calls.big.text.endsWith(`2000\n${notice[0]}`)).toBe(true)
-  })
-
-  it('a command that daemonizes (setsid -f, a perl double fork) leaves nothing running once its call returned or timed out', () => {
-    expect(calls.escape.text).toBe('left\n')
-    expect(calls.escapeTimeout.text).toContain('[timed out after 1000ms]')
-    expect(calls.escapees.map(({ file }) => file).sort()).toEqual(['exit-perl', 'exit-setsid', 'timeout-perl', 'timeout-setsid'])
-    expect(calls.escapees.filter(({ alive }) => alive)).toEqual([])
-  })
+  toolCallCases(() => calls, HOME)
 })
 
 describe('the executor contract', () => {

@@ -80,3 +80,44 @@ export function variables(text) {
   }
   return out
 }
+
+/**
+ * The cases every Rust-spawned way of running the published bash tool passes
+ * (this package's executor, or @deepseek-ai/dsh-bash-local over this
+ * package's ctx.subprocess), on the report of
+ * fixtures/harness/tool-bash-calls.mjs that `calls()` returns; `home` is its
+ * DSH_HOME. Defines the test cases where it is called.
+ */
+export function toolCallCases(calls, home) {
+  it('a foreground call: the managed DSH_* values, none inherited, and the terminal overrides', () => {
+    expect(calls().foreground.isError).toBe(false)
+    expect(variables(calls().foreground.text)).toEqual({ DSH_HOME: home, DSH_SESSION_ID: 'session-fg', DSH_SHELL: '1', PAGER: 'cat', TERM: 'dumb' })
+  })
+
+  it('a background call (@deepseek-ai/dsh-jobs-local): the job runs, its output is read through job_output, without a session when there is no agent', () => {
+    expect(calls().background.text).toMatch(/^started background job /)
+    const text = calls().jobOutput.text
+    expect(variables(text.split('[stderr]')[0])).toEqual({ DSH_HOME: home, DSH_SHELL: '1' })
+    expect(text).toContain('[stderr]\noops\n')
+    expect(text).toContain('[status: completed, exit code: 0]')
+  })
+
+  it('a non-zero exit, a timeout, an abort and output over the cap render as the tool renders them', () => {
+    const { exit, timeout, abort, big } = calls()
+    expect(exit.text).toBe('out\n[exit code: 3]')
+    expect(timeout.text).toBe('(no output)\n[timed out after 200ms]\n[killed by signal: SIGTERM]')
+    expect(abort.isError).toBe(true)
+    expect(abort.text).toMatch(/abort/i)
+    const notice = /\n\[output truncated; full output: (.+)\]$/.exec(big.text)
+    expect(notice).not.toBeNull()
+    expect(big.text.endsWith(`2000\n${notice[0]}`)).toBe(true)
+  })
+
+  it('a command that daemonizes (setsid -f, a perl double fork) leaves nothing running once its call returned or timed out', () => {
+    const { escape, escapeTimeout, escapees } = calls()
+    expect(escape.text).toBe('left\n')
+    expect(escapeTimeout.text).toContain('[timed out after 1000ms]')
+    expect(escapees.map(({ file }) => file).sort()).toEqual(['exit-perl', 'exit-setsid', 'timeout-perl', 'timeout-setsid'])
+    expect(escapees.filter(({ alive }) => alive)).toEqual([])
+  })
+}

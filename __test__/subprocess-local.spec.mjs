@@ -14,7 +14,7 @@ import { Context } from '@deepseek-ai/cordis'
 
 import LocalSubprocessRuntime from '@deepseek-ai/dsh-shell-env/subprocess-local'
 import platform from './platform.cjs'
-import { variables } from './harness-helpers.mjs'
+import { toolCallCases, variables } from './harness-helpers.mjs'
 
 const { posix } = platform
 
@@ -172,35 +172,8 @@ posix.describe('the published bash executor over this ctx.subprocess, with child
   })
   afterAll(() => fs.rmSync(workdir, { recursive: true, force: true }))
 
-  it('a foreground call: the managed DSH_* values, none inherited, and the executor’s terminal overrides', () => {
-    expect(calls.foreground.isError).toBe(false)
-    expect(variables(calls.foreground.text)).toEqual({ DSH_HOME: home, DSH_SESSION_ID: 'session-fg', DSH_SHELL: '1', PAGER: 'cat', TERM: 'dumb' })
-  })
-
-  it('a background call (@deepseek-ai/dsh-jobs-local): the job runs and its output is read through job_output', () => {
-    expect(calls.background.text).toMatch(/^started background job /)
-    const text = calls.jobOutput.text
-    expect(variables(text.split('[stderr]')[0])).toEqual({ DSH_HOME: home, DSH_SHELL: '1' })
-    expect(text).toContain('[stderr]\noops\n')
-    expect(text).toContain('[status: completed, exit code: 0]')
-  })
-
-  it('a non-zero exit, a timeout, an abort and output over the cap render as the tool renders them', () => {
-    expect(calls.exit.text).toBe('out\n[exit code: 3]')
-    expect(calls.timeout.text).toBe('(no output)\n[timed out after 200ms]\n[killed by signal: SIGTERM]')
-    expect(calls.abort.isError).toBe(true)
-    expect(calls.abort.text).toMatch(/abort/i)
-    const notice = /\n\[output truncated; full output: (.+)\]$/.exec(calls.big.text)
-    expect(notice).not.toBeNull()
-    expect(calls.big.text.endsWith(`2000\n${notice[0]}`)).toBe(true)
-  })
-
-  it('a command that daemonizes (setsid -f, a perl double fork) leaves nothing running once its call returned or timed out: stricter than the reference', () => {
-    expect(calls.escape.text).toBe('left\n')
-    expect(calls.escapeTimeout.text).toContain('[timed out after 1000ms]')
-    expect(calls.escapees.map(({ file }) => file).sort()).toEqual(['exit-perl', 'exit-setsid', 'timeout-perl', 'timeout-setsid'])
-    expect(calls.escapees.filter(({ alive }) => alive)).toEqual([])
-  })
+  // Stricter than the reference over its own runtime: the escapees are gone too.
+  toolCallCases(() => calls, home)
 })
 
 const SANDBOX_CALLS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'harness', 'sandbox-calls.mjs')
