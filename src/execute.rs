@@ -714,8 +714,8 @@ fn raw(fd: Option<std::os::fd::OwnedFd>) -> Option<i64> {
 #[cfg(windows)]
 fn raw(handle: Option<std::os::windows::io::OwnedHandle>) -> Option<i64> {
     use std::os::windows::io::IntoRawHandle;
-    // SAFETY: the handle is owned here and passed to the CRT, which owns it from now on.
     handle.and_then(|handle| {
+        // SAFETY: the handle is owned here and passed to the CRT, which owns it from now on.
         let fd = unsafe { libc::open_osfhandle(handle.into_raw_handle() as libc::intptr_t, 0) };
         (fd >= 0).then_some(i64::from(fd))
     })
