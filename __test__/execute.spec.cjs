@@ -887,8 +887,9 @@ posix.describe('stdio: raw pipes and offset reads', () => {
     execution.stdout.setEncoding('utf8').on('data', (chunk) => (out += chunk))
     execution.stderr.setEncoding('utf8').on('data', (chunk) => (err += chunk))
     execution.stdin.end('piped')
-    const result = await execution.result()
-    await new Promise((resolve) => setImmediate(resolve))
+    // The streams are the caller's: read to their end, not only to the result.
+    const ended = (stream) => new Promise((resolve) => stream.once('end', resolve))
+    const [result] = await Promise.all([execution.result(), ended(execution.stdout), ended(execution.stderr)])
     expect({ out, err, exitCode: result.exitCode, captured: result.stdout.text + result.stderr.text }).toEqual({ out: 'PIPED', err: 'done\n', exitCode: 0, captured: '' })
     const captured = await execute({ command: 'true' })
     expect([captured.stdin, captured.stdout, captured.stderr]).toEqual([null, null, null])
