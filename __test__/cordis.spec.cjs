@@ -636,15 +636,21 @@ describe.each(VERSIONS)('Cordis service ctx.shellEnv under %s', (label, host) =>
       const service = root.shellEnv
       const print = nodeArgv("process.stdout.write(`${process.env.DSH_SESSION_ID ?? 'none'}|${process.env.DSH_HOME}`)")
 
+      // The whole outcome, so that a run that prints nothing says how it ended.
+      const outcome = async (execution) => {
+        const { stdout, stderr, exitCode, signal } = await execution.result()
+        return { stdout: stdout.text, stderr: stderr.text, exitCode, signal }
+      }
+      const printed = (stdout) => ({ stdout, stderr: '', exitCode: 0, signal: null })
       const viaSpec = await service.execute({ command: print, execution: agentExecution('from-spec') })
-      expect((await viaSpec.result()).stdout.text).toBe(`from-spec|${HOME}`)
+      expect(await outcome(viaSpec)).toEqual(printed(`from-spec|${HOME}`))
       const viaArgument = await service.execute(
         { command: print, execution: agentExecution('from-spec') },
         agentExecution('from-argument'),
       )
-      expect((await viaArgument.result()).stdout.text).toBe(`from-argument|${HOME}`)
+      expect(await outcome(viaArgument)).toEqual(printed(`from-argument|${HOME}`))
       const noAgent = await service.execute({ command: print })
-      expect((await noAgent.result()).stdout.text).toBe(`none|${HOME}`)
+      expect(await outcome(noAgent)).toEqual(printed(`none|${HOME}`))
 
       for (const spec of [
         { command: 'true', dshEnv: { DSH_HOME: '/elsewhere' } },
