@@ -3,7 +3,6 @@
 // JS. The wrappers pass the caller's `process.env` explicitly: test runners
 // such as Jest give each test file its own copy, which native code cannot see.
 
-const net = require('node:net')
 const { AsyncResource } = require('node:async_hooks')
 
 const binding = require('./native.js')
@@ -11,6 +10,7 @@ const hostSignals = require('./host-signals.js')
 const { ShellEnvRegistry, registryOf, warnLeftOut } = require('./registry.js')
 const cordis = require('./cordis.js')
 const { invalidThis } = require('./js-errors.js')
+const { streamsOf } = require('./pipes.js')
 
 const RESERVED_KEYS = Object.freeze(binding.reservedKeys())
 
@@ -40,15 +40,6 @@ class CommandResource extends AsyncResource {
     this.running = false
     this.emitDestroy()
   }
-}
-
-/**
- * The host's ends of a command's raw pipes as Node streams (`net.Socket`
- * over the descriptor, which then owns and closes it), `null` where none.
- */
-function streamsOf(pipes) {
-  const socket = (fd, readable) => (fd == null ? null : new net.Socket({ fd, readable, writable: !readable }))
-  return { stdin: socket(pipes.stdin, false), stdout: socket(pipes.stdout, true), stderr: socket(pipes.stderr, true) }
 }
 
 /** Where a result and its streams keep the native execution that owns their spill files. */

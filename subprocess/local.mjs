@@ -8,7 +8,6 @@
 // tail with offset reads and a spill file.
 
 import { createRequire } from 'node:module'
-import net from 'node:net'
 import { access, stat } from 'node:fs/promises'
 import { constants } from 'node:fs'
 import { delimiter, extname, isAbsolute, resolve } from 'node:path'
@@ -18,6 +17,7 @@ import { SubprocessRuntime } from '@deepseek-ai/dsh-subprocess'
 const require = createRequire(import.meta.url)
 const binding = require('../native.js')
 const { codedError } = require('../js-errors.js')
+const { streamsOf } = require('../pipes.js')
 
 const DSH_PREFIX = 'DSH_'
 const WINDOWS = process.platform === 'win32'
@@ -136,9 +136,10 @@ class NativeSubprocessHandle {
     const execution = this.native
     this.pid = execution.pid
     const pipes = execution.takePipes()
-    this.stdin = pipes.stdin != null ? new net.Socket({ fd: pipes.stdin, readable: false, writable: true }) : undefined
-    this.stdout = pipes.stdout != null ? new net.Socket({ fd: pipes.stdout, readable: true, writable: false }) : undefined
-    this.stderr = pipes.stderr != null ? new net.Socket({ fd: pipes.stderr, readable: true, writable: false }) : undefined
+    const streams = streamsOf(pipes)
+    this.stdin = streams.stdin ?? undefined
+    this.stdout = streams.stdout ?? undefined
+    this.stderr = streams.stderr ?? undefined
     if (stdout.mode === 'capture') this.collected.stdout = reader(execution, 'stdout')
     if (stderr.mode === 'capture') this.collected.stderr = reader(execution, 'stderr')
     /** Settles once the whole tree is gone and reaped. */
