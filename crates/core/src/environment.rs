@@ -30,7 +30,7 @@ use std::convert::identity;
 use std::str::FromStr;
 use std::sync::OnceLock;
 
-use crate::credentials::{self, Finding};
+use crate::credentials;
 use crate::error::ExecError;
 use crate::keys;
 
@@ -519,9 +519,12 @@ pub fn build_environment(
     if scrub.default_exclude {
         // In the platform's form: on Windows, where names ignore case, the
         // upper-cased name (`apiSecret` is `APISECRET`, still a credential).
-        let finding = |var: &Var| credentials::find(&platform.fold(&var.name), &var.value);
-        env.drop_inherited(RemovalReason::Credential, |var| finding(var) == Some(Finding::Name));
-        env.drop_inherited(RemovalReason::SecretValue, |var| finding(var) == Some(Finding::Value));
+        env.drop_inherited(RemovalReason::Credential, |var| {
+            credentials::by_name(&platform.fold(&var.name), &var.value)
+        });
+        env.drop_inherited(RemovalReason::SecretValue, |var| {
+            credentials::by_value(&platform.fold(&var.name), &var.value)
+        });
     }
     let exclude = Globs::new(&scrub.exclude);
     env.drop_inherited(RemovalReason::Exclude, |var| exclude.matches(&var.name));
@@ -994,7 +997,7 @@ mod tests {
     #[test]
     fn credential_names_are_read_ignoring_case() {
         for name in ["AWS_SECRET_ACCESS_KEY", "github_token", "DB_Password", "DSH_API_KEY", "\u{17f}ecret"] {
-            assert_eq!(credentials::find(name, "hunter2"), Some(Finding::Name), "{name}");
+            assert_eq!(credentials::find(name, "hunter2"), Some(credentials::Finding::Name), "{name}");
         }
         for name in ["PATH", "HOME", "DSH_SESSION_ID", "KE_Y", "TOKE"] {
             assert_eq!(credentials::find(name, "hunter2"), None, "{name}");

@@ -36,15 +36,27 @@ pub enum Finding {
 /// a web framework serves to every visitor (`NEXT_PUBLIC_*`, …) is public by
 /// design, whatever its value.
 pub fn find(name: &str, value: &str) -> Option<Finding> {
-    if names::is_public(name) {
-        None
-    } else if names::says_credential(name, names::Context::Variable) && !values::is_harmless(name, value) {
+    if by_name(name, value) {
         Some(Finding::Name)
-    } else if values::carries_secret(value) {
+    } else if by_value(name, value) {
         Some(Finding::Value)
     } else {
         None
     }
+}
+
+/// [`Finding::Name`] alone: the name says credential and the value could be
+/// one. The pipeline asks this first and [`by_value`] only of what is left,
+/// so no value is scanned twice.
+pub fn by_name(name: &str, value: &str) -> bool {
+    !names::is_public(name)
+        && names::says_credential(name, names::Context::Variable)
+        && !values::is_harmless(name, value)
+}
+
+/// [`Finding::Value`], whatever the name says: the value carries a credential.
+pub fn by_value(name: &str, value: &str) -> bool {
+    !names::is_public(name) && values::carries_secret(value)
 }
 
 #[cfg(test)]
