@@ -205,8 +205,9 @@ posix.describe('the published sandboxing executor (dsh-bash-sandbox, dsh-sandbox
   let outside
   beforeEach(() => {
     workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-sandbox-spec-ws-'))
-    // Not under /tmp, which workspace-write replaces with a private tmpfs.
-    outside = fs.mkdtempSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'target', '.dsh-sandbox-spec-out-'))
+    // Not under /tmp (the checkout may be there), which workspace-write
+    // replaces with a private tmpfs and Landlock grants as the private temp.
+    outside = fs.mkdtempSync(path.join(os.homedir(), '.dsh-sandbox-spec-out-'))
   })
   afterEach(() => {
     fs.rmSync(workspace, { recursive: true, force: true })
