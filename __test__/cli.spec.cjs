@@ -485,6 +485,27 @@ describe('explain', () => {
   })
 })
 
+describe('explain in a pipe', () => {
+  const value = `/opt/${'a'.repeat(30)}/${'b'.repeat(30)}/bin`
+
+  it('uses 80 columns: a long value is elided in the middle to fill the line, not squeezed', () => {
+    const result = cli(['explain', '--home', HOME], { env: { CLI_SPEC_LONG_VALUE: value } })
+    expect(result.status).toBe(0)
+    const row = result.stdout.split('\n').find((line) => line.startsWith('  CLI_SPEC_LONG_VALUE '))
+    expect([...row].length).toBe(80)
+    const shown = row.trim().split(/ {2,}/)[1]
+    // The row is 80 wide with the value elided: the value has what names and sources leave, not a fixed 20.
+    expect(shown.length).toBeGreaterThan(20)
+    expect(shown).toMatch(/^\/opt\/a+.*….*b+\/bin$/)
+  })
+
+  it('uses COLUMNS when it is set: the whole value fits in 200', () => {
+    const result = cli(['explain', '--home', HOME], { env: { CLI_SPEC_LONG_VALUE: value, COLUMNS: '200' } })
+    expect(result.stdout).toMatch(new RegExp(`^  CLI_SPEC_LONG_VALUE +${value} +inherited$`, 'm'))
+    expectPlainTable(result.stdout, 200)
+  })
+})
+
 describe('explain, run through a package manager', () => {
   const launched = { npm_command: 'exec', npm_config_cache: '/tmp/npm-cache', INIT_CWD: '/work/project', npm_lifecycle_event: 'npx' }
 
@@ -780,6 +801,15 @@ describe('--plugin', () => {
     expectFailure(syntax, `plugin ${fixture('syntax-error.cjs')}:5: SyntaxError`)
     const thrown = cli(['env', '--home', HOME, '--plugin', fixture('throws-at-load.cjs')])
     expectFailure(thrown, `plugin ${fixture('throws-at-load.cjs')}:4:7: refused to load`)
+  })
+
+  it('an export whose getter throws names the file (and its line), also when the thrown value is not an Error', () => {
+    const file = path.join(tmp, 'throwing-getter.cjs')
+    fs.writeFileSync(file, "module.exports = {\n  variables: {},\n  resolve: () => ({}),\n  get name() { throw null },\n}\n")
+    expectFailure(cli(['env', '--home', HOME, '--plugin', file]), `plugin ${file}: threw null`)
+    const esm = path.join(tmp, 'throwing-getter.mjs')
+    fs.writeFileSync(esm, "export default {\n  variables: {},\n  get apply() { throw new Error('no apply today') },\n}\n")
+    expectFailure(cli(['env', '--home', HOME, '--plugin', esm]), `plugin ${esm}:3:`, 'no apply today')
   })
 
   it('--debug, or DEBUG naming the command, adds the stack and its causes; without them one line', () => {

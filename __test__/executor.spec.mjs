@@ -7,6 +7,7 @@
 // `--experimental-vm-modules`.
 
 import { spawn, spawnSync } from 'node:child_process'
+import { createRequire } from 'node:module'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -93,6 +94,63 @@ posix.describe('the published bash tool over the native executor, with child_pro
   })
 
   toolCallCases(() => calls, HOME)
+})
+
+/** The `code` warnings emitted on Node's own process while `fn` runs. */
+async function warningsDuring(code, fn) {
+  const warnings = []
+  const listener = (warning) => {
+    if (warning.code === code) warnings.push(warning.message)
+  }
+  // Under Jest a test file's `process` is a copy; process.emitWarning reports on the real one.
+  const { process: nodeProcess } = createRequire(import.meta.url)('../binding.js').hostGlobal()
+  nodeProcess.on('warning', listener)
+  try {
+    await fn()
+  } finally {
+    nodeProcess.off('warning', listener)
+  }
+  return warnings
+}
+
+describe('a composition without ctx.shellEnv', () => {
+  const plugMost = async (withShellEnv) => {
+    const root = new parts.Context()
+    const fiber = root.plugin({
+      name: 'composition',
+      async apply(ctx) {
+        await ctx.plugin(parts.SystemPrompt)
+        await ctx.plugin(parts.ToolRuntime)
+        await ctx.plugin(LocalBashExecutor, { cwd: tmp })
+        if (withShellEnv) await ctx.plugin(parts.shellEnv, { dshHome: HOME })
+        await ctx.plugin(parts.toolBash)
+      },
+    })
+    roots.push(fiber)
+    await fiber
+    // The executor looks SETTLE_MS (1 s) after it started.
+    await new Promise((resolve) => setTimeout(resolve, 1_300))
+    return fiber.ctx
+  }
+
+  it('is told that the bash tool waits for it: DSH_SHELL_ENV_SERVICE_MISSING names the plugin and the fix', async () => {
+    let ctx
+    const warnings = await warningsDuring('DSH_SHELL_ENV_SERVICE_MISSING', async () => {
+      ctx = await plugMost(false)
+    })
+    expect(ctx.get('tools').get('bash')).toBeUndefined()
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatch(/^tool-bash waits for ctx\.shellEnv, which no plugin provides, so bash-local runs no command for it: load this package's plugin/)
+  })
+
+  it('with the service loaded after the executor, the tool is registered and nothing is said', async () => {
+    let ctx
+    const warnings = await warningsDuring('DSH_SHELL_ENV_SERVICE_MISSING', async () => {
+      ctx = await plugMost(true)
+    })
+    expect(ctx.get('tools').get('bash')).toBeDefined()
+    expect(warnings).toEqual([])
+  })
 })
 
 describe('the executor contract', () => {

@@ -40,11 +40,13 @@ class PluginError extends Error {
 
 /**
  * `CODE: message` for coded errors, `Name: message` for errors of another
- * kind than Error (SyntaxError, TypeError, …), else the message; one line.
+ * kind than Error (SyntaxError, TypeError, …), else the message (for a
+ * thrown value that is not an Error, what it was); one line.
  */
 function describeError(error) {
   const isObject = error !== null && typeof error === 'object'
-  const message = isObject && typeof error.message === 'string' ? error.message : String(error)
+  // A thrown string is its message; any other thrown value says what it was (`threw null`).
+  const message = isObject && typeof error.message === 'string' ? error.message : typeof error === 'string' ? error : `threw ${String(error)}`
   const code = isObject && typeof error.code === 'string' ? error.code : undefined
   const kind = isObject && typeof error.name === 'string' && error.name !== 'Error' ? error.name : undefined
   const label = code ?? kind

@@ -85,7 +85,13 @@ async function loadPluginFile(file, cwd = process.cwd()) {
   } catch (error) {
     throw new PluginError(file, error, lineIn(error, absolute) ?? syntaxErrorLine(error, absolute))
   }
-  const found = ('default' in namespace ? classify(namespace.default) : undefined) ?? classify(namespace)
+  let found
+  try {
+    found = ('default' in namespace ? classify(namespace.default) : undefined) ?? classify(namespace)
+  } catch (error) {
+    // An export whose getter throws, read here (`apply`) or copied (a contributor's fields).
+    throw new PluginError(file, error, lineIn(error, absolute))
+  }
   if (!found) {
     throw new PluginError(
       file,

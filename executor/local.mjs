@@ -14,6 +14,7 @@ import { installSettingsSection } from '@deepseek-ai/dsh-settings'
 import z from '@deepseek-ai/schemastery'
 
 import { ownerOf } from './ownership.mjs'
+import { warnIfShellEnvMissing } from './shell-env-missing.mjs'
 
 const require = createRequire(import.meta.url)
 const { execute } = require('../index.js')
@@ -211,6 +212,7 @@ export class NativeShellExecutor extends ShellExecutor {
     this.source = () => entry
     // Who owns this executor's processes: its composition, across executor reloads.
     Object.defineProperty(this, kOwner, { value: ownerOf(ctx, Class.label) })
+    warnIfShellEnvMissing(ctx, Class.label)
     installSettingsSection(ctx, SHELL_SETTINGS_NAMESPACE, Class.Config, entry, {
       validate,
       setSource: (current) => {

@@ -14,6 +14,8 @@ import { delimiter, extname, isAbsolute, resolve } from 'node:path'
 
 import { SubprocessRuntime } from '@deepseek-ai/dsh-subprocess'
 
+import { warnIfShellEnvMissing } from '../executor/shell-env-missing.mjs'
+
 const require = createRequire(import.meta.url)
 const binding = require('../native.js')
 const { codedError } = require('../js-errors.js')
@@ -197,6 +199,7 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
       this.live.clear()
       await Promise.all(pending)
     }, 'native subprocess teardown')
+    warnIfShellEnvMissing(ctx, 'subprocess-local')
   }
 
   async resolveExecutable(command, env, signal) {
