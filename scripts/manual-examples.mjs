@@ -28,7 +28,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
 /** The documents of the manual, relative to the repository. */
 export function manualDocuments(root = ROOT) {
-  const docs = fs.readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.md')).sort()
+  const docs = fs.existsSync(path.join(root, 'docs')) ? fs.readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.md')).sort() : []
   return ['README.md', ...docs.map((name) => `docs/${name}`)]
 }
 
@@ -117,9 +117,10 @@ export function runProgram(block, dir) {
 
 /**
  * Checks the `ts` blocks with `tsc --strict` (each is a module of its own)
- * and runs each as emitted; `tsc` is the compiler's entry script.
+ * and runs each as emitted; `tsc` is the compiler's entry script, `typeRoots`
+ * where `@types/node` is.
  */
-export function runTypeScript(blocks, dir, tsc) {
+export function runTypeScript(blocks, dir, tsc, typeRoots = path.join(ROOT, 'node_modules', '@types')) {
   if (blocks.length === 0) return
   const sources = blocks.map((block) => {
     const name = `${path.basename(block.document, '.md')}-${block.line}`
@@ -127,7 +128,7 @@ export function runTypeScript(blocks, dir, tsc) {
     return { block, name }
   })
   const out = path.join(dir, 'emitted')
-  const args = [tsc, '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', '--skipLibCheck', '--outDir', out, '--rootDir', dir, ...sources.map(({ name }) => `${name}.mts`)]
+  const args = [tsc, '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', '--typeRoots', typeRoots, '--skipLibCheck', '--outDir', out, '--rootDir', dir, ...sources.map(({ name }) => `${name}.mts`)]
   const checked = run(process.execPath, args, { cwd: dir })
   if (checked.status !== 0) throw new Error(`the manual's TypeScript examples do not compile:\n${checked.stdout}${checked.stderr}`)
   for (const { block, name } of sources) {
@@ -174,9 +175,11 @@ function writeFiles(blocks, places) {
  */
 function inSession(places, cli, script) {
   const node = path.dirname(process.execPath)
+  // The project the command is installed in stays where it is (under /tmp, too).
+  const project = cli.includes(`${path.sep}node_modules${path.sep}`) ? cli.slice(0, cli.indexOf(`${path.sep}node_modules${path.sep}`)) : path.resolve(path.dirname(cli), '..')
   fs.writeFileSync(path.join(places.bin, 'dsh-shell-env'), `#!/bin/sh\nexec /tmp/.node/${path.basename(process.execPath)} ${JSON.stringify(cli)} "$@"\n`, { mode: 0o755 })
   const args = [
-    '--dev-bind', '/', '/', '--tmpfs', '/tmp', '--ro-bind', node, '/tmp/.node', '--bind', places.doc, '/tmp/doc',
+    '--dev-bind', '/', '/', '--tmpfs', '/tmp', '--ro-bind', project, project, '--ro-bind', node, '/tmp/.node', '--bind', places.doc, '/tmp/doc',
     '--bind', places.opt, '/opt', '--bind', places.srv, '/srv', '--ro-bind', places.bin, '/usr/local/bin',
     '--chdir', '/tmp/doc', '--die-with-parent', '--',
     '/usr/bin/env', '-i', 'HOME=/home/ada', 'USER=ada', 'LANG=C.UTF-8', 'SHELL=/bin/bash', 'PATH=/usr/local/bin:/usr/bin:/bin',
@@ -271,13 +274,15 @@ async function main() {
   const from = process.argv[process.argv.indexOf('--from') + 1]
   if (!process.argv.includes('--from') || !from) throw new Error('usage: manual-examples.mjs --from DIR')
   const require = (await import('node:module')).createRequire(path.join(path.resolve(from), 'index.js'))
-  const cli = require.resolve('@deepseek-ai/dsh-shell-env/package.json').replace(/package\.json$/, 'bin/dsh-shell-env.js')
+  // The manual as installed (README.md and the docs/ that ship), and the package's own command.
+  const installed = path.dirname(require.resolve('@deepseek-ai/dsh-shell-env/package.json'))
+  const cli = path.join(installed, 'bin', 'dsh-shell-env.js')
   const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
   const dir = scratch(path.resolve(from))
   let count = 0
   try {
-    for (const document of manualDocuments()) {
-      const blocks = blocksOf(document)
+    for (const document of manualDocuments(installed)) {
+      const blocks = blocksOf(document, installed)
       const files = blocks.filter((block) => block.file !== null)
       for (const block of blocks.filter((b) => b.file === null)) {
         if (block.label === 'cjs' || block.label === 'mjs') runProgram(block, dir)

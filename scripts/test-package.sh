@@ -11,6 +11,8 @@
 #  4. install both tarballs into a fresh consumer folder, and from there:
 #     require, import, the TypeScript types (tsc --strict, node16 and
 #     bundler), the command line and the smoke test (a real execute());
+#     then, with the harness packages they import, every example of the
+#     README and docs/ (scripts/manual-examples.mjs);
 #  5. install the main tarball alone: loading it fails with the error that
 #     names the platform package it needs.
 # Elsewhere it says so and does nothing.
@@ -128,6 +130,14 @@ node "$root/scripts/smoke.mjs" --from "$consumer"
 npm install --no-audit --no-fund --silent @deepseek-ai/cordis@4.0.4 @deepseek-ai/dsh-shell@0.1.0-rc.8 \
   @deepseek-ai/dsh-settings@0.1.0-rc.8 @deepseek-ai/dsh-subprocess@0.1.0-rc.8 @deepseek-ai/schemastery
 node --input-type=module -e "import bash from '@deepseek-ai/dsh-shell-env/bash-local'; import pwsh from '@deepseek-ai/dsh-shell-env/pwsh-local'; import runtime from '@deepseek-ai/dsh-shell-env/subprocess-local'; if (typeof bash !== 'function' || typeof pwsh !== 'function' || typeof runtime !== 'function') process.exit(1); console.log('import of the executors and the subprocess runtime, with the harness installed: ok')"
+
+step "the manual's examples, from the installed tarballs"
+# What the README and docs/ import beside the package: the harness's tool
+# runtime, jobs and tools, and its sandboxing executor (bubblewrap).
+npm install --no-audit --no-fund --silent @deepseek-ai/dsh-system-prompt@0.1.0-rc.8 @deepseek-ai/dsh-tools@0.1.0-rc.8 \
+  @deepseek-ai/dsh-jobs-local@0.1.0-rc.8 @deepseek-ai/dsh-tool-bash@0.1.0-rc.8 @deepseek-ai/dsh-tool-jobs@0.1.0-rc.8 \
+  @deepseek-ai/dsh-bash-sandbox@0.1.0-rc.8 @deepseek-ai/dsh-sandbox-local@0.1.0-rc.8 @deepseek-ai/dsh-sandbox-policy@0.1.0-rc.8
+node "$root/scripts/manual-examples.mjs" --from "$consumer"
 
 step "without the platform package, loading says what is missing"
 bare=$work/bare
