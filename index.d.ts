@@ -123,7 +123,7 @@ export declare class ShellEnvRegistry {
   static readonly Config: ShellEnvConfigSchema
   constructor(config?: ShellEnvConfig)
   // Last, so that Cordis' plugin types read the config from this form.
-  constructor(ctx: ShellEnvContext, config?: ShellEnvConfig)
+  constructor(ctx: CordisContextLike, config?: ShellEnvConfig)
   /** The providing context; through `ctx.shellEnv`, the caller's. `undefined` without Cordis. */
   readonly ctx: ShellEnvContext | undefined
   /** Absolute Harness home, resolved once at construction. */
@@ -351,9 +351,14 @@ export interface BuiltEnvironment {
  */
 export declare function removeSpillFile(path: string): boolean
 
-/** The same pipeline as `execute()`, without spawning. */
+/**
+ * The same pipeline as `execute()`, without spawning. `spec` may be a whole
+ * `execute()` spec (only `env`, `dshEnv`, `scrub` and `terminalEnv` matter),
+ * but not one with `registry` or `execution`: nothing is collected here, so
+ * pass the snapshot as `dshEnv`.
+ */
 export declare function buildEnvironment(
-  spec: Pick<ShellExecSpec, 'env' | 'dshEnv' | 'scrub' | 'terminalEnv'>,
+  spec: Partial<Omit<ShellExecSpec, 'registry' | 'execution'>>,
   parentEnv?: Record<string, string | undefined>,
 ): BuiltEnvironment
 
@@ -412,6 +417,18 @@ import type { StandardSchemaV1 } from '@standard-schema/spec'
 
 /** A Cordis context of either package. */
 export type ShellEnvContext = HarnessContext | UpstreamContext
+
+/**
+ * What the registry's constructor takes as a context: any Cordis context of
+ * either line has this shape, and a config, a number or a string does not.
+ * Taken by shape because the `Context` of a Cordis package that is not
+ * installed is `any` here, which would let anything pass as one.
+ */
+export interface CordisContextLike {
+  provide(name: string, ...rest: any[]): unknown
+  set(name: string, value: any): unknown
+  plugin(plugin: any, ...rest: any[]): unknown
+}
 
 /** Config of the registry and of the plugin. */
 export interface ShellEnvConfig {

@@ -5,8 +5,10 @@ import {
   DSH_ENV_PREFIX,
   RESERVED_KEYS,
   ShellEnvRegistry,
+  buildEnvironment,
   reconcileDshHome,
   resolveDshHome,
+  type BuiltEnvironment,
   type DshEnvironment,
   type DshEnvironmentKey,
   type ShellEnvContributor,
@@ -135,3 +137,12 @@ const directories: ReadonlyArray<{ contributor: string; directories: ReadonlyArr
   registry.catalog().commandDirectories // shape chosen by the implementation
 
 export {}
+
+// ── buildEnvironment takes what the runtime takes ─────────────────────────────
+const built: BuiltEnvironment = buildEnvironment({ command: 'make test', env: { CI: '1' } })
+buildEnvironment({})
+buildEnvironment({ dshEnv: { DSH_HOME: '/srv/dsh' }, scrub: { inherit: 'core' } }, { PATH: '/usr/bin', UNSET: undefined })
+// @ts-expect-error: buildEnvironment collects nothing; pass dshEnv
+buildEnvironment({ registry: new ShellEnvRegistry() })
+// @ts-expect-error: no such spec field
+buildEnvironment({ cwd: '/tmp' })

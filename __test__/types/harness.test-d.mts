@@ -37,6 +37,18 @@ ctx.plugin(shellEnv, { dshHome: '/opt/dsh' })
 shellEnv.apply(ctx, { dshHome: '/opt/dsh' })
 // @ts-expect-error: the config has no such field
 new ShellEnvRegistry(ctx, { dshhome: '/opt/dsh' })
+// Upstream `cordis` is not installed here, as in the harness: its Context is
+// no wildcard that lets anything through as a context.
+// @ts-expect-error: the config has no such field
+new ShellEnvRegistry({ dshhome: '/opt/dsh' })
+// @ts-expect-error: a number is neither a context nor a config
+new ShellEnvRegistry(42)
+// @ts-expect-error: a string is neither a context nor a config
+new ShellEnvRegistry('hello')
+// @ts-expect-error: a profile's dir is required
+new ShellEnvRegistry({ profile: { name: 'work' } })
+// @ts-expect-error: dshHome is a string
+new ShellEnvRegistry({ dshHome: 42 })
 
 // ── the harness's ToolExecution is an execution ───────────────────────────────
 const snapshot: DshSnapshot = ctx.shellEnv.collect(exec)
