@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url'
 import LocalBashExecutor from '@deepseek-ai/dsh-shell-env/bash-local'
 import PwshLocalExecutor, { ENCODING_PREAMBLE } from '@deepseek-ai/dsh-shell-env/pwsh-local'
 import ReferenceBashExecutor from '@deepseek-ai/dsh-bash-local'
+import NativeSubprocess from '@deepseek-ai/dsh-shell-env/subprocess-local'
 
 import { composition, loadHarness, started, toolCallCases, variables } from './harness-helpers.mjs'
 import platform from './platform.cjs'
@@ -114,14 +115,19 @@ async function warningsDuring(code, fn) {
 }
 
 describe('a composition without ctx.shellEnv', () => {
-  const plugMost = async (withShellEnv) => {
+  const plugMost = async (withShellEnv, runtime = false) => {
     const root = new parts.Context()
     const fiber = root.plugin({
       name: 'composition',
       async apply(ctx) {
         await ctx.plugin(parts.SystemPrompt)
         await ctx.plugin(parts.ToolRuntime)
-        await ctx.plugin(LocalBashExecutor, { cwd: tmp })
+        if (runtime) {
+          await ctx.plugin(NativeSubprocess)
+          await ctx.plugin(ReferenceBashExecutor, { cwd: tmp })
+        } else {
+          await ctx.plugin(LocalBashExecutor, { cwd: tmp })
+        }
         if (withShellEnv) await ctx.plugin(parts.shellEnv, { dshHome: HOME })
         await ctx.plugin(parts.toolBash)
       },
@@ -141,6 +147,12 @@ describe('a composition without ctx.shellEnv', () => {
     expect(ctx.get('tools').get('bash')).toBeUndefined()
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toMatch(/^tool-bash waits for ctx\.shellEnv, which no plugin provides, so bash-local runs no command for it: load this package's plugin/)
+  })
+
+  it('over the native ctx.subprocess, the runtime says the same', async () => {
+    const warnings = await warningsDuring('DSH_SHELL_ENV_SERVICE_MISSING', () => plugMost(false, true))
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatch(/^tool-bash waits for ctx\.shellEnv, which no plugin provides, so subprocess-local runs no command for it/)
   })
 
   it('with the service loaded after the executor, the tool is registered and nothing is said', async () => {
