@@ -161,4 +161,17 @@ for args in --help --version env; do
   grep -q 'ERR_SHELL_ENV_NATIVE_BINARY_MISSING' "$bare/cli.txt"
 done
 echo "the command line without a binary: three lines"
+# import, and the executors and the subprocess runtime with the harness peers
+# they import first: the same three lines, nothing else of the package's.
+npm install --no-audit --no-fund --silent --omit=optional "$main" @deepseek-ai/cordis@4.0.4 @deepseek-ai/dsh-shell@0.1.0-rc.8 \
+  @deepseek-ai/dsh-settings@0.1.0-rc.8 @deepseek-ai/dsh-subprocess@0.1.0-rc.8 @deepseek-ai/schemastery
+for entry in '' /bash-local /pwsh-local /subprocess-local; do
+  if node --input-type=module -e "import '@deepseek-ai/dsh-shell-env$entry'" 2>"$bare/import.txt"; then
+    echo "import of @deepseek-ai/dsh-shell-env$entry loaded without a binary"; exit 1
+  fi
+  grep -q 'no native binary for linux-x64-gnu .* (ERR_SHELL_ENV_NATIVE_BINARY_MISSING)' "$bare/import.txt"
+  grep -q '^To fix it: npm install @deepseek-ai/dsh-shell-env-linux-x64-gnu@' "$bare/import.txt"
+  [ "$(grep -c 'dsh-shell-env' "$bare/import.txt")" -eq 3 ] || { cat "$bare/import.txt"; exit 1; }
+done
+echo "import of the package, its executors and its subprocess runtime without a binary: the three lines"
 echo "test:package: ok"
