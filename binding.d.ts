@@ -201,6 +201,16 @@ export interface RawPipes {
   stdout?: number
   /** Read end of its stderr. */
   stderr?: number
+  /** The terminal it runs on, with `stdio.terminal`. */
+  terminal?: RawTerminal
+}
+
+/** The host's side of a command on a pseudo-terminal. */
+export interface RawTerminal {
+  /** The master, read and written by the caller, who closes it. */
+  fd: number
+  /** The command's own pid: its session's and first process group's id. */
+  pid: number
 }
 
 /**
@@ -280,6 +290,21 @@ export interface StreamOutput {
   truncated: boolean
   /** The whole stream, when it overflowed and stayed under `spillMaxBytes`. */
   spillPath?: string
+}
+
+/**
+ * The foreground process group of a terminal (`stdio.terminal`), from its
+ * master `fd`, and whether that group is blocked reading its input; `null`
+ * when the terminal has no foreground group.
+ */
+export declare function terminalForeground(fd: number): TerminalForeground | null
+
+/** A terminal's foreground process group. */
+export interface TerminalForeground {
+  /** Its id. */
+  processGroupId: number
+  /** Whether one of its processes is blocked reading the terminal. */
+  inputWaiting: boolean
 }
 
 /**

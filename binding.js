@@ -849,3 +849,4 @@ module.exports.removeSpillFile = nativeBinding.removeSpillFile
 module.exports.reservedKeys = nativeBinding.reservedKeys
 module.exports.resolveDshHome = nativeBinding.resolveDshHome
 module.exports.spawn = nativeBinding.spawn
+module.exports.terminalForeground = nativeBinding.terminalForeground

@@ -30,7 +30,7 @@ use crate::resolver::{self, ExecutionRef, JsResolver};
     ts_return_type = "Promise<NativeExecution>"
 )]
 pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<JsRaw> {
-    let prepared = match prepare(env, spec.raw(), parent_env) {
+    let prepared = match prepare(env, spec.raw(), parent_env, false) {
         Ok(prepared) => prepared,
         Err(failure) => return rejected(env, failure),
     };
@@ -89,7 +89,8 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
     ts_return_type = "NativeExecution"
 )]
 pub fn spawn_js(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<JsRaw> {
-    let Prepared { launch, collect, listener } = prepare(env, spec.raw(), parent_env).map_err(|f| f.into_js(env))?;
+    let Prepared { launch, collect, listener } =
+        prepare(env, spec.raw(), parent_env, true).map_err(|f| f.into_js(env))?;
     if collect.is_some() {
         listener.detach(env);
         let error = ExecError::invalid_spec("registry", "spawn() cannot await a collection: pass dshEnv");
@@ -167,9 +168,14 @@ struct RegistryCollection {
 
 /// Everything read on the JS thread: the spec, `process.env`, the caller's
 /// directory, the registry's contributor set, the output sink and the signal.
-fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>) -> Read<Prepared> {
+fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>, terminals: bool) -> Read<Prepared> {
     let spec = spec_of(env, spec)?;
     let request = read_request(&spec)?;
+    if request.stdio.terminal.is_some() && !terminals {
+        let reason =
+            "is for terminals of the ctx.subprocess runtime (spawnTerminal()); execute() runs commands on pipes";
+        return Err(ExecError::invalid_spec("stdio.terminal", reason).into());
+    }
     let parent = parent_vars(env, parent_env)?;
     let cwd = std::env::current_dir().map_err(|source| ExecError::InvalidWorkdir { path: ".".into(), source })?;
 
@@ -259,6 +265,23 @@ fn read_request(spec: &Field<'_>) -> Read<ExecRequest> {
                     stdin: stdio.optional_string("stdin")?,
                     stdout: stdio.optional_string("stdout")?,
                     stderr: stdio.optional_string("stderr")?,
+                    terminal: match stdio.get("terminal")? {
+                        None => None,
+                        Some(terminal) => {
+                            terminal.options_object("an object { rows, cols }")?;
+                            let fields = terminal.enumerable_names()?;
+                            command::check_fields(
+                                "stdio.terminal.",
+                                fields.iter().map(String::as_str),
+                                command::TERMINAL_FIELDS,
+                            )?;
+                            let cells = |name| match terminal.get(name)? {
+                                Some(cells) => cells.number("a number"),
+                                None => Err(terminal.field(name).invalid("must be a number (got undefined)")),
+                            };
+                            Some((cells("rows")?, cells("cols")?))
+                        }
+                    },
                 }
             }
         },
@@ -515,7 +538,10 @@ impl NativeExecution {
     #[napi]
     pub fn take_pipes(&self) -> RawPipes {
         let pipes = self.process.take_pipes();
-        RawPipes { stdin: raw(pipes.stdin), stdout: raw(pipes.stdout), stderr: raw(pipes.stderr) }
+        let terminal = pipes
+            .terminal
+            .and_then(|terminal| Some(RawTerminal { fd: raw(Some(terminal.master))?, pid: terminal.pid }));
+        RawPipes { stdin: raw(pipes.stdin), stdout: raw(pipes.stdout), stderr: raw(pipes.stderr), terminal }
     }
 
     /// Once the whole group is gone, releases the abort listener and the
@@ -701,6 +727,17 @@ pub struct RawPipes {
     pub stdout: Option<i64>,
     /// Read end of its stderr.
     pub stderr: Option<i64>,
+    /// The terminal it runs on, with `stdio.terminal`.
+    pub terminal: Option<RawTerminal>,
+}
+
+/// The host's side of a command on a pseudo-terminal.
+#[napi(object, object_from_js = false)]
+pub struct RawTerminal {
+    /// The master, read and written by the caller, who closes it.
+    pub fd: i64,
+    /// The command's own pid: its session's and first process group's id.
+    pub pid: u32,
 }
 
 /// A descriptor handed to JS, which closes it from now on.

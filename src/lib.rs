@@ -76,3 +76,22 @@ pub fn host_global(env: &napi::Env) -> napi::Result<js::JsRaw> {
 pub fn remove_spill_file(path: String) -> bool {
     dsh_shell_env_core::process::remove_spill_file(std::path::Path::new(&path))
 }
+
+/// The foreground process group of a terminal (`stdio.terminal`), from its
+/// master `fd`, and whether that group is blocked reading its input; `null`
+/// when the terminal has no foreground group.
+#[napi(js_name = "terminalForeground")]
+pub fn terminal_foreground(fd: i32) -> Option<TerminalForeground> {
+    use dsh_shell_env_core::process::terminal;
+    let pgid = terminal::foreground_group(fd)?;
+    Some(TerminalForeground { process_group_id: pgid, input_waiting: terminal::waits_for_input(pgid) })
+}
+
+/// A terminal's foreground process group.
+#[napi(object, object_from_js = false)]
+pub struct TerminalForeground {
+    /// Its id.
+    pub process_group_id: u32,
+    /// Whether one of its processes is blocked reading the terminal.
+    pub input_waiting: bool,
+}

@@ -15,6 +15,7 @@ import { delimiter, extname, isAbsolute, resolve } from 'node:path'
 import { SubprocessRuntime } from '@deepseek-ai/dsh-subprocess'
 
 import { warnIfShellEnvMissing } from '../executor/shell-env-missing.mjs'
+import { spawnTerminal } from './terminal.mjs'
 
 const require = createRequire(import.meta.url)
 const binding = require('../native.js')
@@ -188,6 +189,8 @@ class NativeSubprocessHandle {
 export class LocalSubprocessRuntime extends SubprocessRuntime {
   /** Live handles, ended and awaited at disposal. */
   live = new Set()
+  /** Live terminals, ended and awaited at disposal. */
+  terminals = new Set()
 
   constructor(ctx) {
     super(ctx)
@@ -196,7 +199,9 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
         handle.terminate()
         return handle.waitForExit()
       })
+      pending.push(...[...this.terminals].map((terminal) => terminal.terminate()))
       this.live.clear()
+      this.terminals.clear()
       await Promise.all(pending)
     }, 'native subprocess teardown')
     warnIfShellEnvMissing(ctx, 'subprocess-local')
@@ -248,11 +253,17 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
   }
 
   /**
-   * @param {import('@deepseek-ai/dsh-subprocess').SubprocessTerminalSpawnSpec} _spec
+   * A command on a real terminal (Linux, under the supervisor; elsewhere it
+   * rejects with `ERR_SHELL_EXEC_UNSUPPORTED`). `TERM` is `dumb` unless
+   * `spec.env` sets it.
+   * @param {import('@deepseek-ai/dsh-subprocess').SubprocessTerminalSpawnSpec} spec
    * @returns {Promise<import('@deepseek-ai/dsh-subprocess').SubprocessTerminalHandle>}
    */
-  async spawnTerminal(_spec) {
-    throw codedError('ERR_SHELL_EXEC_UNSUPPORTED', 'spawnTerminal() is not available in the native subprocess runtime yet; use @deepseek-ai/dsh-subprocess-local for terminals')
+  async spawnTerminal(spec) {
+    const terminal = await spawnTerminal(spec, layers({ TERM: 'dumb', ...spec?.env }))
+    this.terminals.add(terminal)
+    terminal.done.then(() => this.terminals.delete(terminal))
+    return terminal
   }
 }
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::environment::{build_environment, EnvironmentSpec, Platform};
 use crate::error::ExecError;
 use crate::keys::PATH_KEY;
+use crate::process::terminal::TerminalSize;
 use crate::process::{
     check_spill_base, check_workdir, resolve_program, Input, Output, OutputLimits, ProcessSpec, Search, SpillPlace,
 };
@@ -100,10 +101,16 @@ pub struct StdioRequest {
     pub stdout: Option<String>,
     /// `"capture"`, `"pipe"` or `"inherit"`.
     pub stderr: Option<String>,
+    /// `{ rows, cols }`: run on a new pseudo-terminal of that size instead
+    /// (the `ctx.subprocess` runtime's terminals), as numbers given.
+    pub terminal: Option<(f64, f64)>,
 }
 
 /// Every field of a spec's `stdio`.
-pub const STDIO_FIELDS: &[&str] = &["stdin", "stdout", "stderr"];
+pub const STDIO_FIELDS: &[&str] = &["stdin", "stdout", "stderr", "terminal"];
+
+/// Every field of a spec's `stdio.terminal`.
+pub const TERMINAL_FIELDS: &[&str] = &["rows", "cols"];
 
 /// Every field of an `execute()` spec (`buildEnvironment()` takes the same spec).
 pub const SPEC_FIELDS: &[&str] = &[
@@ -233,6 +240,7 @@ pub fn plan(
     };
     spec.stdout = output_mode("stdio.stdout", request.stdio.stdout.as_deref(), stdout)?;
     spec.stderr = output_mode("stdio.stderr", request.stdio.stderr.as_deref(), stderr)?;
+    spec.terminal = terminal(&request.stdio, request.stdin.is_some())?;
     spec.spill = spill;
     spec.timeout = timeout;
     spec.grace = grace;
@@ -374,6 +382,31 @@ fn trusted_search_path(path: Option<&str>, platform: &Platform) -> String {
     path.split(delimiter).filter(absolute).collect::<Vec<_>>().join(&delimiter.to_string())
 }
 
+/// `stdio.terminal`: whole numbers of rows and columns from 1 to 65535, and
+/// no other stdio setting beside it (the terminal is all three streams).
+fn terminal(stdio: &StdioRequest, stdin_data: bool) -> Result<Option<TerminalSize>, ExecError> {
+    let Some((rows, cols)) = stdio.terminal else { return Ok(None) };
+    let cells = |field: &str, value: f64| {
+        let whole = value.fract() == 0.0 && (1.0..=f64::from(u16::MAX)).contains(&value);
+        whole.then_some(value as u16).ok_or_else(|| {
+            ExecError::invalid_spec(
+                format!("stdio.terminal.{field}"),
+                format!("must be a whole number from 1 to 65535 (got {value})"),
+            )
+        })
+    };
+    let size = TerminalSize { rows: cells("rows", rows)?, cols: cells("cols", cols)? };
+    let others = [
+        ("stdio.stdin", stdio.stdin.is_some() || stdin_data),
+        ("stdio.stdout", stdio.stdout.is_some()),
+        ("stdio.stderr", stdio.stderr.is_some()),
+    ];
+    if let Some((field, _)) = others.into_iter().find(|(_, given)| *given) {
+        return Err(ExecError::invalid_spec(field, "cannot be given with stdio.terminal, which is all three streams"));
+    }
+    Ok(Some(size))
+}
+
 /// Where an output stream goes: captured within `limits` unless `mode` says
 /// `"pipe"` or `"inherit"`.
 fn output_mode(field: &str, mode: Option<&str>, limits: OutputLimits) -> Result<Output, ExecError> {
@@ -458,6 +491,32 @@ mod tests {
         let error = plan_of(request).err().expect("invalid spec");
         assert_eq!(error.code(), "ERR_SHELL_EXEC_INVALID_SPEC", "{error}");
         error.to_string()
+    }
+
+    #[test]
+    fn a_terminal_is_whole_cells_from_1_to_65535_and_all_three_streams() {
+        let on_terminal = |rows, cols| {
+            let mut request = request(CommandLine::Argv(vec![PROGRAM.into()]));
+            request.stdio.terminal = Some((rows, cols));
+            request
+        };
+        assert_eq!(
+            plan_of(&on_terminal(24.0, 65535.0)).unwrap().terminal,
+            Some(TerminalSize { rows: 24, cols: 65535 })
+        );
+        assert_eq!(plan_of(&request(CommandLine::Argv(vec![PROGRAM.into()]))).unwrap().terminal, None);
+        for (rows, cols, field) in
+            [(0.0, 80.0, "rows"), (24.5, 80.0, "rows"), (24.0, 65536.0, "cols"), (24.0, f64::NAN, "cols")]
+        {
+            let message = field_error(&on_terminal(rows, cols));
+            assert!(message.contains(&format!("stdio.terminal.{field}")), "{message}");
+        }
+        let mut piped = on_terminal(24.0, 80.0);
+        piped.stdio.stdout = Some("pipe".into());
+        assert!(field_error(&piped).contains("stdio.stdout: cannot be given with stdio.terminal"));
+        let mut with_data = on_terminal(24.0, 80.0);
+        with_data.stdin = Some(b"input".to_vec());
+        assert!(field_error(&with_data).contains("stdio.stdin: cannot be given with stdio.terminal"));
     }
 
     // The Windows shells and how they are invoked come with Windows process control.

@@ -145,6 +145,9 @@ pub enum ExecError {
     /// Collecting the managed environment failed before anything was spawned.
     #[error(transparent)]
     Collect(#[from] ShellEnvError),
+    /// What the spec asks for cannot be done on this host.
+    #[error("{feature} is not supported here: it {reason}")]
+    Unsupported { feature: String, reason: String },
 }
 
 /// The code of a result whose command was killed because the supervisor
@@ -183,6 +186,7 @@ impl ExecError {
             Self::InvalidWorkdir { .. } => "ERR_SHELL_EXEC_INVALID_WORKDIR",
             Self::InvalidSpillDir { .. } => "ERR_SHELL_EXEC_INVALID_SPILL_DIR",
             Self::SpawnFailed { .. } => "ERR_SHELL_EXEC_SPAWN_FAILED",
+            Self::Unsupported { .. } => "ERR_SHELL_EXEC_UNSUPPORTED",
             Self::Collect(inner) => inner.code(),
         }
     }

@@ -43,6 +43,18 @@ pub struct Pipes {
     pub stdout: Option<super::platform::Fd>,
     /// The child's stderr.
     pub stderr: Option<super::platform::Fd>,
+    /// The terminal the child runs on, when spawned on one.
+    pub terminal: Option<Terminal>,
+}
+
+/// The host's side of a command on a pseudo-terminal.
+#[derive(Debug)]
+pub struct Terminal {
+    /// The master: read the command's output from it, write its input to it.
+    pub master: super::platform::Fd,
+    /// The command's own pid, its session's and first group's id (the
+    /// execution's pid is its reaper's).
+    pub pid: u32,
 }
 
 /// The result once published, or the callbacks waiting for it.

@@ -37,6 +37,7 @@ mod stream;
 mod supervise;
 mod sync;
 mod teardown;
+pub mod terminal;
 
 #[cfg(all(test, unix))]
 mod tests;
@@ -45,7 +46,7 @@ mod windows_tests;
 
 pub use driver::{spawn, spawn_async};
 pub use handle::{KillReason, Process};
-pub use lifecycle::Pipes;
+pub use lifecycle::{Pipes, Terminal};
 pub use output::{OutputReceipt, OutputSink, LIVE_OUTPUT_BUDGET};
 pub use platform::os_error_name;
 pub use program::{check_workdir, resolve_program, Search, DEFAULT_PATHEXT};

@@ -10,7 +10,7 @@ use std::time::Instant;
 use super::containment;
 use super::exit::Control;
 use super::group::Group;
-use super::lifecycle::{Outcome, Pipes, Shared};
+use super::lifecycle::{Outcome, Pipes, Shared, Terminal};
 use super::output::{Capture, LiveOutput};
 use super::platform::{self, Fd, Leader};
 use super::spec::{Input, Output, ProcessSpec};
@@ -47,14 +47,21 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         stdin_piped: spec.stdin != Input::Null,
         stdout_inherited: spec.stdout == Output::Inherit,
         stderr_inherited: spec.stderr == Output::Inherit,
+        terminal: spec.terminal,
     };
+    let mut terminal = None;
     let (Leader { pid, stdout, stderr, stdin }, control, link) = match containment::supervisor() {
         Some(helper) => {
             let started =
                 platform::supervisor::spawn(helper, &spec.program, &spec.args, &spec.env, &spec.cwd, stdio, spec.grace)
                     .map_err(|error| spawn_failed(&spec.program, error))?;
-            let platform::supervisor::Supervised { pid, stdout, stderr, stdin, id, link } = started;
+            let platform::supervisor::Supervised { pid, stdout, stderr, stdin, id, link, terminal: pty } = started;
+            terminal = pty.map(|(master, pid)| Terminal { master, pid });
             (Leader { pid, stdout, stderr, stdin }, Control::Supervised { id }, Some(link))
+        }
+        None if spec.terminal.is_some() => {
+            let reason = "needs the supervisor (Linux), which this host does not run";
+            return Err(ExecError::Unsupported { feature: "a terminal".into(), reason: reason.into() });
         }
         None => {
             let leader = platform::spawn_leader(&spec.program, &spec.args, &spec.env, &spec.cwd, stdio)
@@ -79,7 +86,7 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         group: Group::new(pid, spec.grace, control),
         stdout: Mutex::new(Capture::new(StreamKind::Stdout, pid, limits(spec.stdout), spec.spill.clone())),
         stderr: Mutex::new(Capture::new(StreamKind::Stderr, pid, limits(spec.stderr), spec.spill.clone())),
-        handed: Mutex::new(Pipes { stdin: stdin_handed, stdout: stdout_handed, stderr: stderr_handed }),
+        handed: Mutex::new(Pipes { stdin: stdin_handed, stdout: stdout_handed, stderr: stderr_handed, terminal }),
         outcome: Mutex::new(Outcome::Pending(Vec::new())),
         link: Mutex::new(link.as_ref().and_then(|link| link.try_clone().ok())),
     });

@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::output::OutputSink;
 use super::spill::SpillPlace;
 use super::stream::OutputLimits;
+use super::terminal::TerminalSize;
 
 /// The default time between SIGTERM and SIGKILL.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(3);
@@ -34,6 +35,11 @@ pub struct ProcessSpec {
     pub grace: Duration,
     /// Live output, if wanted.
     pub on_output: Option<OutputSink>,
+    /// Run on a new pseudo-terminal of this size instead: the command leads
+    /// a session of its own with the terminal on 0–2, and the caller takes
+    /// the master ([`Process::take_pipes`](super::Process::take_pipes)); `stdin`,
+    /// `stdout` and `stderr` are not used. Linux, under the supervisor.
+    pub terminal: Option<TerminalSize>,
 }
 
 /// What a child reads on standard input.
@@ -95,6 +101,7 @@ impl ProcessSpec {
             timeout: None,
             grace: DEFAULT_GRACE,
             on_output: None,
+            terminal: None,
         }
     }
 }

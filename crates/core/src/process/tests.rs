@@ -228,7 +228,7 @@ async fn raw_pipes_go_to_the_caller_and_nothing_of_them_is_kept_here() {
     spec.stdout = Output::Pipe;
     spec.stderr = Output::Pipe;
     let process = spawn(spec).unwrap();
-    let Pipes { stdin, stdout, stderr } = process.take_pipes();
+    let Pipes { stdin, stdout, stderr, .. } = process.take_pipes();
     let (mut stdin, mut stdout, mut stderr) =
         (fs::File::from(stdin.unwrap()), fs::File::from(stdout.unwrap()), fs::File::from(stderr.unwrap()));
     assert!(process.take_pipes().stdout.is_none(), "taken once");

@@ -84,6 +84,8 @@ pub enum Report {
     Started {
         /// The reaper's pid, the group id.
         pid: u32,
+        /// The command's own pid (in a terminal, its session's leader).
+        command: u32,
     },
     /// The command could not be started: the OS error.
     Failed {
@@ -103,7 +105,7 @@ impl Report {
     /// The message's bytes.
     pub fn encode(self) -> [u8; MESSAGE_LEN] {
         let (tag, value, flag) = match self {
-            Self::Started { pid } => (b's', pid as i32, 0),
+            Self::Started { pid, .. } => (b's', pid as i32, 0),
             Self::Failed { errno } => (b'f', errno, 0),
             Self::Exited { status, lost } => (b'x', status, u8::from(lost)),
         };
@@ -111,6 +113,9 @@ impl Report {
         bytes[0] = tag;
         bytes[1] = flag;
         bytes[4..8].copy_from_slice(&value.to_le_bytes());
+        if let Self::Started { command, .. } = self {
+            bytes[8..12].copy_from_slice(&command.to_le_bytes());
+        }
         bytes
     }
 
@@ -118,8 +123,12 @@ impl Report {
     pub fn decode(bytes: &[u8]) -> Option<Self> {
         let bytes: &[u8; MESSAGE_LEN] = bytes.try_into().ok()?;
         let value = i32::from_le_bytes(bytes[4..8].try_into().ok()?);
+        let extra = u32::from_le_bytes(bytes[8..12].try_into().ok()?);
         match (bytes[0], bytes[1]) {
-            (b's', 0) => Some(Self::Started { pid: u32::try_from(value).ok().filter(|&pid| pid > 0)? }),
+            (b's', 0) => Some(Self::Started {
+                pid: u32::try_from(value).ok().filter(|&pid| pid > 0)?,
+                command: Some(extra).filter(|&pid| pid > 0 && i32::try_from(pid).is_ok())?,
+            }),
             (b'f', 0) => Some(Self::Failed { errno: value }),
             (b'x', flag @ (0 | 1)) => Some(Self::Exited { status: value, lost: flag == 1 }),
             _ => None,
@@ -142,6 +151,9 @@ pub struct LaunchSpec {
     /// Milliseconds between the SIGTERM and the SIGKILL to what the command
     /// leaves behind.
     pub grace_ms: u64,
+    /// The path of a pseudo-terminal's slave: the command starts a session
+    /// of its own with it as its controlling terminal on 0–2.
+    pub terminal: Option<Vec<u8>>,
 }
 
 impl LaunchSpec {
@@ -151,7 +163,8 @@ impl LaunchSpec {
         out.extend_from_slice(&self.grace_ms.to_le_bytes());
         put(&mut out, &self.program);
         put(&mut out, &self.cwd);
-        for list in [&self.argv, &self.env] {
+        let terminal: Vec<Vec<u8>> = self.terminal.iter().cloned().collect();
+        for list in [&self.argv, &self.env, &terminal] {
             out.extend_from_slice(&(list.len() as u32).to_le_bytes());
             for item in list {
                 put(&mut out, item);
@@ -179,14 +192,19 @@ impl LaunchSpec {
         let cwd = reader.item()?;
         let argv = reader.list()?;
         let env = reader.list()?;
-        let whole = reader.at == bytes.len();
-        let no_nul = [&program, &cwd].into_iter().chain(&argv).chain(&env).all(|item| !item.contains(&0));
-        (whole && no_nul && !program.is_empty() && !argv.is_empty()).then_some(Self {
+        let mut terminals = reader.list()?;
+        let terminal = terminals.pop();
+        let whole = reader.at == bytes.len() && terminals.is_empty();
+        let no_nul =
+            [&program, &cwd].into_iter().chain(&argv).chain(&env).chain(&terminal).all(|item| !item.contains(&0));
+        let terminal_named = terminal.as_ref().is_none_or(|path| !path.is_empty());
+        (whole && no_nul && terminal_named && !program.is_empty() && !argv.is_empty()).then_some(Self {
             program,
             argv,
             env,
             cwd,
             grace_ms,
+            terminal,
         })
     }
 }
@@ -242,7 +260,7 @@ mod tests {
             assert_eq!(Request::decode(&request.encode()), Some(request));
         }
         for report in [
-            Report::Started { pid: 4_194_304 },
+            Report::Started { pid: 4_194_304, command: 4_194_305 },
             Report::Failed { errno: 2 },
             Report::Exited { status: 0x0f00, lost: false },
             Report::Exited { status: 9, lost: true },
@@ -255,9 +273,12 @@ mod tests {
     fn malformed_messages_are_refused() {
         assert_eq!(Request::decode(b"S"), None);
         assert_eq!(Request::decode(&[b'Z'; MESSAGE_LEN]), None);
-        let mut started = Report::Started { pid: 1 }.encode();
+        let mut started = Report::Started { pid: 1, command: 2 }.encode();
         started[4..8].copy_from_slice(&0i32.to_le_bytes());
         assert_eq!(Report::decode(&started), None, "pid 0 is no process");
+        let mut started = Report::Started { pid: 1, command: 2 }.encode();
+        started[8..12].copy_from_slice(&0u32.to_le_bytes());
+        assert_eq!(Report::decode(&started), None, "a command pid 0 is no process");
         let mut exited = Report::Exited { status: 0, lost: false }.encode();
         exited[1] = 2;
         assert_eq!(Report::decode(&exited), None);
@@ -271,6 +292,7 @@ mod tests {
             env: vec![b"A=1".to_vec(), b"EMPTY=".to_vec()],
             cwd: b"/tmp".to_vec(),
             grace_ms: 3000,
+            terminal: None,
         };
         let bytes = spec.encode();
         assert_eq!(LaunchSpec::announced_len(&bytes), Some(bytes.len()));
@@ -279,6 +301,10 @@ mod tests {
         let mut nul = spec.clone();
         nul.env.push(b"B=\0".to_vec());
         assert_eq!(LaunchSpec::decode(&nul.encode()), None);
+        let in_terminal = LaunchSpec { terminal: Some(b"/dev/pts/7".to_vec()), ..spec.clone() };
+        assert_eq!(LaunchSpec::decode(&in_terminal.encode()), Some(in_terminal.clone()));
+        let unnamed = LaunchSpec { terminal: Some(Vec::new()), ..spec.clone() };
+        assert_eq!(LaunchSpec::decode(&unnamed.encode()), None);
         let no_argv = LaunchSpec { argv: Vec::new(), ..spec };
         assert_eq!(LaunchSpec::decode(&no_argv.encode()), None);
     }

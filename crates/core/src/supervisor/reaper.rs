@@ -105,7 +105,7 @@ pub(crate) fn run(standby: Standby) -> ! {
     drop(stdio);
     // SAFETY: getpid cannot fail.
     let me = unsafe { libc::getpid() };
-    let _ = socket::send(&link, &Report::Started { pid: me as u32 }.encode(), &[], false);
+    let _ = socket::send(&link, &Report::Started { pid: me as u32, command: child as u32 }.encode(), &[], false);
     let grace = Duration::from_millis(spec.grace_ms);
     Reaper {
         me,
@@ -183,6 +183,8 @@ fn read_spec(link: &OwnedFd) -> Option<LaunchSpec> {
 /// Starts the command as this process's child through `posix_spawn`: in the
 /// spec's directory, with its environment, its stdio on 0–2, the default
 /// action for every signal handled or ignored here and an empty signal mask.
+/// In a terminal it leads a new session, whose controlling terminal the
+/// slave becomes as the child opens it by its path (without `O_NOCTTY`).
 /// Fails with the errno of `chdir` or of the spawn (`execve`'s included).
 fn start(spec: &LaunchSpec, stdio: &[OwnedFd; 3]) -> io::Result<libc::pid_t> {
     let cstring = |bytes: &[u8]| CString::new(bytes).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL));
@@ -194,6 +196,7 @@ fn start(spec: &LaunchSpec, stdio: &[OwnedFd; 3]) -> io::Result<libc::pid_t> {
         list.iter().map(|item| item.as_ptr().cast_mut()).chain([ptr::null_mut()]).collect::<Vec<_>>()
     };
     let (argv_ptrs, env_ptrs) = (pointers(&argv), pointers(&env));
+    let terminal = spec.terminal.as_deref().map(cstring).transpose()?;
     // SAFETY: chdir with a valid path; this process runs nothing else that
     // depends on its directory.
     if unsafe { libc::chdir(cwd.as_ptr()) } != 0 {
@@ -204,7 +207,8 @@ fn start(spec: &LaunchSpec, stdio: &[OwnedFd; 3]) -> io::Result<libc::pid_t> {
     // use and destroyed after; the sets are initialised by sigemptyset; argv
     // and envp are NUL-terminated arrays of NUL-terminated strings that
     // outlive the call; the stdio descriptors are open (above 2, since 0–2
-    // are /dev/null here), so each dup2 leaves the others intact.
+    // are /dev/null here), so each dup2 leaves the others intact; the
+    // terminal's path outlives the call.
     let result = unsafe {
         let mut attr = MaybeUninit::<libc::posix_spawnattr_t>::uninit();
         let mut actions = MaybeUninit::<libc::posix_spawn_file_actions_t>::uninit();
@@ -219,10 +223,18 @@ fn start(spec: &LaunchSpec, stdio: &[OwnedFd; 3]) -> io::Result<libc::pid_t> {
         }
         libc::posix_spawnattr_setsigmask(attr.as_mut_ptr(), empty.as_ptr());
         libc::posix_spawnattr_setsigdefault(attr.as_mut_ptr(), defaults.as_ptr());
-        let flags = libc::POSIX_SPAWN_SETSIGMASK | libc::POSIX_SPAWN_SETSIGDEF;
+        let mut flags = libc::POSIX_SPAWN_SETSIGMASK | libc::POSIX_SPAWN_SETSIGDEF;
+        if terminal.is_some() {
+            flags |= libc::c_int::from(libc::POSIX_SPAWN_SETSID);
+        }
         libc::posix_spawnattr_setflags(attr.as_mut_ptr(), flags as libc::c_short);
         for (target, fd) in stdio.iter().enumerate() {
             libc::posix_spawn_file_actions_adddup2(actions.as_mut_ptr(), fd.as_raw_fd(), target as libc::c_int);
+        }
+        if let Some(path) = &terminal {
+            // In the new session, this open makes the slave its controlling
+            // terminal; 1 and 2 are the same terminal already.
+            libc::posix_spawn_file_actions_addopen(actions.as_mut_ptr(), 0, path.as_ptr(), libc::O_RDWR, 0);
         }
         let result = libc::posix_spawn(
             &mut pid,

@@ -70,6 +70,8 @@ pub(crate) struct StdioPlan {
     pub(crate) stdin_piped: bool,
     pub(crate) stdout_inherited: bool,
     pub(crate) stderr_inherited: bool,
+    /// Instead of all of the above: a new pseudo-terminal of this size.
+    pub(crate) terminal: Option<crate::process::terminal::TerminalSize>,
 }
 
 // Public beyond the process module: errors name OS failures with it.

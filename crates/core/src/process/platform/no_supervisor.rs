@@ -18,6 +18,7 @@ pub(crate) struct Supervised {
     pub(crate) stdin: Option<Fd>,
     pub(crate) id: u64,
     pub(crate) link: Fd,
+    pub(crate) terminal: Option<(Fd, u32)>,
 }
 
 /// Fails: there is no supervisor here.

@@ -45,6 +45,8 @@ pub(crate) struct Supervised {
     pub(crate) id: u64,
     /// The host's end of the command's link, readable when the reaper reports.
     pub(crate) link: OwnedFd,
+    /// On a terminal: its master and the command's own pid.
+    pub(crate) terminal: Option<(OwnedFd, u32)>,
 }
 
 /// The running supervisor.
@@ -76,6 +78,7 @@ pub(crate) fn spawn(
     stdio: StdioPlan,
     grace: Duration,
 ) -> io::Result<Supervised> {
+    let pty = stdio.terminal.map(crate::process::terminal::open).transpose()?;
     let spec = LaunchSpec {
         program: program.as_os_str().as_bytes().to_vec(),
         argv: std::iter::once(program.as_os_str().as_bytes().to_vec())
@@ -84,12 +87,13 @@ pub(crate) fn spawn(
         env: env.iter().map(|(key, value)| [key.as_bytes(), b"=", value.as_bytes()].concat()).collect(),
         cwd: cwd.as_os_str().as_bytes().to_vec(),
         grace_ms: u64::try_from(grace.as_millis()).unwrap_or(u64::MAX),
+        terminal: pty.as_ref().map(|pty| pty.path.as_os_str().as_bytes().to_vec()),
     }
     .encode();
     let mut last = io::Error::other("the supervisor could not be started");
     for _ in 0..ATTEMPTS {
         let socket = connect(helper)?;
-        match start(&socket, &spec, stdio) {
+        match start(&socket, &spec, stdio, pty.as_ref()) {
             Ok(started) => return Ok(started),
             Err(Failure::Refused(error)) => return Err(error),
             Err(Failure::Gone(error)) => {
@@ -117,9 +121,32 @@ enum Failure {
     Lost(io::Error),
 }
 
-fn start(socket: &OwnedFd, spec: &[u8], stdio: StdioPlan) -> Result<Supervised, Failure> {
+fn start(
+    socket: &OwnedFd,
+    spec: &[u8],
+    stdio: StdioPlan,
+    pty: Option<&crate::process::terminal::Pty>,
+) -> Result<Supervised, Failure> {
     let refused = Failure::Refused;
     let (link, link_remote) = socket::pair().map_err(refused)?;
+    if let Some(pty) = pty {
+        // The command's 0–2 are the slave (it opens it again, by its path, to
+        // make it its controlling terminal); the host keeps the master.
+        let slave = || pty.slave.try_clone().map_err(refused);
+        let (stdin_remote, stdout_remote, stderr_remote) = (slave()?, slave()?, slave()?);
+        let master = pty.master.try_clone().map_err(refused)?;
+        let remote = [link_remote, stdin_remote, stdout_remote, stderr_remote];
+        let (pid, command, id) = request(socket, &link, spec, remote)?;
+        return Ok(Supervised {
+            pid,
+            stdout: None,
+            stderr: None,
+            stdin: None,
+            id,
+            link,
+            terminal: Some((master, command)),
+        });
+    }
     // An inherited stream: the command gets a copy of the host's own.
     let output = |inherit: bool, host_fd: RawFd| -> io::Result<(Option<OwnedFd>, OwnedFd)> {
         if inherit {
@@ -144,20 +171,27 @@ fn start(socket: &OwnedFd, spec: &[u8], stdio: StdioPlan) -> Result<Supervised, 
     } else {
         (None, dev_null().map_err(refused)?)
     };
+    let (pid, _, id) = request(socket, &link, spec, [link_remote, stdin_remote, stdout_remote, stderr_remote])?;
+    Ok(Supervised { pid, stdout, stderr, stdin, id, link, terminal: None })
+}
+
+/// Asks the supervisor for a reaper with the command's `remote` ends (link
+/// and stdio, in the order of `SPAWN_FDS`), sends `spec` on `link` and waits
+/// for the command to run: its reaper's pid, its own, and the host's number.
+fn request(socket: &OwnedFd, link: &OwnedFd, spec: &[u8], remote: [OwnedFd; 4]) -> Result<(u32, u32, u64), Failure> {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    let fds: [RawFd; 4] =
-        [link_remote.as_raw_fd(), stdin_remote.as_raw_fd(), stdout_remote.as_raw_fd(), stderr_remote.as_raw_fd()];
+    let fds: [RawFd; 4] = remote.each_ref().map(AsRawFd::as_raw_fd);
     socket::send(socket, &Request::Spawn { id }.encode(), &fds, false).map_err(Failure::Gone)?;
     // The supervisor and the reaper hold them now.
-    drop((link_remote, stdin_remote, stdout_remote, stderr_remote));
+    drop(remote);
     for chunk in spec.chunks(CHUNK) {
-        socket::send(&link, chunk, &[], false).map_err(Failure::Lost)?;
+        socket::send(link, chunk, &[], false).map_err(Failure::Lost)?;
     }
     let mut buf = [0; MESSAGE_LEN];
     let report = socket::receive(link.as_raw_fd(), &mut buf, false).map_err(Failure::Lost)?;
     match report.and_then(|(len, _)| Report::decode(&buf[..len])) {
-        Some(Report::Started { pid }) => Ok(Supervised { pid, stdout, stderr, stdin, id, link }),
-        Some(Report::Failed { errno }) => Err(refused(io::Error::from_raw_os_error(errno))),
+        Some(Report::Started { pid, command }) => Ok((pid, command, id)),
+        Some(Report::Failed { errno }) => Err(Failure::Refused(io::Error::from_raw_os_error(errno))),
         // The reaper (or the supervisor with it) died before the command started.
         _ => Err(Failure::Lost(io::Error::other("the command's reaper ended before it started the command"))),
     }

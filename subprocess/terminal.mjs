@@ -1,0 +1,123 @@
+// `ctx.subprocess.spawnTerminal()`: a command on a real pseudo-terminal,
+// spawned by this package's supervisor (Linux). The command leads a session
+// of its own on the terminal's slave; the host keeps the master, which is
+// the handle's output and input. Its foreground group is asked of the
+// terminal (`tcgetpgrp`) and whether that group waits for input of `/proc`,
+// in Rust; the whole session ends as any command's tree does.
+
+import { createRequire } from 'node:module'
+import { PassThrough } from 'node:stream'
+import tty from 'node:tty'
+
+const require = createRequire(import.meta.url)
+const binding = require('../native.js')
+const { codedError } = require('../js-errors.js')
+
+/** The signals a terminal's foreground group may be sent (the seam's `SubprocessTerminalSignal`). */
+const FOREGROUND_SIGNALS = new Set(['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGTSTP', 'SIGHUP'])
+
+/**
+ * One command on a terminal and its session. `done` settles once the whole
+ * session is gone (the command's exit, and what it left behind ended within
+ * the grace); `output` ends after the terminal's last output.
+ */
+class NativeTerminalHandle {
+  #native
+  #master
+  #fd
+  #closed = false
+  #ended
+  #terminating
+
+  constructor(native, terminal) {
+    this.#native = native
+    this.#fd = terminal.fd
+    /** The command's own pid: its session's and first group's id. */
+    this.pid = terminal.pid
+    this.output = new PassThrough()
+    this.#master = new tty.ReadStream(terminal.fd)
+    this.#master.on('data', (chunk) => this.output.write(chunk))
+    // Once no process holds the slave, a read of the master fails with EIO:
+    // that is the end of the terminal's output, not an error.
+    this.#ended = new Promise((ended) => {
+      this.#master.once('error', ended)
+      this.#master.once('end', ended)
+      this.#master.once('close', ended)
+    }).then(() => this.#close())
+    const exited = new Promise((resolve) => native.onFinish(resolve))
+    this.done = exited.then(async (result) => {
+      await this.#ended
+      return { exitCode: result.exitCode ?? null, signal: result.signal ?? null }
+    })
+  }
+
+  #close() {
+    if (this.#closed) return
+    // Before the descriptor is closed, so that no later call uses its number.
+    this.#closed = true
+    this.#master.destroy()
+    this.output.end()
+  }
+
+  /** Writes `data` to the terminal, as typed (no newline conversion). */
+  async write(data) {
+    if (this.#closed) throw codedError('ERR_SHELL_EXEC_TERMINAL_CLOSED', 'the terminal has ended: nothing can be written to it')
+    /** @type {Promise<void>} */
+    const written = new Promise((resolve, reject) => this.#master.write(String(data), (error) => (error ? reject(error) : resolve())))
+    await written
+  }
+
+  /** The foreground group and whether it waits for input; `undefined` once the terminal ended. */
+  async inspectForeground() {
+    if (this.#closed) return undefined
+    return binding.terminalForeground(this.#fd) ?? undefined
+  }
+
+  /** Sends `signal` to the foreground group; its id. The shell's own group is never SIGKILLed: terminate() ends it. */
+  async signalForeground(signal) {
+    if (!FOREGROUND_SIGNALS.has(signal)) {
+      throw codedError('ERR_SHELL_EXEC_INVALID_SIGNAL', `signal must be one of ${[...FOREGROUND_SIGNALS].join(', ')} (got ${String(signal)})`)
+    }
+    const foreground = await this.inspectForeground()
+    if (foreground === undefined) throw new Error(`cannot resolve the foreground process group of terminal ${this.pid}`)
+    if (signal === 'SIGKILL' && foreground.processGroupId === this.pid) {
+      throw new Error('refusing to SIGKILL the terminal shell; terminate the terminal session instead')
+    }
+    process.kill(-foreground.processGroupId, signal)
+    return foreground.processGroupId
+  }
+
+  /** Ends the whole session (SIGTERM, SIGKILL after the grace) and waits until it is gone; idempotent. */
+  terminate() {
+    this.#terminating ??= (async () => {
+      this.#native.kill()
+      await this.done
+    })()
+    return this.#terminating
+  }
+}
+
+/**
+ * Starts `spec` (the seam's `SubprocessTerminalSpawnSpec`) on a new
+ * terminal; `environment` is the spec's `env` as this runtime's spawn
+ * layers (`{ env, dshEnv }`). Rejects with the spawn's coded error, nothing started.
+ */
+export async function spawnTerminal(spec, environment) {
+  const argv = [...(spec?.argv ?? [])]
+  if (argv.length === 0 || typeof argv[0] !== 'string' || argv[0].length === 0) {
+    throw codedError('ERR_SHELL_EXEC_INVALID_SPEC', 'invalid argv: must hold a program')
+  }
+  spec.signal?.throwIfAborted()
+  const native = binding.spawn(
+    {
+      command: argv,
+      workdir: spec.cwd,
+      onExpiry: 'none',
+      graceMs: spec.graceMs,
+      ...environment,
+      stdio: { terminal: { rows: spec.rows, cols: spec.cols } },
+    },
+    process.env,
+  )
+  return new NativeTerminalHandle(native, native.takePipes().terminal)
+}
