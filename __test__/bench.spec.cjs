@@ -33,6 +33,8 @@ const ROWS = [
   ...toolRows('none'),
   ...toolRows('strings'),
   ...toolRows('objects'),
+  // The native runtime's terminals need the supervisor (Linux).
+  ...(process.platform === 'linux' ? ['terminal'] : []),
   'spawn-true/grown',
   'spawn-bash/grown',
 ]
@@ -114,6 +116,7 @@ posix.describe('npm run bench (quick mode)', () => {
     for (const count of [1, 10, 50]) expect(ids(`collect/${count}`)).toEqual(['native', 'plain-js'])
     expect(ids('concurrent')).toEqual(['execute', 'child_process'])
     expect(ids('throughput')).toEqual(['execute', 'execute-nospill', 'child_process'])
+    if (process.platform === 'linux') expect(ids('terminal')).toEqual(['native', 'reference'])
     for (const shape of ['none', 'strings', 'objects']) {
       expect(ids(`tool-bash/${shape}`)).toEqual(['native', 'reference'])
       expect(ids(`subprocess/${shape}`)).toEqual(['native', 'reference'])
@@ -128,7 +131,7 @@ posix.describe('npm run bench (quick mode)', () => {
   })
 
   it('reports every target', () => {
-    expect(results.targets.length).toBe(16)
+    expect(results.targets.length).toBe(17)
     for (const target of results.targets) {
       expect(typeof target.name).toBe('string')
       expect(typeof target.limit).toBe('number')

@@ -25,6 +25,10 @@
 //     @deepseek-ai/dsh-subprocess-local, and (with bubblewrap installed) a
 //     read-only bash tool call through @deepseek-ai/dsh-bash-sandbox over
 //     each runtime
+// 10. a terminal session through ctx.subprocess.spawnTerminal(), from the
+//     call to its first output: this package's runtime vs
+//     @deepseek-ai/dsh-subprocess-local (node-pty), in a fresh process
+//     (terminal-child.mjs; Linux)
 //  8. with --baseline FILE.node: the binding's per-call cost (collect(),
 //     buildEnvironment(), execute()) of this build beside that build of the
 //     addon, both loaded here (baseline.mjs)
@@ -68,6 +72,7 @@ const SIZE = QUICK
       concurrent: { rounds: 2, perRound: 1, calls: 8 },
       throughput: { rounds: 1, bytes: 4 * MiB },
       toolBash: { rounds: 2, perRound: 2 },
+      terminal: { rounds: 2, perRound: 2 },
       heapMiB: 16,
     }
   : {
@@ -77,6 +82,7 @@ const SIZE = QUICK
       concurrent: { rounds: 15, perRound: 2, calls: 64 }, // 30 batches of 64
       throughput: { rounds: 7, bytes: 256 * MiB }, // 7 fresh processes per contender
       toolBash: { rounds: 20, perRound: 10 }, // 200 calls per contender and heap shape
+      terminal: { rounds: 10, perRound: 10 }, // 100 sessions per contender
       heapMiB: 1024,
     }
 
@@ -582,6 +588,29 @@ async function main() {
     }
   }
 
+  // 10. A terminal session, start to first output (Linux: the native runtime's terminals need the supervisor).
+  if (process.platform === 'linux') {
+    log('row: a terminal session, start to first output')
+    const { rounds, perRound } = SIZE.terminal
+    const child = spawnSync(process.execPath, [path.join(HERE, 'terminal-child.mjs'), String(rounds), String(perRound)], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      maxBuffer: 16 * MiB,
+    })
+    if (child.status !== 0) throw new Error(`terminal-child failed: ${child.stderr}`)
+    const { samples } = JSON.parse(child.stdout.trim().split('\n').pop())
+    addRow({
+      id: 'terminal',
+      title: 'A terminal session (ctx.subprocess.spawnTerminal() of /bin/sh), from the call to its first output, fresh process',
+      heap: { phase: 'default, fresh process' },
+      contenders: [
+        { id: 'native', label: '@deepseek-ai/dsh-shell-env/subprocess-local (Rust: a pseudo-terminal under the supervisor)' },
+        { id: 'reference', label: '@deepseek-ai/dsh-subprocess-local (node-pty)' },
+      ],
+      samples: new Map([['native', samples.native], ['reference', samples.reference]]),
+    })
+  }
+
   // 1 and 2 again with ~1 GiB of live data in this process.
   {
     log(`growing this process by ${SIZE.heapMiB} MiB of live strings`)
@@ -632,6 +661,7 @@ async function main() {
     target('ctx.subprocess spawn of /bin/true, ~1 GiB of strings: ≤ 0.05× dsh-subprocess-local', 'subprocess/strings', 'reference', 0.05),
     target('sandboxed bash tool call, default heap: ≤ 0.8× over dsh-subprocess-local', 'tool-bash-sandbox/none', 'reference', 0.8),
     target('sandboxed bash tool call, ~1 GiB of strings: ≤ 0.1× over dsh-subprocess-local', 'tool-bash-sandbox/strings', 'reference', 0.1),
+    target('terminal session, start to first output: ≤ 1.0× dsh-subprocess-local', 'terminal', 'reference', 1.0),
     { ...target('the supervisor\'s RSS: ≤ 4 MiB', 'supervisor', 'rss', 4, supervisorRss), met: supervisorRss === null ? null : supervisorRss <= 4 },
     target('throughput: ≥ 1.0× child_process (time ratio ≤ 1.0)', 'throughput', 'child_process', 1.0),
     {
