@@ -3,9 +3,11 @@
 // whole session. Real bash sessions; Linux (the supervisor and /proc).
 // Runs unchanged under `vitest run` (globals: true) and `jest`.
 
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 import { Context } from '@deepseek-ai/cordis'
 import LocalSubprocessRuntime from '@deepseek-ai/dsh-shell-env/subprocess-local'
@@ -35,6 +37,7 @@ function command(pid) {
 }
 
 const SHELL = ['bash', '--norc', '--noprofile', '-i']
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
 proc.describe('a terminal of ctx.subprocess', () => {
   let root
@@ -122,6 +125,35 @@ proc.describe('a terminal of ctx.subprocess', () => {
     expect(await terminal.inspectForeground()).toBeUndefined()
     await expect(terminal.write('echo late\n')).rejects.toMatchObject({ code: 'ERR_SHELL_EXEC_TERMINAL_CLOSED' })
   })
+
+  it('without the cgroup tier too, terminate() ends a setsid escapee of the session (a host of its own)', () => {
+    const script = `
+      import { Context } from '@deepseek-ai/cordis'
+      import Runtime from '@deepseek-ai/dsh-shell-env/subprocess-local'
+      import fs from 'node:fs'
+      const root = new Context()
+      await root.plugin(Runtime)
+      const pids = ${JSON.stringify(path.join(tmp, 'sweep-pids'))}
+      const terminal = await root.subprocess.spawnTerminal({ argv: ${JSON.stringify(SHELL)}, cwd: '/', rows: 24, cols: 80, graceMs: 300 })
+      await terminal.write("setsid -f sh -c 'echo $$ > " + pids + "; exec sleep 60'\\n")
+      while (!fs.existsSync(pids) || fs.readFileSync(pids, 'utf8').trim() === '') await new Promise((r) => setTimeout(r, 10))
+      const escapee = Number(fs.readFileSync(pids, 'utf8'))
+      await terminal.terminate()
+      let alive = true
+      try { process.kill(escapee, 0) } catch { alive = false }
+      console.log(JSON.stringify({ escapee, alive }))
+    `
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, DSH_SHELL_ENV_NO_CGROUPS: '1' },
+      timeout: 30_000,
+    })
+    expect(run.stderr).toBe('')
+    const report = JSON.parse(run.stdout.trim())
+    expect(report.escapee).toBeGreaterThan(0)
+    expect(report.alive).toBe(false)
+  }, 40_000)
 
   it('disposing the runtime ends its terminals', async () => {
     const { terminal } = await shell()
