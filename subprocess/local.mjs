@@ -253,9 +253,8 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
   }
 
   /**
-   * A command on a real terminal (Linux, under the supervisor; elsewhere it
-   * rejects with `ERR_SHELL_EXEC_UNSUPPORTED`). `TERM` is `dumb` unless
-   * `spec.env` sets it.
+   * A command on a real terminal (POSIX; on Windows it rejects with
+   * `ERR_SHELL_EXEC_UNSUPPORTED`). `TERM` is `dumb` unless `spec.env` sets it.
    * @param {import('@deepseek-ai/dsh-subprocess').SubprocessTerminalSpawnSpec} spec
    * @returns {Promise<import('@deepseek-ai/dsh-subprocess').SubprocessTerminalHandle>}
    */

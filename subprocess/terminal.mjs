@@ -1,9 +1,9 @@
 // `ctx.subprocess.spawnTerminal()`: a command on a real pseudo-terminal,
-// spawned by this package's supervisor (Linux). The command leads a session
+// spawned by this package's spawner (POSIX). The command leads a session
 // of its own on the terminal's slave; the host keeps the master, which is
 // the handle's output and input. Its foreground group is asked of the
-// terminal (`tcgetpgrp`) and whether that group waits for input of `/proc`,
-// in Rust; the whole session ends as any command's tree does.
+// terminal (`tcgetpgrp`) and whether that group waits for input of `/proc`
+// (Linux), in Rust; the whole session ends as any command's tree does.
 
 import { createRequire } from 'node:module'
 import { PassThrough } from 'node:stream'

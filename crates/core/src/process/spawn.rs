@@ -40,6 +40,10 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
     if !spec.program.is_absolute() {
         return Err(ExecError::invalid_spec("program", "must be an absolute path"));
     }
+    if spec.terminal.is_some() && !platform::TERMINALS {
+        let reason = "needs a pseudo-terminal, which this platform does not offer yet (Windows: ConPTY)";
+        return Err(ExecError::Unsupported { feature: "a terminal".into(), reason: reason.into() });
+    }
     // Before the first command exists, so that none can read the host.
     platform::protect_host();
     let started = Instant::now();
@@ -49,23 +53,22 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         stderr_inherited: spec.stderr == Output::Inherit,
         terminal: spec.terminal,
     };
-    let mut terminal = None;
-    let (Leader { pid, stdout, stderr, stdin }, control, link) = match containment::supervisor() {
+    // The terminal's master, with the command's own pid (under the
+    // supervisor the leader is the reaper; otherwise the command itself).
+    let terminal;
+    let (Leader { pid, stdout, stderr, stdin, .. }, control, link) = match containment::supervisor() {
         Some(helper) => {
             let started =
                 platform::supervisor::spawn(helper, &spec.program, &spec.args, &spec.env, &spec.cwd, stdio, spec.grace)
                     .map_err(|error| spawn_failed(&spec.program, error))?;
             let platform::supervisor::Supervised { pid, stdout, stderr, stdin, id, link, terminal: pty } = started;
             terminal = pty.map(|(master, pid)| Terminal { master, pid });
-            (Leader { pid, stdout, stderr, stdin }, Control::Supervised { id }, Some(link))
-        }
-        None if spec.terminal.is_some() => {
-            let reason = "needs the supervisor (Linux), which this host does not run";
-            return Err(ExecError::Unsupported { feature: "a terminal".into(), reason: reason.into() });
+            (Leader { pid, stdout, stderr, stdin, terminal: None }, Control::Supervised { id }, Some(link))
         }
         None => {
-            let leader = platform::spawn_leader(&spec.program, &spec.args, &spec.env, &spec.cwd, stdio)
+            let mut leader = platform::spawn_leader(&spec.program, &spec.args, &spec.env, &spec.cwd, stdio)
                 .map_err(|error| spawn_failed(&spec.program, error))?;
+            terminal = leader.terminal.take().map(|master| Terminal { master, pid: leader.pid });
             (leader, Control::Child, None)
         }
     };

@@ -38,7 +38,7 @@ pub struct ProcessSpec {
     /// Run on a new pseudo-terminal of this size instead: the command leads
     /// a session of its own with the terminal on 0–2, and the caller takes
     /// the master ([`Process::take_pipes`](super::Process::take_pipes)); `stdin`,
-    /// `stdout` and `stderr` are not used. Linux, under the supervisor.
+    /// `stdout` and `stderr` are not used. POSIX.
     pub terminal: Option<TerminalSize>,
 }
 

@@ -1,7 +1,7 @@
-//! Commands on a pseudo-terminal (Linux, under the supervisor): the
-//! terminal's size, opening one, and what the host may ask of a running
-//! one: its foreground process group, and whether that group is waiting
-//! for input.
+//! Commands on a pseudo-terminal (POSIX): the terminal's size, opening one,
+//! making it a command's controlling terminal, and what the host may ask of
+//! a running one: its foreground process group, and whether that group is
+//! waiting for input (Linux, from `/proc`).
 //!
 //! The command leads a session of its own whose controlling terminal is the
 //! slave; the host keeps only the master, which it reads the command's
@@ -16,17 +16,17 @@ pub struct TerminalSize {
     pub cols: u16,
 }
 
-#[cfg(target_os = "linux")]
-pub use linux::*;
+#[cfg(unix)]
+pub use unix::*;
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(unix))]
 pub use elsewhere::*;
 
-#[cfg(target_os = "linux")]
-mod linux {
+#[cfg(unix)]
+mod unix {
     use std::ffi::{CStr, OsStr};
     use std::io;
-    use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
     use std::os::unix::ffi::OsStrExt;
     use std::path::PathBuf;
 
@@ -39,37 +39,95 @@ mod linux {
         pub(crate) master: OwnedFd,
         /// The command's end, open here only until the command has it.
         pub(crate) slave: OwnedFd,
-        /// Where the command opens the slave again, to make it its controlling terminal.
+        /// Where the reaper's command opens the slave again, to make it its
+        /// controlling terminal (the supervisor runs on Linux only).
+        #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
         pub(crate) path: PathBuf,
+    }
+
+    fn check(result: libc::c_int) -> io::Result<libc::c_int> {
+        if result < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(result)
+        }
     }
 
     /// Opens a pseudo-terminal of `size`.
     pub(crate) fn open(size: TerminalSize) -> io::Result<Pty> {
-        let check = |result: libc::c_int| if result < 0 { Err(io::Error::last_os_error()) } else { Ok(result) };
         // SAFETY: posix_openpt returns a new descriptor or -1.
-        let fd = check(unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC) })?;
+        let fd = check(unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | OPEN_CLOEXEC) })?;
         // SAFETY: just opened, owned here alone.
         let master = unsafe { OwnedFd::from_raw_fd(fd) };
-        let mut name = [0 as libc::c_char; 128];
-        // SAFETY: plain calls on the master we own; ptsname_r writes at most
-        // `name.len()` bytes, NUL included, and the winsize is fully set.
+        set_cloexec(&master)?;
+        // SAFETY: plain calls on the master we own; the winsize is fully set.
         unsafe {
             check(libc::grantpt(fd))?;
             check(libc::unlockpt(fd))?;
-            let failed = libc::ptsname_r(fd, name.as_mut_ptr(), name.len());
-            if failed != 0 {
-                return Err(io::Error::from_raw_os_error(failed));
-            }
             let window = libc::winsize { ws_row: size.rows, ws_col: size.cols, ws_xpixel: 0, ws_ypixel: 0 };
             check(libc::ioctl(fd, libc::TIOCSWINSZ, &window))?;
         }
-        // SAFETY: ptsname_r succeeded, so `name` holds a NUL-terminated path.
-        let path = PathBuf::from(OsStr::from_bytes(unsafe { CStr::from_ptr(name.as_ptr()) }.to_bytes()));
+        let path = slave_path(fd)?;
         let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
         // SAFETY: opens the slave by its NUL-terminated path.
         let slave = check(unsafe { libc::open(c_path.as_ptr(), libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC) })?;
         // SAFETY: just opened, owned here alone.
         Ok(Pty { master, slave: unsafe { OwnedFd::from_raw_fd(slave) }, path })
+    }
+
+    // Linux takes O_CLOEXEC in posix_openpt; elsewhere it is set just after.
+    #[cfg(target_os = "linux")]
+    const OPEN_CLOEXEC: libc::c_int = libc::O_CLOEXEC;
+    #[cfg(not(target_os = "linux"))]
+    const OPEN_CLOEXEC: libc::c_int = 0;
+
+    fn set_cloexec(fd: &OwnedFd) -> io::Result<()> {
+        // SAFETY: sets a flag on a descriptor we own.
+        check(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) }).map(drop)
+    }
+
+    /// The slave's path (`ptsname_r` on Linux).
+    #[cfg(target_os = "linux")]
+    fn slave_path(master: RawFd) -> io::Result<PathBuf> {
+        let mut name = [0 as libc::c_char; 128];
+        // SAFETY: ptsname_r writes at most `name.len()` bytes, NUL included.
+        let failed = unsafe { libc::ptsname_r(master, name.as_mut_ptr(), name.len()) };
+        if failed != 0 {
+            return Err(io::Error::from_raw_os_error(failed));
+        }
+        // SAFETY: ptsname_r succeeded, so `name` holds a NUL-terminated path.
+        Ok(PathBuf::from(OsStr::from_bytes(unsafe { CStr::from_ptr(name.as_ptr()) }.to_bytes())))
+    }
+
+    /// The slave's path (`ptsname`, whose static buffer a lock guards).
+    #[cfg(not(target_os = "linux"))]
+    fn slave_path(master: RawFd) -> io::Result<PathBuf> {
+        static PTSNAME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _turn = crate::process::sync::lock(&PTSNAME);
+        // SAFETY: ptsname returns null or its static buffer, read before the lock goes.
+        let name = unsafe { libc::ptsname(master) };
+        if name.is_null() {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a NUL-terminated path in ptsname's buffer, copied at once.
+        Ok(PathBuf::from(OsStr::from_bytes(unsafe { CStr::from_ptr(name) }.to_bytes())))
+    }
+
+    /// In a child between fork and exec, with the slave on 0: a new session
+    /// whose controlling terminal it is. Only async-signal-safe calls.
+    pub(crate) fn become_session_leader_on_stdin() -> io::Result<()> {
+        // TIOCSCTTY, which the libc crate does not name on every system
+        // (the BSD value on macOS).
+        #[cfg(target_os = "linux")]
+        const SET_CONTROLLING_TERMINAL: libc::Ioctl = libc::TIOCSCTTY;
+        #[cfg(not(target_os = "linux"))]
+        const SET_CONTROLLING_TERMINAL: libc::c_ulong = 0x2000_7461;
+        // SAFETY: setsid and ioctl are async-signal-safe and touch only this process.
+        unsafe {
+            check(libc::setsid())?;
+            check(libc::ioctl(0, SET_CONTROLLING_TERMINAL, 0))?;
+        }
+        Ok(())
     }
 
     /// The foreground process group of the terminal whose master is
@@ -81,6 +139,19 @@ mod linux {
         u32::try_from(pgid).ok().filter(|&pgid| pgid > 0)
     }
 
+    /// Where there is no `/proc` (macOS): whether a group waits for input
+    /// cannot be proved, so never.
+    #[cfg(not(target_os = "linux"))]
+    pub fn waits_for_input(_pgid: u32) -> bool {
+        false
+    }
+
+    #[cfg(target_os = "linux")]
+    pub use super::linux::waits_for_input;
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
     /// Whether a thread of a live process in group `pgid` is blocked reading
     /// its standard input: in `read(0, …)`, or in `select`, `poll` or
     /// `epoll_wait` on a set that holds descriptor 0 (what readline, a REPL or
@@ -181,14 +252,14 @@ mod linux {
     }
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(unix))]
 mod elsewhere {
-    /// Terminals run only under the supervisor (Linux): never one here.
+    /// No terminals here: never one.
     pub fn foreground_group(_master: i32) -> Option<u32> {
         None
     }
 
-    /// Terminals run only under the supervisor (Linux): never one here.
+    /// No terminals here: never one.
     pub fn waits_for_input(_pgid: u32) -> bool {
         false
     }

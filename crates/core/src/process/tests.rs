@@ -1098,3 +1098,36 @@ mod descendants_outside_the_group {
         }
     }
 }
+
+/// A command on a terminal, with the supervisor and without: it leads a
+/// session of its own whose controlling terminal is the slave, of the asked
+/// size; the caller reads its output from the master until the slave is
+/// closed (EIO), and the command's pid is the session's.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_on_a_terminal_leads_its_session_with_the_terminal_as_its_own() {
+    use std::io::Read;
+    for supervised in [true, false] {
+        if !supervised {
+            containment::TEST_SUPERVISOR.set(Some(None));
+        }
+        let mut spec = sh("stty size; tty; ps -o sid= -p $$; [ -t 0 ] && [ -t 2 ] && echo all-three");
+        spec.terminal = Some(super::terminal::TerminalSize { rows: 7, cols: 42 });
+        let process = spawn(spec).expect("spawn on a terminal");
+        let terminal = process.take_pipes().terminal.expect("a terminal");
+        let mut master = fs::File::from(terminal.master);
+        let mut bytes = Vec::new();
+        let mut chunk = [0; 4096];
+        // The end of the slave reads as EIO on Linux, as 0 bytes elsewhere.
+        while let Ok(read @ 1..) = master.read(&mut chunk) {
+            bytes.extend_from_slice(&chunk[..read]);
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let lines: Vec<&str> = text.split("\r\n").map(str::trim).collect();
+        assert!(lines.contains(&"7 42"), "supervised: {supervised}: {text:?}");
+        assert!(lines.iter().any(|line| line.starts_with("/dev/")), "supervised: {supervised}: {text:?}");
+        assert!(lines.contains(&terminal.pid.to_string().as_str()), "the command's pid is its session's: {text:?}");
+        assert!(lines.contains(&"all-three"), "supervised: {supervised}: {text:?}");
+        assert_eq!(process.wait().await.exit_code, Some(0));
+    }
+}

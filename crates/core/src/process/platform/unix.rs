@@ -98,10 +98,17 @@ pub(crate) struct Leader {
     pub(crate) stderr: Option<Fd>,
     /// The write end of its stdin, when it reads from a pipe (else `/dev/null`).
     pub(crate) stdin: Option<Fd>,
+    /// On a terminal: its master.
+    pub(crate) terminal: Option<Fd>,
 }
 
+/// Commands can run on a pseudo-terminal.
+pub(crate) const TERMINALS: bool = true;
+
 /// Starts `program args…` (an absolute path) as the leader of a new process
-/// group with exactly `env`, in `cwd`, its standard streams as `stdio` says.
+/// group with exactly `env`, in `cwd`, its standard streams as `stdio` says;
+/// on a terminal, as the leader of a new session whose controlling terminal
+/// is the slave, on 0–2.
 pub(crate) fn spawn_leader(
     program: &Path,
     args: &[String],
@@ -109,6 +116,18 @@ pub(crate) fn spawn_leader(
     cwd: &Path,
     stdio: StdioPlan,
 ) -> io::Result<Leader> {
+    if let Some(size) = stdio.terminal {
+        let pty = crate::process::terminal::open(size)?;
+        let slave = || pty.slave.try_clone().map(Stdio::from);
+        let mut command = Command::new(program);
+        command.args(args).env_clear().envs(env.iter().map(|(key, value)| (key, value))).current_dir(cwd);
+        command.stdin(slave()?).stdout(slave()?).stderr(slave()?);
+        // SAFETY: the closure runs in the child between fork and exec and
+        // makes only async-signal-safe calls (setsid, ioctl).
+        unsafe { command.pre_exec(crate::process::terminal::become_session_leader_on_stdin) };
+        let child = command.spawn()?;
+        return Ok(Leader { pid: child.id(), stdout: None, stderr: None, stdin: None, terminal: Some(pty.master) });
+    }
     let output = |inherit: bool| if inherit { Stdio::inherit() } else { Stdio::piped() };
     let mut child = Command::new(program)
         .args(args)
@@ -125,6 +144,7 @@ pub(crate) fn spawn_leader(
         stdout: child.stdout.take().map(OwnedFd::from),
         stderr: child.stderr.take().map(OwnedFd::from),
         stdin: child.stdin.take().map(OwnedFd::from),
+        terminal: None,
     })
 }
 

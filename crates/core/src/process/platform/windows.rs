@@ -141,6 +141,8 @@ pub(crate) struct Leader {
     pub(crate) stderr: Option<Fd>,
     /// The write end of its stdin, when it reads from a pipe (else `NUL`).
     pub(crate) stdin: Option<Fd>,
+    /// Never a terminal here (see `spawn_leader`).
+    pub(crate) terminal: Option<Fd>,
 }
 
 /// What is known of one command: its process, its job, and what the
@@ -171,6 +173,9 @@ fn children() -> &'static Mutex<HashMap<u32, Child>> {
 fn with_child<T>(pid: u32, f: impl FnOnce(&mut Child) -> T) -> Option<T> {
     crate::process::sync::lock(children()).get_mut(&pid).map(f)
 }
+
+/// Commands cannot run on a terminal here yet (ConPTY is not wired).
+pub(crate) const TERMINALS: bool = false;
 
 /// Starts `program args…` (an absolute path) suspended, puts it into a new
 /// job, then lets it run: stdout and stderr piped (inheriting them is not
@@ -297,7 +302,7 @@ pub(crate) fn spawn_leader(
         crate::process::sync::lock(children()).remove(&pid);
         return Err(error);
     }
-    Ok(Leader { pid, stdout: Some(stdout_host), stderr: Some(stderr_host), stdin: stdin_host })
+    Ok(Leader { pid, stdout: Some(stdout_host), stderr: Some(stderr_host), stdin: stdin_host, terminal: None })
 }
 
 /// Signals the command's job: `Term` is CTRL_BREAK to its console process
