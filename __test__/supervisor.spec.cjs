@@ -7,7 +7,7 @@
 // descriptor but stdio reaches a command. Real hosts (child node processes)
 // and real commands. Runs unchanged under `vitest run` and `jest`.
 
-const { spawn } = require('node:child_process')
+const { spawn, spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
@@ -19,6 +19,9 @@ const { execute } = require('..')
 
 /** The supervisor runs on Linux, with its program beside the addon. */
 const supervised = gate(LINUX && fs.existsSync(path.join(ROOT, 'dsh-shell-env-supervisor')), 'the supervisor (Linux)')
+const UNSHARE = ['/usr/bin/unshare', '/bin/unshare'].find((file) => fs.existsSync(file))
+/** A host in a pid namespace of its own takes root (CAP_SYS_ADMIN) and unshare(1). */
+const otherNamespace = gate(supervised.runs && process.getuid?.() === 0 && UNSHARE !== undefined, 'the supervisor, root and unshare(1)')
 
 /** Whether `pid` runs: it exists and is not a zombie. */
 function running(pid) {
@@ -108,4 +111,22 @@ supervised.describe('the supervisor', () => {
     await waitFor(() => report.pids.every((pid) => !running(pid)), 'the command and its escapee to be gone', 10_000)
     fs.rmSync(dir, { recursive: true, force: true })
   }, 60_000)
+})
+
+otherNamespace.describe('hosts in other pid namespaces', () => {
+  it("one that starts its supervisor (in the same cgroup) leaves this host's running commands alone", async () => {
+    const execution = await execute({ command: 'sleep 30' })
+    try {
+      // Its pids mean nothing here, nor ours there: neither may take the other's supervisor for dead.
+      const script = `require(${JSON.stringify(ROOT)}).execute({ command: 'true' }).then((e) => e.result()).then((r) => console.log(r.exitCode))`
+      const other = spawnSync(UNSHARE, ['--pid', '--fork', '--mount-proc', process.execPath, '-e', script], { encoding: 'utf8', timeout: 30_000 })
+      expect(other.stderr).toBe('')
+      expect(other.stdout.trim()).toBe('0')
+      await delay(200)
+      expect(execution.status).toBe('running')
+    } finally {
+      execution.kill()
+    }
+    expect((await execution.result()).signal).toBe('SIGTERM')
+  }, 40_000)
 })

@@ -3,7 +3,8 @@
 //! Where the supervisor's own cgroup v2 directory (the host's, which it
 //! inherits) is writable and has `cgroup.kill` (Linux 5.14 and later; as root,
 //! or in a delegated subtree), the supervisor makes a directory of its own
-//! there, `dsh-shell-env.<pid>`, and in it one leaf per command. The
+//! there, `dsh-shell-env.<pid namespace>.<pid>`, and in it one leaf per
+//! command. The
 //! command's reaper is born in its leaf (`clone3` with `CLONE_INTO_CGROUP`),
 //! so the command and everything it ever forks stay there whatever they do
 //! with sessions and groups, and one write to `cgroup.kill` ends them all at
@@ -22,7 +23,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// The prefix of a supervisor's directory; the rest is its pid.
+/// The prefix of a supervisor's directory; the rest is its pid namespace
+/// (the inode of `/proc/self/ns/pid`) and its pid there.
 const DIRECTORY_PREFIX: &str = "dsh-shell-env.";
 
 /// The supervisor's cgroup directory, where each command gets a leaf.
@@ -39,9 +41,10 @@ impl Cgroups {
     /// The tier, when this host has it: see the module comment.
     pub(crate) fn detect() -> Option<Self> {
         let own = own_directory()?;
-        sweep_dead_supervisors(&own);
+        let namespace = pid_namespace()?;
+        sweep_dead_supervisors(&own, namespace);
         // SAFETY: getpid cannot fail.
-        let base = own.join(format!("{DIRECTORY_PREFIX}{}", unsafe { libc::getpid() }));
+        let base = own.join(format!("{DIRECTORY_PREFIX}{namespace}.{}", unsafe { libc::getpid() }));
         // A directory left by a dead supervisor of the same pid.
         remove_tree(&base);
         fs::create_dir(&base).ok()?;
@@ -190,13 +193,29 @@ fn unescape_octal(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// This process's pid namespace: the inode of `/proc/self/ns/pid`.
+fn pid_namespace() -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata("/proc/self/ns/pid").ok().map(|meta| meta.ino())
+}
+
 /// Removes the directories of supervisors that are gone (SIGKILLed, so they
 /// could not remove their own): their leaves are killed first.
-fn sweep_dead_supervisors(own: &Path) {
+///
+/// Only those of supervisors in this pid `namespace` are looked at: whether
+/// another namespace's pid runs cannot be asked from here (its number means
+/// another process, or none, in this one), and hosts in different pid
+/// namespaces (containers, sandboxes) can share one cgroup. Taken for dead,
+/// a live supervisor there would have every command it runs killed.
+fn sweep_dead_supervisors(own: &Path, namespace: u64) {
     let Ok(entries) = fs::read_dir(own) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|name| name.strip_prefix(DIRECTORY_PREFIX)) else { continue };
+        let Some(rest) = name.to_str().and_then(|name| name.strip_prefix(DIRECTORY_PREFIX)) else { continue };
+        let Some((their_namespace, pid)) = rest.split_once('.') else { continue };
+        if their_namespace.parse::<u64>() != Ok(namespace) {
+            continue;
+        }
         let Ok(pid) = pid.parse::<libc::pid_t>() else { continue };
         // SAFETY: signal 0 only asks whether the pid exists.
         let alive =
