@@ -4,12 +4,11 @@
 //! inherits) is writable and has `cgroup.kill` (Linux 5.14 and later; as root,
 //! or in a delegated subtree), the supervisor makes a directory of its own
 //! there, `dsh-shell-env.<pid namespace>.<pid>`, and in it one leaf per
-//! command. The
-//! command's reaper is born in its leaf (`clone3` with `CLONE_INTO_CGROUP`),
-//! so the command and everything it ever forks stay there whatever they do
-//! with sessions and groups, and one write to `cgroup.kill` ends them all at
-//! once, also after the command killed its own reaper. Forks racing the kill
-//! die with it.
+//! command. The command's reaper is born in its leaf (`clone3` with
+//! `CLONE_INTO_CGROUP`), so the command and everything it ever forks stay
+//! there whatever they do with sessions and groups, and one write to
+//! `cgroup.kill` ends them all at once, also after the command killed its
+//! own reaper. Forks racing the kill die with it.
 //!
 //! The tier is chosen once per supervisor by [`Cgroups::detect`]: the
 //! directory must be made and a probe child must be born into a leaf of it.
