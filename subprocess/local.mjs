@@ -40,6 +40,15 @@ function layers(env) {
   return { env: explicit, dshEnv: managed, terminalEnv: false }
 }
 
+/** `spec.argv` as an array whose first element names a program, else a coded error. */
+function argvOf(spec) {
+  const argv = [...(spec?.argv ?? [])]
+  if (argv.length === 0 || typeof argv[0] !== 'string' || argv[0].length === 0) {
+    throw codedError('ERR_SHELL_EXEC_INVALID_SPEC', 'invalid argv: must hold a program')
+  }
+  return argv
+}
+
 /** The environment a child of this runtime gets with `env` as its explicit entries. */
 function childEnv(env) {
   return binding.buildEnvironment(layers(env), process.env).env
@@ -92,10 +101,7 @@ function reader(native, stream) {
  */
 class NativeSubprocessHandle {
   constructor(spec) {
-    const argv = [...spec.argv]
-    if (argv.length === 0 || typeof argv[0] !== 'string' || argv[0].length === 0) {
-      throw codedError('ERR_SHELL_EXEC_INVALID_SPEC', 'invalid argv: must hold a program')
-    }
+    const argv = argvOf(spec)
     const stdio = spec.stdio ?? {}
     const stdout = outputMode(stdio.stdout, 'stdout')
     const stderr = outputMode(stdio.stderr, 'stderr')
@@ -259,7 +265,7 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
    * @returns {Promise<import('@deepseek-ai/dsh-subprocess').SubprocessTerminalHandle>}
    */
   async spawnTerminal(spec) {
-    const terminal = await spawnTerminal(spec, layers({ TERM: 'dumb', ...spec?.env }))
+    const terminal = await spawnTerminal(spec, argvOf(spec), layers({ TERM: 'dumb', ...spec?.env }))
     this.terminals.add(terminal)
     terminal.done.then(() => this.terminals.delete(terminal))
     return terminal

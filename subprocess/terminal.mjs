@@ -99,14 +99,11 @@ class NativeTerminalHandle {
 
 /**
  * Starts `spec` (the seam's `SubprocessTerminalSpawnSpec`) on a new
- * terminal; `environment` is the spec's `env` as this runtime's spawn
- * layers (`{ env, dshEnv }`). Rejects with the spawn's coded error, nothing started.
+ * terminal: `argv` as the runtime checked it, `environment` the spec's `env`
+ * as this runtime's spawn layers (`{ env, dshEnv }`). Rejects with the
+ * spawn's coded error, nothing started.
  */
-export async function spawnTerminal(spec, environment) {
-  const argv = [...(spec?.argv ?? [])]
-  if (argv.length === 0 || typeof argv[0] !== 'string' || argv[0].length === 0) {
-    throw codedError('ERR_SHELL_EXEC_INVALID_SPEC', 'invalid argv: must hold a program')
-  }
+export async function spawnTerminal(spec, argv, environment) {
   spec.signal?.throwIfAborted()
   const native = binding.spawn(
     {
