@@ -121,7 +121,8 @@ proc.describe('a terminal of ctx.subprocess', () => {
     await terminal.terminate()
     await terminal.terminate()
     expect([terminal.pid, ...started].filter(running)).toEqual([])
-    expect(await terminal.done).toMatchObject({ exitCode: null })
+    // Interactive bash ignores SIGTERM: the grace runs out and SIGKILL ends it.
+    expect(await terminal.done).toEqual({ exitCode: null, signal: 'SIGKILL' })
     expect(await terminal.inspectForeground()).toBeUndefined()
     await expect(terminal.write('echo late\n')).rejects.toMatchObject({ code: 'ERR_SHELL_EXEC_TERMINAL_CLOSED' })
   })
