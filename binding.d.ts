@@ -264,6 +264,10 @@ export interface ShellRunResult {
    * code: the supervisor died while it ran; else `null`.
    */
   interrupted: Interruption | null
+  /** The limit whose enforcement ended the command, or `null`. */
+  limit: ShellLimitName | null
+  /** Limits the command reached without being ended by them. */
+  limitsHit: ShellLimitName[]
   /** The timeout in force, or `null` for `onExpiry: 'none'`. */
   timeoutMs: number | null
   /** From spawn until the group was gone. */

@@ -238,7 +238,30 @@ export interface ShellExecSpec {
   terminalEnv?: Record<string, string> | false
   /** Receives output as it arrives. */
   onOutput?: (chunk: ShellOutputChunk) => void
+  /**
+   * Resource limits of the command, each enforced by the strongest mechanism
+   * the host has (see docs/process.md); a limit the host cannot enforce is
+   * refused with `ERR_SHELL_EXEC_UNSUPPORTED`. None by default.
+   */
+  limits?: ShellLimits
 }
+
+/** Per-command resource limits: whole numbers. */
+export interface ShellLimits {
+  /** Bytes of memory: for the whole command with a cgroup, else per process (`RLIMIT_DATA`); at least 1 MiB. */
+  memoryBytes?: number
+  /** Processes the command may have at once (a cgroup's `pids.max`); refused without a cgroup. */
+  processes?: number
+  /** CPU seconds of each process (`RLIMIT_CPU`): SIGXCPU at the limit, SIGKILL a second later. */
+  cpuSeconds?: number
+  /** The largest file a process may write (`RLIMIT_FSIZE`): SIGXFSZ beyond it. */
+  fileBytes?: number
+  /** Descriptors each process may have open (`RLIMIT_NOFILE`); at least 3. */
+  openFiles?: number
+}
+
+/** A limit, as a result names it. */
+export type ShellLimitName = 'memory' | 'processes' | 'cpu' | 'fileSize' | 'openFiles'
 
 /** One captured stream. */
 export interface ShellStreamResult {
@@ -250,7 +273,6 @@ export interface ShellStreamResult {
   spillPath?: string
 }
 
-/** How a command ended. */
 /** Why the package ended a command for a reason of its own. */
 export interface Interruption {
   /** The package's supervisor died while the command ran (a command can signal any process of its user), so the command was killed; the next command starts a new supervisor. */
@@ -258,6 +280,7 @@ export interface Interruption {
   message: string
 }
 
+/** How a command ended. */
 export interface ShellRunResult {
   exitCode: number | null
   signal: string | null
@@ -267,6 +290,10 @@ export interface ShellRunResult {
   abortReason?: unknown
   /** Set when the package ended the command for a reason of its own; `null` otherwise. */
   interrupted: Interruption | null
+  /** The limit whose enforcement ended the command (its process got SIGXCPU or SIGXFSZ, or the cgroup killed for memory), else `null`. */
+  limit: ShellLimitName | null
+  /** Limits the command reached without being ended by them (forks refused at `processes`, …). */
+  limitsHit: ShellLimitName[]
   timeoutMs: number | null
   durationMs: number
   stdout: ShellStreamResult

@@ -932,6 +932,8 @@ posix.describe('the ShellExecution handle', () => {
       timedOut: false,
       aborted: false,
       interrupted: null,
+      limit: null,
+      limitsHit: [],
       timeoutMs: 120_000,
       durationMs: result.durationMs,
       stdout: { text: 'out\n', truncated: false },

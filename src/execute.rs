@@ -286,6 +286,19 @@ fn read_request(spec: &Field<'_>) -> Read<ExecRequest> {
             }
         },
         environment: Default::default(),
+        limits: match spec.get("limits")? {
+            None => Default::default(),
+            Some(limits) => {
+                limits.options_object("an object")?;
+                let fields = limits.enumerable_names()?;
+                command::check_fields("limits.", fields.iter().map(String::as_str), command::LIMIT_FIELDS)?;
+                let mut values = [None; 5];
+                for (value, name) in values.iter_mut().zip(command::LIMIT_FIELDS) {
+                    *value = limits.optional_number(name)?;
+                }
+                values
+            }
+        },
     };
     read_environment(spec, &mut request)?;
     read_managed(spec, &mut request)?;
@@ -694,6 +707,12 @@ pub struct ShellRunResult {
     /// code: the supervisor died while it ran; else `null`.
     #[napi(ts_type = "Interruption | null")]
     pub interrupted: Either<Interruption, Null>,
+    /// The limit whose enforcement ended the command, or `null`.
+    #[napi(ts_type = "ShellLimitName | null")]
+    pub limit: Either<String, Null>,
+    /// Limits the command reached without being ended by them.
+    #[napi(ts_type = "ShellLimitName[]")]
+    pub limits_hit: Vec<String>,
     /// The timeout in force, or `null` for `onExpiry: 'none'`.
     #[napi(ts_type = "number | null")]
     pub timeout_ms: Either<f64, Null>,
@@ -784,6 +803,8 @@ fn run_result(result: &RunResult) -> ShellRunResult {
         } else {
             Either::B(Null)
         },
+        limit: result.limit.map_or(Either::B(Null), |limit| Either::A(limit.as_str().into())),
+        limits_hit: result.limits_hit.iter().map(|limit| limit.as_str().into()).collect(),
         timeout_ms: result.timeout_ms.map_or(Either::B(Null), |ms| Either::A(ms as f64)),
         duration_ms: result.duration.as_secs_f64() * 1000.0,
         stdout: stream(&result.stdout),

@@ -8,6 +8,8 @@ use std::time::Duration;
 use crate::environment::{build_environment, EnvironmentSpec, Platform};
 use crate::error::ExecError;
 use crate::keys::PATH_KEY;
+use crate::limits::Limits;
+pub use crate::limits::LIMIT_FIELDS;
 use crate::process::terminal::TerminalSize;
 use crate::process::{
     check_spill_base, check_workdir, resolve_program, Input, Output, OutputLimits, ProcessSpec, Search, SpillPlace,
@@ -90,6 +92,9 @@ pub struct ExecRequest {
     pub stdio: StdioRequest,
     /// The environment layers on top of the parent environment.
     pub environment: EnvironmentSpec,
+    /// `limits`, as numbers given, in the order of [`LIMIT_FIELDS`] (checked
+    /// by [`plan`]).
+    pub limits: [Option<f64>; 5],
 }
 
 /// The `stdio` field of a request, as given (checked by [`plan`]).
@@ -136,6 +141,7 @@ pub const SPEC_FIELDS: &[&str] = &[
     "onOutput",
     "stdio",
     "collectTimeoutMs",
+    "limits",
 ];
 
 /// Every field of a spec's `scrub`.
@@ -192,6 +198,7 @@ pub fn plan(
         }
     };
     let grace = duration("graceMs", request.grace_ms, DEFAULT_GRACE_MS, true)?;
+    let resource_limits = Limits::from_numbers(request.limits)?;
     let spill_max_bytes = byte_count("spillMaxBytes", request.spill_max_bytes, DEFAULT_SPILL_MAX_BYTES)?;
     let limits = |field, value| -> Result<OutputLimits, ExecError> {
         Ok(OutputLimits { max_bytes: byte_count(field, value, DEFAULT_MAX_BYTES)? as usize, spill_max_bytes })
@@ -244,6 +251,7 @@ pub fn plan(
     spec.spill = spill;
     spec.timeout = timeout;
     spec.grace = grace;
+    spec.limits = resource_limits;
     Ok(spec)
 }
 

@@ -11,6 +11,7 @@ pub mod error;
 pub mod home;
 pub mod keys;
 pub mod launch;
+pub mod limits;
 pub mod process;
 pub mod registry;
 pub mod snapshot;

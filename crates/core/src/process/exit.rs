@@ -2,6 +2,8 @@
 //! and the two signals the kill schedule sends. Both are plain data, so that
 //! the schedule never names a platform's signal numbers.
 
+use crate::limits::Observed;
+
 /// How the group leader ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Exit {
@@ -11,12 +13,14 @@ pub(super) struct Exit {
     pub(super) signal: Option<&'static str>,
     /// The supervisor died while the command ran, so its reaper ended it.
     pub(super) lost: bool,
+    /// What its limits did, as far as the reaper saw (nothing without one).
+    pub(super) observed: Observed,
 }
 
 impl Exit {
     /// The status could not be read (the child was reaped by someone else, for
     /// instance when SIGCHLD is ignored).
-    pub(super) const UNKNOWN: Exit = Exit { code: None, signal: None, lost: false };
+    pub(super) const UNKNOWN: Exit = Exit { code: None, signal: None, lost: false, observed: Observed::NONE };
 }
 
 /// Who leads a command's group, and so how the host reaches it.

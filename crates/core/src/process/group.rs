@@ -12,6 +12,7 @@
 //! every descendant until none is left; it reports its exit only then, so
 //! its exit says the group is empty.
 
+use crate::limits::Observed;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -139,6 +140,11 @@ impl Group {
         self.after_exit(&mut state);
     }
 
+    /// What the command's limits did, as its reaper saw.
+    pub(super) fn observed(&self) -> Observed {
+        lock(&self.state).exit.map_or(Observed::NONE, |exit| exit.observed)
+    }
+
     /// Whether the supervisor died while the command ran.
     pub(super) fn lost(&self) -> bool {
         lock(&self.state).exit.is_some_and(|exit| exit.lost)
@@ -245,7 +251,7 @@ mod tests {
         // No process has this pid, and none is signalled: the group is alone.
         let group = Group::new(u32::MAX >> 1, Duration::from_millis(50), Control::Child);
         let mut state = lock(&group.state);
-        state.exit = Some(Exit { code: Some(0), signal: None, lost: false });
+        state.exit = Some(Exit { code: Some(0), signal: None, ..Exit::UNKNOWN });
         state.alone = true;
         group.after_exit(&mut state);
         let due = state.kill_due.expect("the grace started");

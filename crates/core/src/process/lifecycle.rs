@@ -14,6 +14,7 @@ use super::group::{Group, KillCause};
 use super::output::Capture;
 use super::result::RunResult;
 use super::sync::lock;
+use crate::limits::{attribute, Ending, Limits};
 
 /// What the handle, the driver and the readers share.
 pub(super) struct Shared {
@@ -30,6 +31,8 @@ pub(super) struct Shared {
     /// the one reader left when the driver's task is gone (`supervise`);
     /// closed when the result is published, not when the handle goes.
     pub(super) link: Mutex<Option<super::platform::Fd>>,
+    /// The command's resource limits, to tell which ended it.
+    pub(super) limits: Limits,
 }
 
 /// The host's ends of a child's raw pipes, for the caller: the write end of
@@ -102,12 +105,17 @@ pub(super) fn finish(shared: &Shared) {
     drop(lock(&shared.link).take());
     let state = shared.group.state();
     let cause = shared.group.cause();
+    let lost = shared.group.lost();
+    let ending = Ending { signal: state.signal, code: state.exit_code, killed_here: cause.is_some() || lost };
+    let limits = attribute(&shared.limits, ending, shared.group.observed());
     let result = RunResult {
         exit_code: state.exit_code,
         signal: state.signal,
         timed_out: cause == Some(KillCause::Timeout),
         aborted: cause == Some(KillCause::Aborted),
-        supervisor_lost: shared.group.lost(),
+        supervisor_lost: lost,
+        limit: limits.ended_by,
+        limits_hit: limits.hit,
         timeout_ms: shared.timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
         duration: shared.started.elapsed(),
         stdout: lock(&shared.stdout).finish(),

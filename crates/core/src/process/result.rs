@@ -1,6 +1,7 @@
 //! What callers learn about a process: its state while it runs, the output
 //! since the last read, and the result once it ended.
 
+use crate::limits::{Limit, LimitSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -105,6 +106,10 @@ pub struct RunResult {
     /// The supervisor died while the command ran, so the command was killed
     /// (see [`SUPERVISOR_LOST`](crate::error::SUPERVISOR_LOST)).
     pub supervisor_lost: bool,
+    /// The limit whose enforcement ended the command (see [`crate::limits::attribute`]).
+    pub limit: Option<Limit>,
+    /// Limits the command reached without being ended by them.
+    pub limits_hit: LimitSet,
     /// The configured timeout, in milliseconds.
     pub timeout_ms: Option<u64>,
     /// From spawn until the group was torn down and the leader reaped.

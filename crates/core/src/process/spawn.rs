@@ -17,6 +17,17 @@ use super::spec::{Input, Output, ProcessSpec};
 use super::stream::{OutputLimits, StreamKind};
 use super::teardown;
 use crate::error::ExecError;
+use crate::limits::{self, Mechanisms};
+
+/// The cgroup controllers this host's commands get, which decide how each
+/// limit is enforced ([`limits::mechanism`]): the supervisor's (started if
+/// none runs), or none without one.
+pub fn limit_controllers() -> io::Result<Mechanisms> {
+    match containment::supervisor() {
+        Some(helper) => platform::supervisor::controllers(helper),
+        None => Ok(Mechanisms::default()),
+    }
+}
 
 /// A child that runs, with the ends of its pipes, not yet driven.
 pub(super) struct Started {
@@ -44,6 +55,10 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         let reason = "needs a pseudo-terminal, which this platform does not offer yet (Windows: ConPTY)";
         return Err(ExecError::Unsupported { feature: "a terminal".into(), reason: reason.into() });
     }
+    if spec.limits.any() {
+        // Refused here, before anything runs, when a limit cannot be enforced.
+        limits::plan(&spec.limits, limit_controllers().map_err(|error| spawn_failed(&spec.program, error))?)?;
+    }
     // Before the first command exists, so that none can read the host.
     platform::protect_host();
     let started = Instant::now();
@@ -58,16 +73,16 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
     let terminal;
     let (Leader { pid, stdout, stderr, stdin, .. }, control, link) = match containment::supervisor() {
         Some(helper) => {
-            let started =
-                platform::supervisor::spawn(helper, &spec.program, &spec.args, &spec.env, &spec.cwd, stdio, spec.grace)
-                    .map_err(|error| spawn_failed(&spec.program, error))?;
+            let started = platform::supervisor::spawn(helper, &spec, stdio)
+                .map_err(|error| spawn_failed(&spec.program, error))?;
             let platform::supervisor::Supervised { pid, stdout, stderr, stdin, id, link, terminal: pty } = started;
             terminal = pty.map(|(master, pid)| Terminal { master, pid });
             (Leader { pid, stdout, stderr, stdin, terminal: None }, Control::Supervised { id }, Some(link))
         }
         None => {
-            let mut leader = platform::spawn_leader(&spec.program, &spec.args, &spec.env, &spec.cwd, stdio)
-                .map_err(|error| spawn_failed(&spec.program, error))?;
+            let mut leader =
+                platform::spawn_leader(&spec.program, &spec.args, &spec.env, &spec.cwd, stdio, &spec.limits)
+                    .map_err(|error| spawn_failed(&spec.program, error))?;
             terminal = leader.terminal.take().map(|master| Terminal { master, pid: leader.pid });
             (leader, Control::Child, None)
         }
@@ -92,6 +107,7 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         handed: Mutex::new(Pipes { stdin: stdin_handed, stdout: stdout_handed, stderr: stderr_handed, terminal }),
         outcome: Mutex::new(Outcome::Pending(Vec::new())),
         link: Mutex::new(link.as_ref().and_then(|link| link.try_clone().ok())),
+        limits: spec.limits,
     });
     Ok(Started {
         shared,

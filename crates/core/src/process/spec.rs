@@ -7,6 +7,7 @@ use super::output::OutputSink;
 use super::spill::SpillPlace;
 use super::stream::OutputLimits;
 use super::terminal::TerminalSize;
+use crate::limits::Limits;
 
 /// The default time between SIGTERM and SIGKILL.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(3);
@@ -40,6 +41,8 @@ pub struct ProcessSpec {
     /// the master ([`Process::take_pipes`](super::Process::take_pipes)); `stdin`,
     /// `stdout` and `stderr` are not used. POSIX.
     pub terminal: Option<TerminalSize>,
+    /// Resource limits of the command (see [`crate::limits`]).
+    pub limits: Limits,
 }
 
 /// What a child reads on standard input.
@@ -102,6 +105,7 @@ impl ProcessSpec {
             grace: DEFAULT_GRACE,
             on_output: None,
             terminal: None,
+            limits: Limits::default(),
         }
     }
 }

@@ -169,7 +169,7 @@ fn wait_killed(shared: &Shared) -> Exit {
         }
         // Without a second descriptor the link closed with the task, and a
         // reaper kills its whole tree when its link closes.
-        (Control::Supervised { .. }, None) => Exit { code: None, signal: Some("SIGKILL"), lost: false },
+        (Control::Supervised { .. }, None) => Exit { code: None, signal: Some("SIGKILL"), ..Exit::UNKNOWN },
         (Control::Child, _) => platform::wait_exit(shared.pid),
     }
 }

@@ -14,6 +14,14 @@
 //! directory must be made and a probe child must be born into a leaf of it.
 //! Anything less, and commands run without one (the reaper's `/proc` sweep
 //! still ends them, see `reaper`).
+//!
+//! Limits (`memoryBytes`, `processes`) need the `memory` and `pids`
+//! controllers. Where the cgroup v2 directory offers them, the supervisor
+//! enables them for its leaves. On the hybrid layout, where they are mounted
+//! as cgroup v1 hierarchies beside a v2 tree that has none, the supervisor
+//! makes a directory of the same name in each writable one, and a command
+//! with limits gets a leaf of the same name there, which its reaper joins
+//! before it starts the command. Either way the supervisor removes them.
 
 use std::ffi::CString;
 use std::fs;
@@ -22,6 +30,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use crate::limits::{Limits, Mechanisms, Observed};
+
 /// The prefix of a supervisor's directory; the rest is its pid namespace
 /// (the inode of `/proc/self/ns/pid`) and its pid there.
 const DIRECTORY_PREFIX: &str = "dsh-shell-env.";
@@ -29,11 +39,21 @@ const DIRECTORY_PREFIX: &str = "dsh-shell-env.";
 /// The supervisor's cgroup directory, where each command gets a leaf.
 pub(crate) struct Cgroups {
     base: PathBuf,
+    /// The controllers its leaves have.
+    controllers: Mechanisms,
+    /// On the hybrid layout, this supervisor's directories in the v1
+    /// `memory` and `pids` hierarchies.
+    v1_memory: Option<PathBuf>,
+    v1_pids: Option<PathBuf>,
 }
 
-/// One command's leaf.
+/// One command's leaf: its v2 directory, and where its v1 directories go
+/// when its limits need them.
 pub(crate) struct Leaf {
     path: PathBuf,
+    controllers: Mechanisms,
+    v1_memory: Option<PathBuf>,
+    v1_pids: Option<PathBuf>,
 }
 
 impl Cgroups {
@@ -47,12 +67,47 @@ impl Cgroups {
         // A directory left by a dead supervisor of the same pid.
         remove_tree(&base);
         fs::create_dir(&base).ok()?;
-        let cgroups = Self { base };
-        if cgroups.base.join("cgroup.kill").exists() && cgroups.probe() {
-            Some(cgroups)
-        } else {
+        let mut cgroups = Self { base, controllers: Mechanisms::default(), v1_memory: None, v1_pids: None };
+        if !(cgroups.base.join("cgroup.kill").exists() && cgroups.probe()) {
             cgroups.remove();
-            None
+            return None;
+        }
+        let name = cgroups.base.file_name().map(PathBuf::from)?;
+        cgroups.enable_controllers(&name, namespace);
+        Some(cgroups)
+    }
+
+    /// The controllers this supervisor's leaves have.
+    pub(crate) fn controllers(&self) -> Mechanisms {
+        self.controllers
+    }
+
+    /// Enables `memory` and `pids` for the leaves: in the v2 directory where
+    /// it offers them, else in a directory `name` of each writable v1
+    /// hierarchy of them (the hybrid layout).
+    fn enable_controllers(&mut self, name: &Path, namespace: u64) {
+        let offered = fs::read_to_string(self.base.join("cgroup.controllers")).unwrap_or_default();
+        for (controller, slot) in [("memory", &mut self.controllers.memory), ("pids", &mut self.controllers.pids)] {
+            let listed = offered.split_ascii_whitespace().any(|word| word == controller);
+            if listed && fs::write(self.base.join("cgroup.subtree_control"), format!("+{controller}")).is_ok() {
+                *slot = Some(true);
+            }
+        }
+        for (controller, slot, place) in [
+            ("memory", &mut self.controllers.memory, &mut self.v1_memory),
+            ("pids", &mut self.controllers.pids, &mut self.v1_pids),
+        ] {
+            if slot.is_some() {
+                continue;
+            }
+            let Some(own) = own_v1_directory(controller) else { continue };
+            sweep_dead_supervisors(&own, namespace);
+            let directory = own.join(name);
+            remove_tree(&directory);
+            if fs::create_dir(&directory).is_ok() {
+                *slot = Some(false);
+                *place = Some(directory);
+            }
         }
     }
 
@@ -61,13 +116,17 @@ impl Cgroups {
     pub(crate) fn leaf(&self, name: u64) -> Option<Leaf> {
         let path = self.base.join(name.to_string());
         fs::create_dir(&path).ok()?;
-        Some(Leaf { path })
+        let v1 = |directory: &Option<PathBuf>| directory.as_ref().map(|directory| directory.join(name.to_string()));
+        Some(Leaf { path, controllers: self.controllers, v1_memory: v1(&self.v1_memory), v1_pids: v1(&self.v1_pids) })
     }
 
     /// Kills every leaf and removes what is empty, the directory last: the
     /// supervisor is leaving.
     pub(crate) fn remove(&self) {
         remove_tree(&self.base);
+        for directory in [&self.v1_memory, &self.v1_pids].into_iter().flatten() {
+            remove_tree(directory);
+        }
     }
 
     /// Whether a child can be born into a leaf here: `clone3` exists and the
@@ -100,8 +159,96 @@ impl Leaf {
 
     /// Removes the leaf; `false` while a process is still in it.
     pub(crate) fn remove(&self) -> bool {
+        for directory in [&self.v1_memory, &self.v1_pids].into_iter().flatten() {
+            let _ = fs::remove_dir(directory);
+        }
         fs::remove_dir(&self.path).is_ok() || !self.path.exists()
     }
+
+    /// Whether this leaf can hold a memory limit.
+    pub(crate) fn holds_memory(&self) -> bool {
+        self.controllers.memory == Some(true) || self.v1_memory.is_some()
+    }
+
+    /// Sets `limits`' memory and process counts on this leaf, and moves the
+    /// calling process (the reaper, before it starts its command) into its v1
+    /// directories where those hold them. The reaper is one of the leaf's
+    /// processes: `pids.max` counts it, so it is one above the command's
+    /// `processes`. Memory is held to the limit with swap included.
+    pub(crate) fn apply(&self, limits: &Limits) -> io::Result<()> {
+        if let Some(bytes) = limits.memory_bytes {
+            let bytes = bytes.to_string();
+            match (self.controllers.memory, &self.v1_memory) {
+                (Some(true), _) => {
+                    fs::write(self.path.join("memory.max"), &bytes)?;
+                    // Absent without swap accounting: then there is no swap to hold.
+                    write_if_present(&self.path.join("memory.swap.max"), "0")?;
+                }
+                (Some(false), Some(directory)) => {
+                    join_v1(directory, &[("memory.limit_in_bytes", &bytes), ("memory.memsw.limit_in_bytes", &bytes)])?
+                }
+                _ => return Err(io::Error::from_raw_os_error(libc::ENOTSUP)),
+            }
+        }
+        if let Some(processes) = limits.processes {
+            let most = processes.saturating_add(1).to_string();
+            match (self.controllers.pids, &self.v1_pids) {
+                (Some(true), _) => fs::write(self.path.join("pids.max"), &most)?,
+                (Some(false), Some(directory)) => join_v1(directory, &[("pids.max", &most)])?,
+                _ => return Err(io::Error::from_raw_os_error(libc::ENOTSUP)),
+            }
+        }
+        Ok(())
+    }
+
+    /// What the kernel's counters say the leaf's limits did: processes
+    /// killed for memory, forks refused.
+    pub(crate) fn observed(&self) -> Observed {
+        let events = |controller: Option<bool>, v1: &Option<PathBuf>, v2_file, v1_file| match controller {
+            Some(true) => Some(self.path.join(v2_file)),
+            Some(false) => v1.as_ref().map(|directory| directory.join(v1_file)),
+            None => None,
+        };
+        let memory_events = events(self.controllers.memory, &self.v1_memory, "memory.events", "memory.oom_control");
+        let pids_events = events(self.controllers.pids, &self.v1_pids, "pids.events", "pids.events");
+        Observed {
+            oom_kills: memory_events.is_some_and(|file| counter(&file, "oom_kill") > 0),
+            forks_refused: pids_events.is_some_and(|file| counter(&file, "max") > 0),
+            cpu_ms: None,
+        }
+    }
+}
+
+/// Makes the v1 leaf `directory`, writes each `(file, value)` in it (a file
+/// that does not exist, such as `memory.memsw.limit_in_bytes` without swap
+/// accounting, is skipped), and moves this process into it.
+fn join_v1(directory: &Path, settings: &[(&str, &str)]) -> io::Result<()> {
+    match fs::create_dir(directory) {
+        Err(error) if error.kind() != io::ErrorKind::AlreadyExists => return Err(error),
+        _ => {}
+    }
+    for (file, value) in settings {
+        write_if_present(&directory.join(file), value)?;
+    }
+    // SAFETY: getpid cannot fail.
+    fs::write(directory.join("cgroup.procs"), unsafe { libc::getpid() }.to_string())
+}
+
+fn write_if_present(file: &Path, value: &str) -> io::Result<()> {
+    match fs::write(file, value) {
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
+/// The value of `key` in a flat-keyed cgroup file (`oom_kill 2`), 0 when absent.
+fn counter(file: &Path, key: &str) -> u64 {
+    let text = fs::read_to_string(file).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| line.split_once(' '))
+        .find(|(name, _)| *name == key)
+        .and_then(|(_, value)| value.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 /// Starts a child like `fork`, born into `leaf` when there is one:
@@ -192,6 +339,39 @@ fn unescape_octal(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// This process's directory in the writable cgroup v1 hierarchy of
+/// `controller`: its path from `/proc/self/cgroup` (`4:memory:/path`) under
+/// the mount whose options name the controller.
+fn own_v1_directory(controller: &str) -> Option<PathBuf> {
+    let cgroups = fs::read_to_string("/proc/self/cgroup").ok()?;
+    let own = cgroups.lines().find_map(|line| {
+        let mut fields = line.splitn(3, ':');
+        let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+        controllers.split(',').any(|name| name == controller).then_some(path)
+    })?;
+    let mounts = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mount = mounts.lines().find_map(|line| cgroup1_mount_point(line, controller))?;
+    let directory = Path::new(&mount).join(own.trim_start_matches('/'));
+    let path = CString::new(directory.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a valid NUL-terminated path; access only reads permissions.
+    (unsafe { libc::access(path.as_ptr(), libc::W_OK) } == 0).then_some(directory)
+}
+
+/// The mount point of a `/proc/self/mountinfo` line when it mounts the
+/// cgroup v1 hierarchy of `controller`.
+fn cgroup1_mount_point(line: &str, controller: &str) -> Option<String> {
+    let (before, after) = line.split_once(" - ")?;
+    let mut fields = after.split(' ');
+    if fields.next()? != "cgroup" {
+        return None;
+    }
+    let options = fields.nth(1)?;
+    options
+        .split(',')
+        .any(|option| option == controller)
+        .then(|| unescape_octal(before.split(' ').nth(4).unwrap_or("")))
+}
+
 /// This process's pid namespace: the inode of `/proc/self/ns/pid`.
 fn pid_namespace() -> Option<u64> {
     use std::os::unix::fs::MetadataExt;
@@ -278,5 +458,20 @@ mod tests {
         assert_eq!(cgroup2_mount_point(spaced).as_deref(), Some("/mnt/with space"));
         let v1 = "34 25 0:29 / /sys/fs/cgroup/pids rw shared:8 - cgroup cgroup rw,pids";
         assert_eq!(cgroup2_mount_point(v1), None);
+        assert_eq!(cgroup1_mount_point(v1, "pids").as_deref(), Some("/sys/fs/cgroup/pids"));
+        assert_eq!(cgroup1_mount_point(v1, "memory"), None);
+        assert_eq!(cgroup1_mount_point(line, "pids"), None);
+    }
+
+    #[test]
+    fn reads_a_counter_of_a_flat_keyed_file() {
+        let dir = std::env::temp_dir().join(format!("dsh-counter-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("memory.oom_control");
+        fs::write(&file, "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n").unwrap();
+        assert_eq!(counter(&file, "oom_kill"), 3);
+        assert_eq!(counter(&file, "max"), 0);
+        assert_eq!(counter(&dir.join("absent"), "max"), 0);
+        fs::remove_dir_all(&dir).unwrap();
     }
 }

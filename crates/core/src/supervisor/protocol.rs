@@ -10,9 +10,14 @@
 //!   packets, the first starting with the whole length), and the reaper
 //!   answers with [`Report`]s: `Started` or `Failed`, then `Exited`.
 //!
+//! The supervisor's first message on the host's socket is its [`Hello`].
+//!
 //! The host's end of either socket closing is how the other side learns that
 //! the host is gone. A socket cannot be reopened through `/proc/<pid>/fd`, so
 //! no command can hold that news back.
+
+pub use crate::limits::Observed;
+use crate::limits::{Limits, Mechanisms};
 
 /// The descriptors a [`Request::Spawn`] carries, in order.
 pub const SPAWN_FDS: [&str; 4] = ["link", "stdin", "stdout", "stderr"];
@@ -23,6 +28,44 @@ pub const CHUNK: usize = 32 * 1024;
 
 /// The size of every [`Request`] and [`Report`] on the wire.
 pub const MESSAGE_LEN: usize = 12;
+
+/// What the supervisor tells the host once, when it starts: the cgroup
+/// controllers its command leaves have, which decides how limits are
+/// enforced ([`crate::limits::mechanism`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hello {
+    /// The controllers.
+    pub controllers: Mechanisms,
+}
+
+impl Hello {
+    /// The message's bytes.
+    pub fn encode(self) -> [u8; MESSAGE_LEN] {
+        let version = |controller: Option<bool>| match controller {
+            None => 0,
+            Some(false) => 1,
+            Some(true) => 2,
+        };
+        let mut bytes = [0; MESSAGE_LEN];
+        bytes[0] = b'h';
+        bytes[1] = version(self.controllers.memory);
+        bytes[2] = version(self.controllers.pids);
+        bytes
+    }
+
+    /// The hello in `bytes`, or `None` for anything malformed.
+    pub fn decode(bytes: &[u8]) -> Option<Self> {
+        let bytes: &[u8; MESSAGE_LEN] = bytes.try_into().ok()?;
+        let version = |byte: u8| match byte {
+            0 => Some(None),
+            1 => Some(Some(false)),
+            2 => Some(Some(true)),
+            _ => None,
+        };
+        (bytes[0] == b'h').then_some(())?;
+        Some(Self { controllers: Mechanisms { memory: version(bytes[1])?, pids: version(bytes[2])? } })
+    }
+}
 
 /// What the host asks of the supervisor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +141,8 @@ pub enum Report {
         status: i32,
         /// The supervisor died while the command ran, so the reaper ended it.
         lost: bool,
+        /// What its limits did to it, as far as the reaper saw.
+        observed: Observed,
     },
 }
 
@@ -107,14 +152,21 @@ impl Report {
         let (tag, value, flag) = match self {
             Self::Started { pid, .. } => (b's', pid as i32, 0),
             Self::Failed { errno } => (b'f', errno, 0),
-            Self::Exited { status, lost } => (b'x', status, u8::from(lost)),
+            Self::Exited { status, lost, .. } => (b'x', status, u8::from(lost)),
         };
         let mut bytes = [0; MESSAGE_LEN];
         bytes[0] = tag;
         bytes[1] = flag;
         bytes[4..8].copy_from_slice(&value.to_le_bytes());
-        if let Self::Started { command, .. } = self {
-            bytes[8..12].copy_from_slice(&command.to_le_bytes());
+        match self {
+            Self::Started { command, .. } => bytes[8..12].copy_from_slice(&command.to_le_bytes()),
+            Self::Exited { observed, .. } => {
+                bytes[2] = u8::from(observed.oom_kills) | u8::from(observed.forks_refused) << 1;
+                // Milliseconds of CPU, plus one so that 0 says "not known".
+                let cpu = observed.cpu_ms.map_or(0, |ms| u32::try_from(ms).unwrap_or(u32::MAX - 1) + 1);
+                bytes[8..12].copy_from_slice(&cpu.to_le_bytes());
+            }
+            Self::Failed { .. } => {}
         }
         bytes
     }
@@ -130,7 +182,15 @@ impl Report {
                 command: Some(extra).filter(|&pid| pid > 0 && i32::try_from(pid).is_ok())?,
             }),
             (b'f', 0) => Some(Self::Failed { errno: value }),
-            (b'x', flag @ (0 | 1)) => Some(Self::Exited { status: value, lost: flag == 1 }),
+            (b'x', flag @ (0 | 1)) if bytes[2] < 4 => Some(Self::Exited {
+                status: value,
+                lost: flag == 1,
+                observed: Observed {
+                    oom_kills: bytes[2] & 1 != 0,
+                    forks_refused: bytes[2] & 2 != 0,
+                    cpu_ms: extra.checked_sub(1).map(u64::from),
+                },
+            }),
             _ => None,
         }
     }
@@ -154,6 +214,8 @@ pub struct LaunchSpec {
     /// The path of a pseudo-terminal's slave: the command starts a session
     /// of its own with it as its controlling terminal on 0–2.
     pub terminal: Option<Vec<u8>>,
+    /// The command's resource limits.
+    pub limits: Limits,
 }
 
 impl LaunchSpec {
@@ -161,6 +223,9 @@ impl LaunchSpec {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = vec![0; 4];
         out.extend_from_slice(&self.grace_ms.to_le_bytes());
+        for value in self.limits.to_wire() {
+            out.extend_from_slice(&value.to_le_bytes());
+        }
         put(&mut out, &self.program);
         put(&mut out, &self.cwd);
         let terminal: Vec<Vec<u8>> = self.terminal.iter().cloned().collect();
@@ -188,6 +253,11 @@ impl LaunchSpec {
         }
         let mut reader = Reader { bytes, at: 4 };
         let grace_ms = u64::from_le_bytes(reader.take(8)?.try_into().ok()?);
+        let mut limits = [0; 5];
+        for value in &mut limits {
+            *value = u64::from_le_bytes(reader.take(8)?.try_into().ok()?);
+        }
+        let limits = Limits::from_wire(limits);
         let program = reader.item()?;
         let cwd = reader.item()?;
         let argv = reader.list()?;
@@ -205,6 +275,7 @@ impl LaunchSpec {
             cwd,
             grace_ms,
             terminal,
+            limits,
         })
     }
 }
@@ -262,8 +333,17 @@ mod tests {
         for report in [
             Report::Started { pid: 4_194_304, command: 4_194_305 },
             Report::Failed { errno: 2 },
-            Report::Exited { status: 0x0f00, lost: false },
-            Report::Exited { status: 9, lost: true },
+            Report::Exited { status: 0x0f00, lost: false, observed: Observed::default() },
+            Report::Exited {
+                status: 9,
+                lost: true,
+                observed: Observed { oom_kills: true, forks_refused: false, cpu_ms: Some(0) },
+            },
+            Report::Exited {
+                status: 9,
+                lost: false,
+                observed: Observed { oom_kills: false, forks_refused: true, cpu_ms: Some(86_400_000) },
+            },
         ] {
             assert_eq!(Report::decode(&report.encode()), Some(report));
         }
@@ -279,9 +359,24 @@ mod tests {
         let mut started = Report::Started { pid: 1, command: 2 }.encode();
         started[8..12].copy_from_slice(&0u32.to_le_bytes());
         assert_eq!(Report::decode(&started), None, "a command pid 0 is no process");
-        let mut exited = Report::Exited { status: 0, lost: false }.encode();
+        let mut exited = Report::Exited { status: 0, lost: false, observed: Observed::default() }.encode();
         exited[1] = 2;
         assert_eq!(Report::decode(&exited), None);
+        let long = Observed { cpu_ms: Some(1 << 40), ..Observed::default() };
+        let Some(Report::Exited { observed, .. }) =
+            Report::decode(&Report::Exited { status: 0, lost: false, observed: long }.encode())
+        else {
+            panic!()
+        };
+        assert_eq!(observed.cpu_ms, Some(u64::from(u32::MAX - 1)), "CPU time beyond 49 days is held at the most");
+        let mut observed = Report::Exited { status: 0, lost: false, observed: Observed::default() }.encode();
+        observed[2] = 4;
+        assert_eq!(Report::decode(&observed), None, "an unknown observation");
+        let hybrid = Hello { controllers: Mechanisms { memory: Some(false), pids: None } };
+        assert_eq!(Hello::decode(&hybrid.encode()), Some(hybrid));
+        let mut hello = hybrid.encode();
+        hello[2] = 3;
+        assert_eq!(Hello::decode(&hello), None);
     }
 
     #[test]
@@ -293,6 +388,7 @@ mod tests {
             cwd: b"/tmp".to_vec(),
             grace_ms: 3000,
             terminal: None,
+            limits: Limits { memory_bytes: Some(1 << 30), open_files: Some(64), ..Limits::default() },
         };
         let bytes = spec.encode();
         assert_eq!(LaunchSpec::announced_len(&bytes), Some(bytes.len()));

@@ -36,8 +36,9 @@ use std::ptr;
 use std::time::{Duration, Instant};
 
 use super::cgroup::Leaf;
-use super::protocol::{LaunchSpec, Report, Request, CHUNK, MESSAGE_LEN, SPAWN_FDS};
+use super::protocol::{LaunchSpec, Observed, Report, Request, CHUNK, MESSAGE_LEN, SPAWN_FDS};
 use super::{descriptors, signals, socket, tree};
+use crate::limits::rlimits::{self, ResourceLimit};
 
 /// The signals a reaper handles itself, through a signalfd.
 const HANDLED: [libc::c_int; 7] =
@@ -47,6 +48,9 @@ const HANDLED: [libc::c_int; 7] =
 /// own group (`kill -TSTP 0`) does not stop the reaper; its command gets the
 /// default action back.
 const IGNORED: [libc::c_int; 3] = [libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU];
+
+/// One above the highest signal number (Linux's `_NSIG`).
+const SIGNALS: libc::c_int = 65;
 
 /// How long a killing reaper waits for a child to change before it looks again.
 const KILL_RESCAN: Duration = Duration::from_millis(1);
@@ -98,7 +102,14 @@ pub(crate) fn run(standby: Standby) -> ! {
     // The supervisor gone (the end of the socket) or nonsense: nothing to run.
     let Some((link, stdio)) = assignment(&socket) else { exit_quietly() };
     let Some(spec) = read_spec(&link) else { exit_quietly() };
-    let child = match start(&spec, &stdio) {
+    if let Some(leaf) = leaf.as_ref().filter(|_| spec.limits.memory_bytes.is_some() || spec.limits.processes.is_some())
+    {
+        if let Err(error) = leaf.apply(&spec.limits) {
+            fail(&link, &error);
+        }
+    }
+    let memory_in_cgroup = leaf.as_ref().is_some_and(|leaf| leaf.holds_memory());
+    let child = match start(&spec, &stdio, &rlimits::resource_limits(&spec.limits, memory_in_cgroup)) {
         Ok(child) => child,
         Err(error) => fail(&link, &error),
     };
@@ -120,6 +131,7 @@ pub(crate) fn run(standby: Standby) -> ! {
         term_due: None,
         killing: false,
         lost: false,
+        cpu_ms: None,
     }
     .run()
 }
@@ -180,13 +192,15 @@ fn read_spec(link: &OwnedFd) -> Option<LaunchSpec> {
     }
 }
 
-/// Starts the command as this process's child through `posix_spawn`: in the
-/// spec's directory, with its environment, its stdio on 0–2, the default
-/// action for every signal handled or ignored here and an empty signal mask.
-/// In a terminal it leads a new session, whose controlling terminal the
-/// slave becomes as the child opens it by its path (without `O_NOCTTY`).
-/// Fails with the errno of `chdir` or of the spawn (`execve`'s included).
-fn start(spec: &LaunchSpec, stdio: &[OwnedFd; 3]) -> io::Result<libc::pid_t> {
+/// Starts the command as this process's child: in the spec's directory,
+/// with its environment, its stdio on 0–2, the default action for every
+/// signal and an empty signal mask. In a terminal it
+/// leads a new session, whose controlling terminal the slave becomes as the
+/// child opens it by its path (without `O_NOCTTY`). Through `posix_spawn`;
+/// with resource limits to set, through `fork` and `execve` (see
+/// [`start_limited`]). Fails with the errno of `chdir` or of the spawn
+/// (`execve`'s included).
+fn start(spec: &LaunchSpec, stdio: &[OwnedFd; 3], limits: &[ResourceLimit]) -> io::Result<libc::pid_t> {
     let cstring = |bytes: &[u8]| CString::new(bytes).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL));
     let program = cstring(&spec.program)?;
     let cwd = cstring(&spec.cwd)?;
@@ -202,6 +216,10 @@ fn start(spec: &LaunchSpec, stdio: &[OwnedFd; 3]) -> io::Result<libc::pid_t> {
     if unsafe { libc::chdir(cwd.as_ptr()) } != 0 {
         return Err(io::Error::last_os_error());
     }
+    if !limits.is_empty() {
+        let exec = Exec { program: &program, argv: &argv_ptrs, env: &env_ptrs, terminal: terminal.as_deref() };
+        return start_limited(&exec, stdio, limits);
+    }
     let mut pid = 0;
     // SAFETY: the attribute and file-action objects are initialised before
     // use and destroyed after; the sets are initialised by sigemptyset; argv
@@ -216,11 +234,11 @@ fn start(spec: &LaunchSpec, stdio: &[OwnedFd; 3]) -> io::Result<libc::pid_t> {
         libc::posix_spawn_file_actions_init(actions.as_mut_ptr());
         let mut empty = MaybeUninit::<libc::sigset_t>::uninit();
         libc::sigemptyset(empty.as_mut_ptr());
+        // Every signal: an ignored one stays ignored across exec, and the
+        // host's may ignore more than this process does (Node ignores
+        // SIGXFSZ, which would turn a file size limit into EFBIG).
         let mut defaults = MaybeUninit::<libc::sigset_t>::uninit();
-        libc::sigemptyset(defaults.as_mut_ptr());
-        for signal in HANDLED.into_iter().chain(IGNORED).chain([libc::SIGPIPE]) {
-            libc::sigaddset(defaults.as_mut_ptr(), signal);
-        }
+        libc::sigfillset(defaults.as_mut_ptr());
         libc::posix_spawnattr_setsigmask(attr.as_mut_ptr(), empty.as_ptr());
         libc::posix_spawnattr_setsigdefault(attr.as_mut_ptr(), defaults.as_ptr());
         let mut flags = libc::POSIX_SPAWN_SETSIGMASK | libc::POSIX_SPAWN_SETSIGDEF;
@@ -254,6 +272,92 @@ fn start(spec: &LaunchSpec, stdio: &[OwnedFd; 3]) -> io::Result<libc::pid_t> {
     Ok(pid)
 }
 
+/// What `execve` is called with, ready before the fork.
+struct Exec<'a> {
+    program: &'a CString,
+    argv: &'a [*mut libc::c_char],
+    env: &'a [*mut libc::c_char],
+    terminal: Option<&'a std::ffi::CStr>,
+}
+
+/// [`start`] with resource limits, which `posix_spawn` cannot set: `fork`,
+/// then in the child what `posix_spawn`'s attributes do, the limits, and
+/// `execve`. An exec that fails sends its errno back on a close-on-exec
+/// pipe, whose end without a word means the command runs.
+fn start_limited(exec: &Exec, stdio: &[OwnedFd; 3], limits: &[ResourceLimit]) -> io::Result<libc::pid_t> {
+    let mut ends = [0; 2];
+    // SAFETY: `ends` has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both were just made and are owned here alone.
+    let (report_read, report_write) = unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) };
+    // SAFETY: this process is single-threaded, so the child may run anything
+    // until it execs; it only makes syscalls on memory prepared before.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if pid == 0 {
+        let errno = prepare_child(exec, stdio, limits).err().and_then(|error| error.raw_os_error());
+        let errno = errno.unwrap_or_else(|| {
+            // SAFETY: argv and envp are NUL-terminated arrays of valid strings.
+            unsafe { libc::execve(exec.program.as_ptr(), exec.argv.as_ptr().cast(), exec.env.as_ptr().cast()) };
+            io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+        });
+        // SAFETY: writes four bytes from a live buffer, then ends the child.
+        unsafe {
+            libc::write(report_write.as_raw_fd(), (&errno as *const libc::c_int).cast(), 4);
+            libc::_exit(127);
+        }
+    }
+    drop(report_write);
+    let mut errno: libc::c_int = 0;
+    // SAFETY: reads at most four bytes into a live c_int.
+    let read = unsafe { libc::read(report_read.as_raw_fd(), (&mut errno as *mut libc::c_int).cast(), 4) };
+    if read == 4 {
+        let mut status = 0;
+        // SAFETY: reaps the child that just failed to exec.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        return Err(io::Error::from_raw_os_error(errno));
+    }
+    Ok(pid)
+}
+
+/// In the forked child: a session on the terminal or the stdio on 0–2,
+/// default signal actions, an empty mask, and the limits.
+fn prepare_child(exec: &Exec, stdio: &[OwnedFd; 3], limits: &[ResourceLimit]) -> io::Result<()> {
+    let check = |result: libc::c_int| if result < 0 { Err(io::Error::last_os_error()) } else { Ok(()) };
+    // SAFETY: syscalls on this child's own descriptors, session and signal
+    // state; every pointer is to memory prepared before the fork.
+    unsafe {
+        if exec.terminal.is_some() {
+            check(libc::setsid())?;
+        }
+        for (target, fd) in stdio.iter().enumerate() {
+            // The stdio are above 2 (0–2 are /dev/null here), so each dup2
+            // leaves the others intact.
+            check(libc::dup2(fd.as_raw_fd(), target as libc::c_int))?;
+        }
+        if let Some(path) = exec.terminal {
+            // In the new session, this open makes the slave its controlling terminal.
+            let fd = libc::open(path.as_ptr(), libc::O_RDWR);
+            check(fd)?;
+            check(libc::dup2(fd, 0))?;
+            libc::close(fd);
+        }
+        // Every signal, as `posix_spawn` does above; SIGKILL, SIGSTOP and
+        // the C library's own refuse, which changes nothing.
+        for signal in 1..SIGNALS {
+            libc::signal(signal, libc::SIG_DFL);
+        }
+        let mut empty = MaybeUninit::<libc::sigset_t>::uninit();
+        libc::sigemptyset(empty.as_mut_ptr());
+        libc::sigprocmask(libc::SIG_SETMASK, empty.as_ptr(), ptr::null_mut());
+    }
+    rlimits::apply(limits)
+}
+
 struct Reaper {
     me: libc::pid_t,
     child: libc::pid_t,
@@ -273,6 +377,8 @@ struct Reaper {
     killing: bool,
     /// The supervisor died.
     lost: bool,
+    /// Milliseconds of CPU the command used, once it exited.
+    cpu_ms: Option<u64>,
 }
 
 impl Reaper {
@@ -312,8 +418,10 @@ impl Reaper {
     fn reap_some(&mut self) -> bool {
         for _ in 0..REAP_BATCH {
             let mut status = 0;
-            // SAFETY: waits for any child of ours, without blocking.
-            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            let mut usage = MaybeUninit::<libc::rusage>::zeroed();
+            // SAFETY: waits for any child of ours, without blocking; `usage`
+            // is a valid rusage to fill.
+            let pid = unsafe { libc::wait4(-1, &mut status, libc::WNOHANG, usage.as_mut_ptr()) };
             if pid == 0 {
                 return true;
             }
@@ -326,6 +434,10 @@ impl Reaper {
             }
             if pid == self.child && self.status.is_none() {
                 self.status = Some(status);
+                // SAFETY: wait4 filled it for the child it returned.
+                let usage = unsafe { usage.assume_init() };
+                let millis = |time: libc::timeval| time.tv_sec as u64 * 1000 + time.tv_usec as u64 / 1000;
+                self.cpu_ms = Some(millis(usage.ru_utime) + millis(usage.ru_stime));
             }
         }
         true
@@ -387,15 +499,23 @@ impl Reaper {
     fn kill_leaf(&self) {
         let Some(leaf) = &self.leaf else { return };
         if let Some(status) = self.status {
-            let _ = socket::send(&self.socket, &Report::Exited { status, lost: false }.encode(), &[], false);
+            let report = Report::Exited { status, lost: false, observed: self.observed() };
+            let _ = socket::send(&self.socket, &report.encode(), &[], false);
         }
         leaf.kill();
+    }
+
+    /// What the command's limits did, as its leaf counted, and its CPU.
+    fn observed(&self) -> Observed {
+        let counted = self.leaf.as_ref().map(Leaf::observed).unwrap_or_default();
+        Observed { cpu_ms: self.cpu_ms, ..counted }
     }
 
     /// Nothing is left: the host hears how the command ended, and this
     /// process exits.
     fn exit(&self, status: libc::c_int) -> ! {
-        let _ = socket::send(&self.link, &Report::Exited { status, lost: self.lost }.encode(), &[], false);
+        let report = Report::Exited { status, lost: self.lost, observed: self.observed() };
+        let _ = socket::send(&self.link, &report.encode(), &[], false);
         exit_quietly()
     }
 }

@@ -31,7 +31,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
 use super::cgroup::{clone_into, Cgroups, Leaf};
-use super::protocol::{Ask, Report, Request, MESSAGE_LEN, SPAWN_FDS};
+use super::protocol::{Ask, Hello, Observed, Report, Request, MESSAGE_LEN, SPAWN_FDS};
 use super::reaper::{self, Standby};
 use super::{descriptors, signals, socket, tree};
 
@@ -102,6 +102,9 @@ pub(crate) fn serve(cgroups: bool) -> ! {
         strays: false,
         closing: false,
     };
+    // The host waits for this before its first request.
+    let controllers = supervisor.cgroups.as_ref().map(Cgroups::controllers).unwrap_or_default();
+    let _ = socket::send(&supervisor.host, &Hello { controllers }.encode(), &[], false);
     supervisor.refill();
     supervisor.run()
 }
@@ -121,9 +124,9 @@ struct Supervisor {
     reapers: HashMap<libc::pid_t, Command>,
     /// Reapers running a command, by the command's id.
     by_id: HashMap<u64, libc::pid_t>,
-    /// Commands whose reaper died of a signal, each with its status to
-    /// report once nothing of it is left.
-    finishing: Vec<(Command, libc::c_int)>,
+    /// Commands whose reaper died of a signal, each with its status (and
+    /// what the reaper saw of its limits) to report once nothing of it is left.
+    finishing: Vec<(Command, libc::c_int, Observed)>,
     /// Leaves of reapers gone, not yet empty.
     unremoved: Vec<Leaf>,
     /// A child that is not a reaper may be alive.
@@ -344,8 +347,8 @@ impl Supervisor {
                 // Killed by its command, leaving descendants to us, or in its
                 // own leaf's kill, having told the command's status first.
                 self.strays = true;
-                let status = told_status(&command.reaper.socket).unwrap_or(status);
-                self.finishing.push((command, status));
+                let (status, observed) = told_status(&command.reaper.socket).unwrap_or((status, Observed::default()));
+                self.finishing.push((command, status, observed));
             } else if let Some(index) = self.standby.iter().position(|reaper| reaper.pid == pid) {
                 // Killed on standby (a command can signal any process of its user).
                 if let Some(reaper) = self.standby.remove(index) {
@@ -364,13 +367,16 @@ impl Supervisor {
     /// its reaper), or no stray alive. Removes the leaves still to go.
     fn report_finished(&mut self) {
         let strays = self.strays;
-        self.finishing.retain(|(command, status)| {
+        self.finishing.retain(|(command, status, told)| {
+            // Counted before the leaf goes.
+            let counted = command.reaper.leaf.as_ref().map(Leaf::observed).unwrap_or_default();
             let clean = match &command.reaper.leaf {
                 Some(leaf) => remove_killing(leaf),
                 None => !strays,
             };
             if clean {
-                let report = Report::Exited { status: *status, lost: false };
+                let observed = Observed { cpu_ms: told.cpu_ms, ..counted };
+                let report = Report::Exited { status: *status, lost: false, observed };
                 let _ = socket::send(&command.link, &report.encode(), &[], true);
             }
             !clean
@@ -402,13 +408,14 @@ fn remove_killing(leaf: &Leaf) -> bool {
     }
 }
 
-/// The command status a reaper told before it killed its own leaf, if any.
-fn told_status(socket: &OwnedFd) -> Option<libc::c_int> {
+/// The command status (and what it saw of its limits) a reaper told before
+/// it killed its own leaf, if any.
+fn told_status(socket: &OwnedFd) -> Option<(libc::c_int, Observed)> {
     let mut buf = [0; MESSAGE_LEN];
     let mut told = None;
     while let Ok(Some((len, _))) = socket::receive(socket.as_raw_fd(), &mut buf, true) {
-        if let Some(Report::Exited { status, .. }) = Report::decode(&buf[..len]) {
-            told = Some(status);
+        if let Some(Report::Exited { status, observed, .. }) = Report::decode(&buf[..len]) {
+            told = Some((status, observed));
         }
     }
     told

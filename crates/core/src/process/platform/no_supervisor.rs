@@ -4,10 +4,11 @@
 
 use std::io;
 use std::path::Path;
-use std::time::Duration;
 
 use super::{Fd, StdioPlan};
+use crate::limits::Mechanisms;
 use crate::process::exit::Exit;
+use crate::process::ProcessSpec;
 use crate::supervisor::protocol::Ask;
 
 /// Never made: see the module comment.
@@ -22,15 +23,12 @@ pub(crate) struct Supervised {
 }
 
 /// Fails: there is no supervisor here.
-pub(crate) fn spawn(
-    _helper: &Path,
-    _program: &Path,
-    _args: &[String],
-    _env: &[(String, String)],
-    _cwd: &Path,
-    _stdio: StdioPlan,
-    _grace: Duration,
-) -> io::Result<Supervised> {
+pub(crate) fn spawn(_helper: &Path, _spec: &ProcessSpec, _stdio: StdioPlan) -> io::Result<Supervised> {
+    Err(io::ErrorKind::Unsupported.into())
+}
+
+/// Fails: there is no supervisor here.
+pub(crate) fn controllers(_helper: &Path) -> io::Result<Mechanisms> {
     Err(io::ErrorKind::Unsupported.into())
 }
 

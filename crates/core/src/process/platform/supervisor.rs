@@ -22,13 +22,14 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use super::linux::pidfd_open;
 use super::StdioPlan;
+use crate::limits::Mechanisms;
 use crate::process::exit::Exit;
 use crate::process::sync::lock;
-use crate::supervisor::protocol::{Ask, LaunchSpec, Report, Request, CHUNK, MESSAGE_LEN};
+use crate::process::ProcessSpec;
+use crate::supervisor::protocol::{Ask, Hello, LaunchSpec, Report, Request, CHUNK, MESSAGE_LEN};
 use crate::supervisor::socket;
 
 /// A command started under the supervisor.
@@ -54,6 +55,8 @@ struct Connection {
     pid: libc::pid_t,
     pidfd: Option<OwnedFd>,
     socket: Arc<OwnedFd>,
+    /// The cgroup controllers its commands' leaves have, from its hello.
+    controllers: Mechanisms,
 }
 
 static CONNECTION: Mutex<Option<Connection>> = Mutex::new(None);
@@ -65,35 +68,28 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// to died.
 const ATTEMPTS: usize = 2;
 
-/// Starts `program args…` under the supervisor `helper` (started first if
+/// Starts `spec`'s program under the supervisor `helper` (started first if
 /// none runs): a reaper leading a new group, the command its child with
-/// exactly `env` in `cwd`, its standard streams as `stdio` says.
-/// Returns once the command runs, with the reaper's pid as the leader's.
-pub(crate) fn spawn(
-    helper: &Path,
-    program: &Path,
-    args: &[String],
-    env: &[(String, String)],
-    cwd: &Path,
-    stdio: StdioPlan,
-    grace: Duration,
-) -> io::Result<Supervised> {
+/// exactly its environment in its directory, within its limits, its
+/// standard streams as `stdio` says. Returns once the command runs, with the
+/// reaper's pid as the leader's.
+pub(crate) fn spawn(helper: &Path, spec: &ProcessSpec, stdio: StdioPlan) -> io::Result<Supervised> {
     let pty = stdio.terminal.map(crate::process::terminal::open).transpose()?;
-    let spec = LaunchSpec {
-        program: program.as_os_str().as_bytes().to_vec(),
-        argv: std::iter::once(program.as_os_str().as_bytes().to_vec())
-            .chain(args.iter().map(|arg| arg.as_bytes().to_vec()))
-            .collect(),
-        env: env.iter().map(|(key, value)| [key.as_bytes(), b"=", value.as_bytes()].concat()).collect(),
-        cwd: cwd.as_os_str().as_bytes().to_vec(),
-        grace_ms: u64::try_from(grace.as_millis()).unwrap_or(u64::MAX),
+    let program = spec.program.as_os_str().as_bytes();
+    let launch = LaunchSpec {
+        program: program.to_vec(),
+        argv: std::iter::once(program.to_vec()).chain(spec.args.iter().map(|arg| arg.as_bytes().to_vec())).collect(),
+        env: spec.env.iter().map(|(key, value)| [key.as_bytes(), b"=", value.as_bytes()].concat()).collect(),
+        cwd: spec.cwd.as_os_str().as_bytes().to_vec(),
+        grace_ms: u64::try_from(spec.grace.as_millis()).unwrap_or(u64::MAX),
         terminal: pty.as_ref().map(|pty| pty.path.as_os_str().as_bytes().to_vec()),
+        limits: spec.limits,
     }
     .encode();
     let mut last = io::Error::other("the supervisor could not be started");
     for _ in 0..ATTEMPTS {
         let socket = connect(helper)?;
-        match start(&socket, &spec, stdio, pty.as_ref()) {
+        match start(&socket, &launch, stdio, pty.as_ref()) {
             Ok(started) => return Ok(started),
             Err(Failure::Refused(error)) => return Err(error),
             Err(Failure::Gone(error)) => {
@@ -228,15 +224,24 @@ pub(crate) fn read_exit(link: &OwnedFd, nonblocking: bool, reported: &mut Option
         }
         match socket::receive(link.as_raw_fd(), &mut buf, true) {
             Ok(Some((len, _))) => {
-                if let Some(Report::Exited { status, lost }) = Report::decode(&buf[..len]) {
-                    *reported = Some(Exit::from_wait_status(status, lost));
+                if let Some(Report::Exited { status, lost, observed }) = Report::decode(&buf[..len]) {
+                    *reported = Some(Exit { lost, observed, ..Exit::from_wait_status(status) });
                 }
             }
-            Ok(None) => return Ok(Some(reported.unwrap_or(Exit { code: None, signal: Some("SIGKILL"), lost: true }))),
+            Ok(None) => {
+                return Ok(Some(reported.unwrap_or(Exit { signal: Some("SIGKILL"), lost: true, ..Exit::UNKNOWN })))
+            }
             Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Ok(None),
             Err(error) => return Err(error),
         }
     }
+}
+
+/// The cgroup controllers the supervisor's command leaves have (starting the
+/// supervisor when none runs), which decide how limits are enforced.
+pub(crate) fn controllers(helper: &Path) -> io::Result<Mechanisms> {
+    connect(helper)?;
+    Ok(lock(&CONNECTION).as_ref().map(|running| running.controllers).unwrap_or_default())
 }
 
 /// The supervisor's socket, starting the supervisor when none runs.
@@ -271,7 +276,17 @@ fn launch(helper: &Path) -> io::Result<Connection> {
     let pid = child.id() as libc::pid_t;
     // Reaped when replaced (see `replace_if_current`), not through this handle.
     drop(child);
-    Ok(Connection { pid, pidfd: pidfd_open(pid as u32), socket: Arc::new(host) })
+    let mut buf = [0; MESSAGE_LEN];
+    let hello = socket::receive(host.as_raw_fd(), &mut buf, false)?.and_then(|(len, _)| Hello::decode(&buf[..len]));
+    let Some(Hello { controllers }) = hello else {
+        // SAFETY: `pid` is this process's unreaped child.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
+        return Err(io::Error::other("the supervisor ended before it was ready"));
+    };
+    Ok(Connection { pid, pidfd: pidfd_open(pid as u32), socket: Arc::new(host), controllers })
 }
 
 /// Forgets the supervisor behind `socket`, if it is still the current one

@@ -36,6 +36,7 @@ use super::generic::pidfd_open;
 #[cfg(target_os = "linux")]
 use super::linux::pidfd_open;
 use super::StdioPlan;
+use crate::limits::{rlimits, Limits};
 use crate::process::exit::{Exit, Signal};
 
 /// An owned descriptor: a pipe end or a pidfd.
@@ -115,7 +116,18 @@ pub(crate) fn spawn_leader(
     env: &[(String, String)],
     cwd: &Path,
     stdio: StdioPlan,
+    limits: &Limits,
 ) -> io::Result<Leader> {
+    // No cgroup here: memory is a per-process limit too.
+    let resource_limits = rlimits::resource_limits(limits, false);
+    let limit = |command: &mut Command| {
+        if !resource_limits.is_empty() {
+            let calls = resource_limits.clone();
+            // SAFETY: the closure runs in the child between fork and exec and
+            // makes only async-signal-safe calls (getrlimit, setrlimit).
+            unsafe { command.pre_exec(move || rlimits::apply(&calls)) };
+        }
+    };
     if let Some(size) = stdio.terminal {
         let pty = crate::process::terminal::open(size)?;
         let slave = || pty.slave.try_clone().map(Stdio::from);
@@ -125,11 +137,13 @@ pub(crate) fn spawn_leader(
         // SAFETY: the closure runs in the child between fork and exec and
         // makes only async-signal-safe calls (setsid, ioctl).
         unsafe { command.pre_exec(crate::process::terminal::become_session_leader_on_stdin) };
+        limit(&mut command);
         let child = command.spawn()?;
         return Ok(Leader { pid: child.id(), stdout: None, stderr: None, stdin: None, terminal: Some(pty.master) });
     }
     let output = |inherit: bool| if inherit { Stdio::inherit() } else { Stdio::piped() };
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(args)
         .env_clear()
         .envs(env.iter().map(|(key, value)| (key, value)))
@@ -137,8 +151,9 @@ pub(crate) fn spawn_leader(
         .process_group(0)
         .stdin(if stdio.stdin_piped { Stdio::piped() } else { Stdio::null() })
         .stdout(output(stdio.stdout_inherited))
-        .stderr(output(stdio.stderr_inherited))
-        .spawn()?;
+        .stderr(output(stdio.stderr_inherited));
+    limit(&mut command);
+    let mut child = command.spawn()?;
     Ok(Leader {
         pid: child.id(),
         stdout: child.stdout.take().map(OwnedFd::from),
@@ -262,9 +277,9 @@ fn waitid(pid: i32, poll: bool) -> io::Result<Option<Exit>> {
             return Ok(None);
         }
         return Ok(Some(if info.si_code == libc::CLD_EXITED {
-            Exit { code: Some(status), signal: None, lost: false }
+            Exit { code: Some(status), signal: None, ..Exit::UNKNOWN }
         } else {
-            Exit { code: None, signal: Some(signal_name(status)), lost: false }
+            Exit { code: None, signal: Some(signal_name(status)), ..Exit::UNKNOWN }
         }));
     }
 }
@@ -286,16 +301,16 @@ pub(crate) fn reap(pid: u32) {
 }
 
 impl Exit {
-    /// The exit a `waitpid` status stands for; `lost` as reported. (Only the
-    /// supervisor's reports are read this way.)
+    /// The exit a `waitpid` status stands for. (Only the supervisor's
+    /// reports are read this way.)
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    pub(crate) fn from_wait_status(status: i32, lost: bool) -> Self {
+    pub(crate) fn from_wait_status(status: i32) -> Self {
         if libc::WIFEXITED(status) {
-            Exit { code: Some(libc::WEXITSTATUS(status)), signal: None, lost }
+            Exit { code: Some(libc::WEXITSTATUS(status)), ..Exit::UNKNOWN }
         } else if libc::WIFSIGNALED(status) {
-            Exit { code: None, signal: Some(signal_name(libc::WTERMSIG(status))), lost }
+            Exit { signal: Some(signal_name(libc::WTERMSIG(status))), ..Exit::UNKNOWN }
         } else {
-            Exit { lost, ..Exit::UNKNOWN }
+            Exit::UNKNOWN
         }
     }
 }

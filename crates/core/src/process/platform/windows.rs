@@ -187,6 +187,8 @@ pub(crate) fn spawn_leader(
     env: &[(String, String)],
     cwd: &Path,
     stdio: StdioPlan,
+    // Refused before this is reached (see `crate::limits::mechanism`).
+    _limits: &crate::limits::Limits,
 ) -> io::Result<Leader> {
     if stdio.stdout_inherited || stdio.stderr_inherited {
         // The host's own console handles are not passed through yet.
@@ -412,11 +414,11 @@ fn wait(pid: u32, millis: u32) -> io::Result<Option<Exit>> {
     }
     let terminated = terminated || with_child(pid, |child| child.terminated).unwrap_or(false);
     Ok(Some(if terminated && code == KILLED_EXIT_CODE {
-        Exit { code: None, signal: Some("SIGKILL"), lost: false }
+        Exit { code: None, signal: Some("SIGKILL"), ..Exit::UNKNOWN }
     } else {
         // Exit codes are unsigned here; a crash's NTSTATUS (0xC0000005) reads
         // as negative (-1073741819), where Node shows it unsigned.
-        Exit { code: Some(code as i32), signal: None, lost: false }
+        Exit { code: Some(code as i32), signal: None, ..Exit::UNKNOWN }
     }))
 }
 
