@@ -158,6 +158,27 @@ export interface Interruption {
   message: string
 }
 
+/** How one limit is enforced on this host, or why it cannot be. */
+export interface LimitMechanism {
+  /** The limit, as a result names it. */
+  limit: ShellLimitName
+  /** The `limits` field that sets it. */
+  field: keyof ShellLimits
+  /** The value asked for, or `null`. */
+  value: number | null
+  /** The mechanism (`'cgroup v1 pids.max (whole command)'`, `'RLIMIT_CPU (per process)'`), or `null` when refused. */
+  mechanism: string | null
+  /** Why this host cannot enforce it, or `null`. */
+  refused: string | null
+}
+
+/**
+ * Every limit with the mechanism this host enforces it with (starting the
+ * supervisor, which tells which cgroup controllers commands get), and the
+ * values of `limits` when given, checked as `execute()` checks them.
+ */
+export declare function limitMechanisms(limits?: ShellLimits): Array<LimitMechanism>
+
 export interface ListEntry {
   /** The declaring contributor. */
   contributor: string

@@ -843,6 +843,7 @@ module.exports.DSH_ENV_PREFIX = nativeBinding.DSH_ENV_PREFIX
 module.exports.endAllCommands = nativeBinding.endAllCommands
 module.exports.execute = nativeBinding.execute
 module.exports.hostGlobal = nativeBinding.hostGlobal
+module.exports.limitMechanisms = nativeBinding.limitMechanisms
 module.exports.reconcileDshHome = nativeBinding.reconcileDshHome
 module.exports.removalReasons = nativeBinding.removalReasons
 module.exports.removeSpillFile = nativeBinding.removeSpillFile

@@ -389,6 +389,26 @@ export declare function buildEnvironment(
   parentEnv?: Record<string, string | undefined>,
 ): BuiltEnvironment
 
+/** How this host enforces one limit, or why it cannot. */
+export interface LimitMechanism {
+  limit: ShellLimitName
+  /** The `limits` field that sets it. */
+  field: keyof ShellLimits
+  /** The value given to `limitMechanisms()`, or `null`. */
+  value: number | null
+  /** `'cgroup v2 memory.max (whole command)'`, `'RLIMIT_CPU (per process)'`, …; `null` when refused. */
+  mechanism: string | null
+  /** Why this host cannot enforce it (`execute()` refuses it with `ERR_SHELL_EXEC_UNSUPPORTED`), or `null`. */
+  refused: string | null
+}
+
+/**
+ * Every limit with the mechanism this host enforces it with (asking the
+ * supervisor, started if none runs, which cgroup controllers commands get).
+ * `limits`, when given, is checked as `execute()` checks it.
+ */
+export declare function limitMechanisms(limits?: ShellLimits): LimitMechanism[]
+
 /** Every `.code` this package's errors carry. */
 export type ShellEnvErrorCode =
   | 'ERR_SHELL_ENV_INVALID_NAME'
@@ -415,6 +435,7 @@ export type ShellEnvErrorCode =
   | 'ERR_SHELL_EXEC_INVALID_WORKDIR'
   | 'ERR_SHELL_EXEC_INVALID_SPILL_DIR'
   | 'ERR_SHELL_EXEC_SPAWN_FAILED'
+  | 'ERR_SHELL_EXEC_UNSUPPORTED'
   | 'ERR_SHELL_EXEC_INVALID_CONFIG'
   | 'ERR_SHELL_EXEC_INVALID_REQUEST'
   | 'ERR_SHELL_ENV_NATIVE_BINARY_MISSING'

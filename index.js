@@ -295,6 +295,7 @@ module.exports.ShellEnvRegistry = ShellEnvRegistry
 module.exports.ShellExecution = ShellExecution
 module.exports.buildEnvironment = buildEnvironment
 module.exports.execute = execute
+module.exports.limitMechanisms = binding.limitMechanisms
 module.exports.reconcileDshHome = reconcileDshHome
 module.exports.removeSpillFile = binding.removeSpillFile
 module.exports.resolveDshHome = resolveDshHome

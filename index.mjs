@@ -8,6 +8,7 @@ export const {
   ShellExecution,
   buildEnvironment,
   execute,
+  limitMechanisms,
   reconcileDshHome,
   removeSpillFile,
   resolveDshHome,

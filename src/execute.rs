@@ -288,21 +288,24 @@ fn read_request(spec: &Field<'_>) -> Read<ExecRequest> {
         environment: Default::default(),
         limits: match spec.get("limits")? {
             None => Default::default(),
-            Some(limits) => {
-                limits.options_object("an object")?;
-                let fields = limits.enumerable_names()?;
-                command::check_fields("limits.", fields.iter().map(String::as_str), command::LIMIT_FIELDS)?;
-                let mut values = [None; 5];
-                for (value, name) in values.iter_mut().zip(command::LIMIT_FIELDS) {
-                    *value = limits.optional_number(name)?;
-                }
-                values
-            }
+            Some(limits) => read_limits(&limits)?,
         },
     };
     read_environment(spec, &mut request)?;
     read_managed(spec, &mut request)?;
     Ok(request)
+}
+
+/// A spec's `limits`: an options object of numbers, as given (the core checks them).
+pub(crate) fn read_limits(limits: &Field<'_>) -> Read<[Option<f64>; 5]> {
+    limits.options_object("an object")?;
+    let fields = limits.enumerable_names()?;
+    command::check_fields("limits.", fields.iter().map(String::as_str), command::LIMIT_FIELDS)?;
+    let mut values = [None; 5];
+    for (value, name) in values.iter_mut().zip(command::LIMIT_FIELDS) {
+        *value = limits.optional_number(name)?;
+    }
+    Ok(values)
 }
 
 /// `dshEnv`: the managed variables, already collected.

@@ -7,12 +7,14 @@ mod errors;
 mod execute;
 mod home;
 mod js;
+mod limits;
 mod read;
 mod registry;
 mod resolver;
 
 pub use execute::{build_environment_js, end_all_commands, execute, spawn_js, NativeExecution};
 pub use home::{reconcile_dsh_home, resolve_dsh_home};
+pub use limits::limit_mechanisms;
 pub use registry::ShellEnvRegistry;
 
 use napi_derive::napi;

@@ -1,0 +1,62 @@
+//! `limitMechanisms()`: how this host would enforce each resource limit.
+
+use dsh_shell_env_core::limits::{mechanism, Limit, Limits};
+use dsh_shell_env_core::process;
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use crate::errors::Failure;
+use crate::execute::read_limits;
+use crate::read::{Field, Kind};
+
+/// How one limit is enforced on this host, or why it cannot be.
+#[napi(object, object_from_js = false)]
+pub struct LimitMechanism {
+    /// The limit, as a result names it.
+    #[napi(ts_type = "ShellLimitName")]
+    pub limit: String,
+    /// The `limits` field that sets it.
+    #[napi(ts_type = "keyof ShellLimits")]
+    pub field: String,
+    /// The value asked for, or `null`.
+    #[napi(ts_type = "number | null")]
+    pub value: Either<f64, Null>,
+    /// The mechanism (`'cgroup v1 pids.max (whole command)'`, `'RLIMIT_CPU (per process)'`), or `null` when refused.
+    #[napi(ts_type = "string | null")]
+    pub mechanism: Either<String, Null>,
+    /// Why this host cannot enforce it, or `null`.
+    #[napi(ts_type = "string | null")]
+    pub refused: Either<String, Null>,
+}
+
+/// Every limit with the mechanism this host enforces it with (starting the
+/// supervisor, which tells which cgroup controllers commands get), and the
+/// values of `limits` when given, checked as `execute()` checks them.
+#[napi(js_name = "limitMechanisms", ts_args_type = "limits?: ShellLimits")]
+pub fn limit_mechanisms(env: &Env, limits: Option<Unknown>) -> Result<Vec<LimitMechanism>> {
+    let values = match limits {
+        None => Limits::default(),
+        Some(limits) => {
+            let field = Field::named(env, Kind::Spec, limits.raw(), "limits");
+            let numbers = read_limits(&field).map_err(|failure| failure.into_js(env))?;
+            Limits::from_numbers(numbers).map_err(|error| Failure::from(error).into_js(env))?
+        }
+    };
+    let controllers = process::limit_controllers().unwrap_or_default();
+    Ok(Limit::ALL
+        .into_iter()
+        .map(|limit| {
+            let (mechanism, refused) = match mechanism(limit, controllers) {
+                Ok(mechanism) => (Either::A(mechanism.describe()), Either::B(Null)),
+                Err(reason) => (Either::B(Null), Either::A(reason.to_string())),
+            };
+            LimitMechanism {
+                limit: limit.as_str().into(),
+                field: limit.field().into(),
+                value: values.get(limit).map_or(Either::B(Null), |value| Either::A(value as f64)),
+                mechanism,
+                refused,
+            }
+        })
+        .collect())
+}
