@@ -18,7 +18,7 @@ import PwshLocalExecutor, { ENCODING_PREAMBLE } from '@deepseek-ai/dsh-shell-env
 import ReferenceBashExecutor from '@deepseek-ai/dsh-bash-local'
 import NativeSubprocess from '@deepseek-ai/dsh-shell-env/subprocess-local'
 
-import { composition, loadHarness, started, toolCallCases, variables } from './harness-helpers.mjs'
+import { agent, callTool, composition, loadHarness, started, toolCallCases, variables } from './harness-helpers.mjs'
 import platform from './platform.cjs'
 import processHelpers from './process-helpers.cjs'
 
@@ -214,6 +214,20 @@ describe('the executor contract', () => {
       expect(root.get('shell')).toBeUndefined()
     })
 
+    it.each([
+      ['a limit below its minimum', { limits: { openFiles: 2 } }, 'bash-local: invalid spec field limits.openFiles: must be a whole number from 3'],
+      ['an unknown limit', { limits: { memory: 1 } }, 'bash-local: invalid spec field limits.memory: is not a spec field'],
+    ])('a config with %s fails the plugin with ERR_SHELL_EXEC_INVALID_CONFIG, as the core words it', async (_title, config, message) => {
+      const root = new parts.Context()
+      let error
+      await Promise.resolve(root.plugin(LocalBashExecutor, { cwd: tmp, ...config })).catch((caught) => {
+        error = caught
+      })
+      expect(error?.code).toBe('ERR_SHELL_EXEC_INVALID_CONFIG')
+      expect(error.message).toContain(message)
+      expect(error.cause?.code).toBe('ERR_SHELL_EXEC_INVALID_SPEC')
+    })
+
     it('the defaults are the reference executor’s', () => {
       const ours = LocalBashExecutor.Config({})
       const reference = ReferenceBashExecutor.Config({})
@@ -304,6 +318,39 @@ describe('the executor contract', () => {
       expect(result.stderr.text.endsWith('500\n')).toBe(true)
       expect(fs.statSync(result.stderr.spillPath).mode & 0o777).toBe(0o600)
       expect(fs.readFileSync(result.stderr.spillPath, 'utf8').split('\n')).toHaveLength(501)
+    })
+  })
+
+  posix.describe('limits', () => {
+    it('the config’s limits hold for every command, a trusted request overrides one, and the model is told which limit ended it', async () => {
+      const { shell: s } = await shell({ limits: { fileBytes: 1024 * 1024, openFiles: 32 } })
+      const resolved = s.resolve({ command: 'ulimit -n; head -c 100M /dev/zero > big', limits: { openFiles: 16 } })
+      expect(resolved.limits).toEqual({ fileBytes: 1024 * 1024, openFiles: 16 })
+      const result = await s.run(resolved)
+      expect(result.stdout.text).toBe('16\n')
+      expect(result.stderr.text.split('\n').filter(Boolean).pop()).toBe('[killed: file size limit 1 MiB]')
+      expect(fs.statSync(path.join(tmp, 'big')).size).toBeLessThanOrEqual(1024 * 1024)
+      fs.rmSync(path.join(tmp, 'big'))
+      const plain = await s.run(s.resolve({ command: 'ulimit -n' }))
+      expect(plain.stdout.text).toBe('32\n')
+      expect(plain.stderr.text).toBe('')
+    })
+
+    it('a background command’s last read carries the notice', async () => {
+      const { shell: s } = await shell({ limits: { cpuSeconds: 1 } })
+      const proc = s.start(s.resolve({ command: 'while :; do :; done' }))
+      await proc.done
+      expect(proc.signal).toBe('SIGXCPU')
+      expect(proc.readOutput().delta).toBe('[stderr]\n[killed: CPU limit 1 s]')
+    })
+
+    it('the published bash tool renders the notice as one line of its output', async () => {
+      const { ctx } = await shell({ limits: { fileBytes: 4096 } })
+      const result = await callTool(ctx, 'bash', { command: 'head -c 1M /dev/zero > big4k', description: 'A limited call' }, { agent: agent('session-limits', tmp) })
+      const text = result.content.map((block) => block.text ?? '').join('')
+      // bash's own word on its command, then the notice, then the tool's marker.
+      expect(text).toMatch(/^\[stderr\]\n.*File size limit exceeded.*\n\[killed: file size limit 4 KiB\]\n\[exit code: 153\]$/)
+      fs.rmSync(path.join(tmp, 'big4k'), { force: true })
     })
   })
 

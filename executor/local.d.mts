@@ -19,7 +19,20 @@ export interface LocalExecutorConfig {
   graceMs?: number
   /** Absolute directory for spill files (default: the system temp directory). */
   spillDir?: string
+  /**
+   * Resource limits of every command (none by default), as `execute()` takes
+   * them; a request from trusted code may override each with its own
+   * `limits`. A limit this host cannot enforce is refused here, with
+   * `ERR_SHELL_EXEC_INVALID_CONFIG`.
+   */
+  limits?: import('../index.js').ShellLimits
 }
+
+/** A request the executors take: the seam's, with per-request limits from trusted code. */
+export type LocalExecRequest = ShellExecRequest & { limits?: import('../index.js').ShellLimits }
+
+/** What a command's limits did, one line each for the model (`[killed: memory limit 512 MiB]`); empty when none acted. */
+export declare function limitNotice(result: { limit: import('../index.js').ShellLimitName | null; limitsHit?: readonly import('../index.js').ShellLimitName[] }, limits?: import('../index.js').ShellLimits): string
 
 /** The config fields both executors share, as schemastery schemas with the reference's defaults (internal). */
 export declare const COMMON_CONFIG: Record<keyof LocalExecutorConfig, unknown>
@@ -47,8 +60,8 @@ export declare abstract class NativeShellExecutor<C extends LocalExecutorConfig 
   static inject: string[]
   constructor(ctx: Context, config?: C)
   /** The config in force (the settings section's, else the composition's). */
-  readonly config: Required<Omit<C, 'cwd' | 'spillDir'>> & Pick<C, 'cwd' | 'spillDir'>
-  resolve(request: ShellExecRequest): ShellExecSpec
+  readonly config: Required<Omit<C, 'cwd' | 'spillDir' | 'limits'>> & Pick<C, 'cwd' | 'spillDir' | 'limits'>
+  resolve(request: LocalExecRequest): ShellExecSpec
   run(spec: ShellExecSpec): Promise<ShellRunResult>
   start(spec: ShellExecSpec): ShellProcess
   /** Runs an exact argv with `run()`'s semantics (for subclasses that wrap the command). */

@@ -17,7 +17,7 @@ import { ownerOf } from './ownership.mjs'
 import { warnIfShellEnvMissing } from './shell-env-missing.mjs'
 
 const require = createRequire(import.meta.url)
-const { execute } = require('../index.js')
+const { execute, limitMechanisms } = require('../index.js')
 const { codedError } = require('../js-errors.js')
 
 /** The largest delay one Node timer can hold (the grace is one timer in the reference). */
@@ -55,6 +55,15 @@ export const COMMON_CONFIG = {
   maxSpillBytes: z.number().default(DEFAULT_MAX_SPILL_BYTES),
   graceMs: z.number().default(DEFAULT_GRACE_MS),
   spillDir: z.string(),
+  // Resource limits of every command (none by default); a request from
+  // trusted code may override each.
+  limits: z.object({
+    memoryBytes: z.number(),
+    processes: z.number(),
+    cpuSeconds: z.number(),
+    fileBytes: z.number(),
+    openFiles: z.number(),
+  }),
 }
 
 function positiveFinite(label, name, value) {
@@ -80,6 +89,59 @@ export function assertServiceableConfig(label, config) {
       throw codedError('ERR_SHELL_EXEC_INVALID_CONFIG', `${label}: ${name} must be an absolute path (got ${JSON.stringify(config[name])})`)
     }
   }
+  if (config.limits !== undefined) assertEnforceableLimits(label, config.limits)
+}
+
+/**
+ * Refuses configured limits the core refuses (checked by the core itself)
+ * or this host cannot enforce: a command would otherwise fail only when run.
+ */
+function assertEnforceableLimits(label, limits) {
+  let mechanisms
+  try {
+    mechanisms = limitMechanisms(limits)
+  } catch (error) {
+    throw codedError('ERR_SHELL_EXEC_INVALID_CONFIG', `${label}: ${error.message}`, error)
+  }
+  const refused = mechanisms.find((entry) => entry.value !== null && entry.refused !== null)
+  if (refused !== undefined) {
+    throw codedError('ERR_SHELL_EXEC_INVALID_CONFIG', `${label}: limits.${refused.field} cannot be enforced here: it ${refused.refused}`)
+  }
+}
+
+/** Limits as the one line the model reads: `512 MiB`, `30 s`, `64`. */
+function amount(limit, limits) {
+  const value = limits?.[{ memory: 'memoryBytes', processes: 'processes', cpu: 'cpuSeconds', fileSize: 'fileBytes', openFiles: 'openFiles' }[limit]]
+  if (value === undefined) return ''
+  if (limit === 'cpu') return ` ${value} s`
+  if (limit !== 'memory' && limit !== 'fileSize') return ` ${value}`
+  /** @type {Array<[string, number]>} */
+  const units = [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]]
+  for (const [unit, size] of units) {
+    if (value >= size && value % size === 0) return ` ${value / size} ${unit}`
+  }
+  return ` ${value} bytes`
+}
+
+const LIMIT_WORDS = { memory: 'memory', processes: 'process', cpu: 'CPU', fileSize: 'file size', openFiles: 'open files' }
+
+/**
+ * What a command's limits did, one line each for the model: the limit that
+ * ended it (`[killed: memory limit 512 MiB]`) and those it reached
+ * (`[limit reached: process limit 64]`); empty when none acted.
+ */
+export function limitNotice(result, limits) {
+  const lines = []
+  if (result.limit) lines.push(`[killed: ${LIMIT_WORDS[result.limit]} limit${amount(result.limit, limits)}]`)
+  for (const limit of result.limitsHit ?? []) lines.push(`[limit reached: ${LIMIT_WORDS[limit]} limit${amount(limit, limits)}]`)
+  return lines.join('\n')
+}
+
+/** `stream`'s text with `notice` as its last line(s). */
+function withNotice(stream, notice) {
+  if (notice === '') return stream
+  const separator = stream.text.length > 0 && !stream.text.endsWith('\n') ? '\n' : ''
+  return { ...stream, text: `${stream.text}${separator}${notice}\n` }
 }
 
 /**
@@ -101,6 +163,12 @@ function clampTimeout(label, requested, fallback, max) {
     throw codedError('ERR_SHELL_EXEC_INVALID_REQUEST', `${label}: request.timeoutMs must be a positive finite number`)
   }
   return Math.min(requested ?? fallback, max)
+}
+
+/** The config's limits with a trusted request's over them, as a spec field; none when neither sets any. */
+function limitsOf(configured, requested) {
+  const limits = { ...configured, ...requested }
+  return Object.keys(limits).length > 0 ? { limits } : {}
 }
 
 /** A captured stream as the seam's `CollectedOutput`. */
@@ -127,7 +195,7 @@ export class LocalShellProcess {
   done
   #execution
   #killRequested = false
-  #spawnFailure
+  #pendingNotice
 
   /** The native execution, once started; a kill requested before then is delivered now. */
   attach(execution) {
@@ -138,7 +206,12 @@ export class LocalShellProcess {
   /** The child never ran: it settles as killed, with the error on stderr. */
   failed(note) {
     this.status = 'killed'
-    this.#spawnFailure = note
+    this.#pendingNotice = note
+  }
+
+  /** A line for the next read's stderr, after the command's own (what its limits did). */
+  notice(note) {
+    if (note !== '') this.#pendingNotice = note
   }
 
   /**
@@ -149,9 +222,10 @@ export class LocalShellProcess {
   readOutput() {
     const read = this.#execution?.readOutput() ?? { stdout: '', stderr: '', lossy: false }
     let errText = read.stderr
-    if (errText.length === 0 && this.#spawnFailure !== undefined) {
-      errText = this.#spawnFailure
-      this.#spawnFailure = undefined
+    // Set only once the command ended (or never ran): its own stderr is all read.
+    if (this.#pendingNotice !== undefined) {
+      errText += `${errText.length > 0 && !errText.endsWith('\n') ? '\n' : ''}${this.#pendingNotice}`
+      this.#pendingNotice = undefined
     }
     const separator = read.stdout.length > 0 && !read.stdout.endsWith('\n') ? '\n' : ''
     return {
@@ -255,6 +329,7 @@ export class NativeShellExecutor extends ShellExecutor {
       ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
       ...(request.env !== undefined ? { env: request.env } : {}),
       ...(request.dshEnv !== undefined ? { dshEnv: request.dshEnv } : {}),
+      ...limitsOf(this.config.limits, request.limits),
       sandboxPolicy: request.sandboxPolicy,
     }
   }
@@ -280,6 +355,7 @@ export class NativeShellExecutor extends ShellExecutor {
       terminalEnv: classOf(this).envOverrides,
       ...(spec.env !== undefined ? { env: spec.env } : {}),
       ...(spec.dshEnv !== undefined ? { dshEnv: spec.dshEnv } : {}),
+      ...(spec.limits !== undefined ? { limits: spec.limits } : {}),
       ...timing,
     }
   }
@@ -305,7 +381,8 @@ export class NativeShellExecutor extends ShellExecutor {
       aborted: result.aborted,
       timeoutMs: spec.timeoutMs,
       stdout: collected(result.stdout),
-      stderr: collected(result.stderr),
+      // The model reads the stderr section: a limit that acted says so there.
+      stderr: withNotice(collected(result.stderr), limitNotice(result, spec.limits)),
     }
   }
 
@@ -338,6 +415,7 @@ export class NativeShellExecutor extends ShellExecutor {
           }
           proc.exitCode = result.exitCode
           proc.signal = result.signal
+          proc.notice(limitNotice(result, spec.limits))
           settle(this, proc, result.stderr.text, false)
         },
         (error) => {
