@@ -102,7 +102,7 @@ describe('--help', () => {
       expect(result.status).toBe(0)
       expect(result.stderr).toBe('')
       expect(result.stdout.startsWith('Usage: dsh-shell-env <command> [options]\n')).toBe(true)
-      for (const command of ['env', 'get', 'explain', 'run', 'catalog']) expect(result.stdout).toMatch(new RegExp(`^  ${command} `, 'm'))
+      for (const command of ['env', 'get', 'explain', 'run', 'catalog', 'limits']) expect(result.stdout).toMatch(new RegExp(`^  ${command} `, 'm'))
       expect(result.stdout).toContain('2 usage error')
       expectPlainTable(result.stdout)
     }
@@ -112,7 +112,8 @@ describe('--help', () => {
     ['env', ['--session ID', '--profile NAME=DIR', '--home DIR', '--plugin FILE', '--json', '--format table|json|export|dotenv', '--show-secrets']],
     ['get', ['KEY', '--session ID', '--profile NAME=DIR', '--home DIR', '--plugin FILE']],
     ['explain', ['--session ID', '--scrub all|core|none', '--hardening', '--json', '--show-secrets', '--plugin FILE']],
-    ['run', ['--session ID', '--timeout MS', '--scrub all|core|none', '--hardening', '--plugin FILE', '[--] COMMAND']],
+    ['run', ['--session ID', '--timeout MS', '--scrub all|core|none', '--hardening', '--plugin FILE', '[--] COMMAND', '--memory SIZE', '--processes N', '--cpu SECONDS', '--file-size SIZE', '--open-files N']],
+    ['limits', ['--json', 'cgroup', 'RLIMIT_*']],
     ['catalog', ['--plugin FILE', '--profile NAME=DIR', '--json']],
   ])('%s --help documents its options and fits 80 columns', (command, mentions) => {
     for (const args of [[command, '--help'], [command, '-h'], ['help', command], [command, '--json', '--help']]) {
@@ -144,6 +145,13 @@ describe('usage errors exit 2 with a one-line message', () => {
     [['run', '--timeout', 'soon', '--', 'true'], "invalid --timeout 'soon'"],
     [['run', '--timeout', '-5', '--', 'true'], "invalid --timeout '-5': expected milliseconds, 0 for no limit"],
     [['run', '--session', '--timeout', '5', 'true'], "option '--session' needs a value"],
+    [['run', '--memory', '512X', 'true'], "invalid --memory '512X': expected a size such as 512M or 2G"],
+    [['run', '--memory', '0', 'true'], "invalid --memory '0'"],
+    [['run', '--file-size', '1.5G', 'true'], "invalid --file-size '1.5G': expected a size such as 100M or 1G"],
+    [['run', '--cpu', '30x', 'true'], "invalid --cpu '30x': expected seconds such as 30, 30s or 5m"],
+    [['run', '--processes', 'many', 'true'], "invalid --processes 'many': expected a number of processes"],
+    [['run', '--open-files', '-1', 'true'], "invalid --open-files '-1'"],
+    [['limits', 'stray'], "unexpected argument 'stray'"],
     [['run'], "missing the command to run, as in 'dsh-shell-env run bash -c"],
     [['run', '--'], "missing the command to run, as in 'dsh-shell-env run bash -c"],
     [['env', 'stray'], "unexpected argument 'stray'"],
@@ -533,6 +541,23 @@ describe('explain, run through a package manager', () => {
   })
 })
 
+describe('limits', () => {
+  posix.it('lists each limit option with its mechanism here, as limitMechanisms() says, and --json the same', () => {
+    const { limitMechanisms } = require('../index.js')
+    const expected = limitMechanisms()
+    const json = cliJson(['limits', '--json'])
+    expect(json).toEqual(expected.map(({ limit, field, mechanism, refused }) => ({ limit, field, mechanism, refused })))
+    const table = cli(['limits'])
+    expect(table.status).toBe(0)
+    expectPlainTable(table.stdout)
+    const rows = table.stdout.split('\n').slice(2).filter(Boolean)
+    expect(rows.map((row) => row.trim().split(/\s{3,}/)[0])).toEqual(['--memory', '--processes', '--cpu', '--file-size', '--open-files'])
+    expect(table.stdout).toContain('RLIMIT_CPU (per process)')
+    const processes = expected.find((entry) => entry.limit === 'processes')
+    expect(table.stdout).toContain(processes.mechanism ?? 'refused: it needs a cgroup')
+  })
+})
+
 describe('catalog', () => {
   it('--json: built-ins and declared variables with descriptions, owners and when; command directories', () => {
     const report = cliJson([
@@ -724,6 +749,25 @@ describe('run', () => {
     expect(result.signal).toBeNull()
     expect(result.stdout).toBe('out\n')
     expect(result.stderr).toBe('err\n')
+  })
+
+  posix.it('--file-size, --cpu and --open-files limit the command, and stderr says which limit ended it', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-cli-limits-'))
+    try {
+      const file = cli(['run', '--home', HOME, '--file-size', '1m', '--', 'sh', '-c', 'head -c 5M /dev/zero > big'], { cwd: dir })
+      expect({ status: file.status, stderr: file.stderr.split('\n').filter(Boolean).pop() }).toEqual({ status: 153, stderr: 'dsh-shell-env: ended by its fileSize limit' })
+      expect(fs.statSync(path.join(dir, 'big')).size).toBe(1024 * 1024)
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+    const cpu = cli(['run', '--home', HOME, '--cpu', '1s', '--', 'sh', '-c', 'while :; do :; done'])
+    expect({ status: cpu.status, stderr: cpu.stderr }).toEqual({ status: 128 + 24, stderr: 'dsh-shell-env: ended by its cpu limit\n' })
+    const files = cli(['run', '--home', HOME, '--open-files', '20', '--memory', '1G', '--', 'sh', '-c', 'ulimit -n'])
+    expect({ status: files.status, stdout: files.stdout, stderr: files.stderr }).toEqual({ status: 0, stdout: '20\n', stderr: '' })
+  })
+
+  posix.it('a limit the core refuses fails with its message and code', () => {
+    expectFailure(cli(['run', '--home', HOME, '--open-files', '2', '--', 'true']), 'ERR_SHELL_EXEC_INVALID_SPEC', 'limits.openFiles: must be a whole number from 3')
   })
 
   signals.it('a child ended by SIGTERM: 128+15', () => {

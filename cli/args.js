@@ -29,6 +29,11 @@ const OPTIONS = {
   },
   'no-hardening': { type: 'boolean', help: 'keep those variables; the default' },
   timeout: { type: 'string', value: 'MS', help: 'stop the command after MS milliseconds (default 120000; 0: no limit)' },
+  memory: { type: 'string', value: 'SIZE', help: 'limit the command to SIZE of memory (512M, 2G; bytes without a unit)' },
+  processes: { type: 'string', value: 'N', help: 'limit the command to N processes at once' },
+  cpu: { type: 'string', value: 'SECONDS', help: 'limit each process to SECONDS of CPU time (30, 30s, 5m)' },
+  'file-size': { type: 'string', value: 'SIZE', help: 'limit the size of each file the command writes (1G)' },
+  'open-files': { type: 'string', value: 'N', help: 'limit each process to N open files' },
   'no-stdin': { type: 'boolean', help: "give the command /dev/null as stdin, even when this command's stdin is a pipe or a file" },
   json: { type: 'boolean', help: 'print JSON (shapes in docs/cli.md) instead of a table' },
   format: {
@@ -88,7 +93,36 @@ function normalise(values, command) {
     }
     options.timeoutMs = Number(values.timeout)
   }
+  options.limits = limitsOf(values, fail)
   return options
+}
+
+const SIZE_UNITS = { '': 1, K: 2 ** 10, M: 2 ** 20, G: 2 ** 30, T: 2 ** 40 }
+const SECOND_UNITS = { '': 1, s: 1, m: 60, h: 3600 }
+
+/**
+ * `--memory`, `--processes`, `--cpu`, `--file-size` and `--open-files` as
+ * `execute()`'s `limits` (whose rules the core checks), or `undefined`.
+ * Sizes take K, M, G or T (powers of 1024, an optional `iB` or `B`), CPU
+ * time s, m or h.
+ */
+function limitsOf(values, fail) {
+  const limits = {}
+  const parse = (option, field, pattern, units, expected) => {
+    const given = values[option]
+    if (given === undefined) return
+    const match = pattern.exec(given)
+    const unit = units === SIZE_UNITS ? (match?.[2] ?? '').toUpperCase() : (match?.[2] ?? '')
+    const value = match === null ? Number.NaN : Number(match[1]) * units[unit]
+    if (!Number.isSafeInteger(value) || value <= 0) fail(`invalid --${option} '${given}': expected ${expected}`)
+    limits[field] = value
+  }
+  parse('memory', 'memoryBytes', /^(\d+)([KMGT])?(?:i?B)?$/i, SIZE_UNITS, 'a size such as 512M or 2G')
+  parse('file-size', 'fileBytes', /^(\d+)([KMGT])?(?:i?B)?$/i, SIZE_UNITS, 'a size such as 100M or 1G')
+  parse('cpu', 'cpuSeconds', /^(\d+)([smh])?$/, SECOND_UNITS, 'seconds such as 30, 30s or 5m')
+  parse('processes', 'processes', /^(\d+)()$/, { '': 1 }, 'a number of processes')
+  parse('open-files', 'openFiles', /^(\d+)()$/, { '': 1 }, 'a number of files')
+  return Object.keys(limits).length > 0 ? limits : undefined
 }
 
 /**

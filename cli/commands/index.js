@@ -7,4 +7,5 @@ module.exports = [
   require('./explain.js'),
   require('./run.js'),
   require('./catalog.js'),
+  require('./limits.js'),
 ]

@@ -19,8 +19,26 @@ is this command's when that is a pipe or a file (not a terminal), else
 /dev/null; --no-stdin always gives /dev/null. Output is streamed as it
 arrives. SIGINT, SIGTERM and SIGHUP received meanwhile are passed on to the
 command's process group. Everything from COMMAND's first word on is its own;
-'--' is needed only before a command whose first word starts with '-'.`,
-  options: ['session', 'profile', 'home', 'plugin', 'scrub', 'hardening', 'no-hardening', 'timeout', 'no-stdin'],
+'--' is needed only before a command whose first word starts with '-'.
+--memory, --processes, --cpu, --file-size and --open-files limit the command
+as execute()'s limits do ('limits' shows how this host enforces each); the
+limit that ended it, or one it reached, is said on stderr.`,
+  options: [
+    'session',
+    'profile',
+    'home',
+    'plugin',
+    'scrub',
+    'hardening',
+    'no-hardening',
+    'timeout',
+    'memory',
+    'processes',
+    'cpu',
+    'file-size',
+    'open-files',
+    'no-stdin',
+  ],
   takesCommand: true,
 }
 
@@ -53,6 +71,7 @@ async function run(options, io) {
     scrub: { inherit: options.scrub, hardening: options.hardening },
     onOutput: ({ stream, text }) => (stream === 'stderr' ? io.stderr : io.stdout).write(text),
   }
+  if (options.limits !== undefined) spec.limits = options.limits
   if (options.timeoutMs === 0) spec.onExpiry = 'none'
   else if (options.timeoutMs !== undefined) spec.timeoutMs = options.timeoutMs
   const passStdin = options.stdin !== false && readable(io.stdin)
@@ -90,6 +109,8 @@ async function run(options, io) {
   }
 
   if (result.timedOut) io.stderr.write(`${PROGRAM}: timed out after ${result.timeoutMs} ms\n`)
+  if (result.limit !== null) io.stderr.write(`${PROGRAM}: ended by its ${result.limit} limit\n`)
+  for (const limit of result.limitsHit) io.stderr.write(`${PROGRAM}: reached its ${limit} limit\n`)
   if (result.exitCode !== null) return result.exitCode
   if (result.signal) return 128 + (os.constants.signals[result.signal] ?? 0)
   return 1
