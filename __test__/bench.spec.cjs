@@ -25,6 +25,8 @@ const ROWS = [
   'spawn-true/default',
   'spawn-bash/default',
   'scrub',
+  // Limits need a POSIX spawn.
+  ...(process.platform !== 'win32' ? ['limits'] : []),
   'collect/1',
   'collect/10',
   'collect/50',
@@ -117,6 +119,7 @@ posix.describe('npm run bench (quick mode)', () => {
     expect(ids('concurrent')).toEqual(['execute', 'child_process'])
     expect(ids('throughput')).toEqual(['execute', 'execute-nospill', 'child_process'])
     if (process.platform === 'linux') expect(ids('terminal')).toEqual(['native', 'reference'])
+    if (process.platform !== 'win32') expect(ids('limits')).toEqual(['execute', 'no-limits'])
     for (const shape of ['none', 'strings', 'objects']) {
       expect(ids(`tool-bash/${shape}`)).toEqual(['native', 'reference'])
       expect(ids(`subprocess/${shape}`)).toEqual(['native', 'reference'])
@@ -131,7 +134,7 @@ posix.describe('npm run bench (quick mode)', () => {
   })
 
   it('reports every target', () => {
-    expect(results.targets.length).toBe(17)
+    expect(results.targets.length).toBe(18)
     for (const target of results.targets) {
       expect(typeof target.name).toBe('string')
       expect(typeof target.limit).toBe('number')

@@ -29,6 +29,8 @@
 //     call to its first output: this package's runtime vs
 //     @deepseek-ai/dsh-subprocess-local (node-pty), in a fresh process
 //     (terminal-child.mjs; Linux)
+// 11. what limits cost: execute() of /bin/true with every limit this host
+//     enforces beside the same without limits (POSIX)
 //  8. with --baseline FILE.node: the binding's per-call cost (collect(),
 //     buildEnvironment(), execute()) of this build beside that build of the
 //     addon, both loaded here (baseline.mjs)
@@ -52,7 +54,7 @@ import { PlainShellEnvRegistry } from './plain-registry.mjs'
 const require = createRequire(import.meta.url)
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(HERE, '..')
-const { execute, ShellEnvRegistry } = require('..')
+const { execute, limitMechanisms, ShellEnvRegistry } = require('..')
 
 const argv = process.argv.slice(2)
 const QUICK = argv.includes('--quick') || ['1', 'true', 'yes'].includes(String(process.env.BENCH_QUICK ?? '').toLowerCase())
@@ -193,6 +195,28 @@ function scrubContenders() {
       fn: ours({ command: ['/bin/true'], scrub: { defaultExclude: false, hardening: false } }),
     },
     { id: 'child_process', label: "child_process.spawn('/bin/true'), await 'close'", fn: closeOf('/bin/true', []) },
+  ]
+}
+
+/**
+ * /bin/true with every limit this host enforces (generous values, so none
+ * acts) against /bin/true without: what setting them up costs.
+ */
+function limitContenders() {
+  const generous = { memoryBytes: 4 * 1024 * MiB, processes: 4096, cpuSeconds: 3600, fileBytes: 1024 * MiB, openFiles: 4096 }
+  const enforceable = limitMechanisms().filter((entry) => entry.mechanism !== null)
+  const limits = Object.fromEntries(enforceable.map((entry) => [entry.field, generous[entry.field]]))
+  const ours = (spec) => async () => {
+    const result = await (await execute(spec)).result()
+    if (result.exitCode !== 0) throw new Error(`execute: exit ${result.exitCode}`)
+  }
+  return [
+    {
+      id: 'execute',
+      label: `execute({ command: ['/bin/true'], limits }) + result(), limits: ${enforceable.map((entry) => entry.field).join(', ') || 'none enforceable here'}`,
+      fn: ours({ command: ['/bin/true'], limits }),
+    },
+    { id: 'no-limits', label: "execute({ command: ['/bin/true'] }) + result(), no limits", fn: ours({ command: ['/bin/true'] }) },
   ]
 }
 
@@ -438,6 +462,14 @@ async function main() {
     })
   }
 
+  // 11. Limits.
+  if (process.platform !== 'win32') {
+    log('row: limits cost')
+    const contenders = limitContenders()
+    const samples = await interleave(contenders, SIZE.spawn)
+    addRow({ id: 'limits', title: 'What limits cost: /bin/true with every limit this host enforces, default heap', heap: { phase: 'default', ...heapInfo() }, contenders, samples })
+  }
+
   // 8. This build beside a baseline build (default heap).
   if (BASELINE) {
     log(`rows: per-call cost beside ${BASELINE}`)
@@ -662,6 +694,7 @@ async function main() {
     target('sandboxed bash tool call, default heap: ≤ 0.8× over dsh-subprocess-local', 'tool-bash-sandbox/none', 'reference', 0.8),
     target('sandboxed bash tool call, ~1 GiB of strings: ≤ 0.1× over dsh-subprocess-local', 'tool-bash-sandbox/strings', 'reference', 0.1),
     target('terminal session, start to first output: ≤ 1.0× dsh-subprocess-local', 'terminal', 'reference', 1.0),
+    target('spawn /bin/true with every limit: ≤ 1.1× without', 'limits', 'no-limits', 1.1),
     { ...target('the supervisor\'s RSS: ≤ 4 MiB', 'supervisor', 'rss', 4, supervisorRss), met: supervisorRss === null ? null : supervisorRss <= 4 },
     target('throughput: ≥ 1.0× child_process (time ratio ≤ 1.0)', 'throughput', 'child_process', 1.0),
     {
