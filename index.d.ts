@@ -248,15 +248,15 @@ export interface ShellExecSpec {
 
 /** Per-command resource limits: whole numbers. */
 export interface ShellLimits {
-  /** Bytes of memory: for the whole command with a cgroup, else per process (`RLIMIT_DATA`); at least 1 MiB. */
+  /** Bytes of memory: for the whole command with a cgroup or a Windows job, else per process (`RLIMIT_DATA`); at least 1 MiB. */
   memoryBytes?: number
-  /** Processes the command may have at once (a cgroup's `pids.max`); refused without a cgroup. */
+  /** Processes the command may have at once (a cgroup's `pids.max`, a job's `ActiveProcessLimit`); refused without either. */
   processes?: number
-  /** CPU seconds of each process (`RLIMIT_CPU`): SIGXCPU at the limit, SIGKILL a second later. */
+  /** CPU seconds of each process (`RLIMIT_CPU`: SIGXCPU at the limit, SIGKILL a second later), or the whole command's user time on Windows. */
   cpuSeconds?: number
-  /** The largest file a process may write (`RLIMIT_FSIZE`): SIGXFSZ beyond it. */
+  /** The largest file a process may write (`RLIMIT_FSIZE`): SIGXFSZ beyond it. Refused on Windows. */
   fileBytes?: number
-  /** Descriptors each process may have open (`RLIMIT_NOFILE`); at least 3. */
+  /** Descriptors each process may have open (`RLIMIT_NOFILE`); at least 3. Refused on Windows. */
   openFiles?: number
 }
 

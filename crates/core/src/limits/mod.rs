@@ -200,7 +200,13 @@ type Refusal = &'static str;
 /// `controllers`; the reason when there is none.
 pub fn mechanism(limit: Limit, controllers: Mechanisms) -> Result<Mechanism, Refusal> {
     if cfg!(windows) {
-        return Err("is not enforced on Windows yet (its Job Objects could: memory, processes and CPU time)");
+        return match limit {
+            Limit::Memory => Ok(Mechanism::JobObject("JobMemoryLimit")),
+            Limit::Processes => Ok(Mechanism::JobObject("ActiveProcessLimit")),
+            Limit::Cpu => Ok(Mechanism::JobObject("PerJobUserTimeLimit")),
+            Limit::FileSize => Err("has no counterpart on Windows, which limits no file's size"),
+            Limit::OpenFiles => Err("has no counterpart on Windows, which limits no process's handles"),
+        };
     }
     let cgroup =
         |v2: bool, v2_file, v1_file| if v2 { Mechanism::CgroupV2(v2_file) } else { Mechanism::CgroupV1(v1_file) };
@@ -258,11 +264,18 @@ pub struct Observed {
     /// Milliseconds of CPU the command's process (with the children it
     /// waited for) used, where known.
     pub cpu_ms: Option<u64>,
+    /// The system ended the whole command at its CPU time limit (a Windows
+    /// job's time limit).
+    pub cpu_ended: bool,
+    /// Memory was refused to the command at its limit (a Windows job's
+    /// memory limit: an allocation fails, nothing is killed).
+    pub memory_refused: bool,
 }
 
 impl Observed {
     /// Nothing seen.
-    pub const NONE: Self = Self { oom_kills: false, forks_refused: false, cpu_ms: None };
+    pub const NONE: Self =
+        Self { oom_kills: false, forks_refused: false, cpu_ms: None, cpu_ended: false, memory_refused: false };
 }
 
 /// How a command's own process ended, for [`attribute`].
@@ -279,10 +292,10 @@ pub struct Ending {
 /// Which limit ended a command and which it reached, from how its process
 /// ended and what was observed (one rule for every path that runs commands):
 /// - SIGXCPU, or a SIGKILL this package did not send after the command used
-///   its CPU seconds: `cpu`;
+///   its CPU seconds, or the system ending the command at its CPU time: `cpu`;
 /// - SIGXFSZ: `fileSize`;
 /// - processes killed for memory, and the command did not succeed: `memory`
-///   (it succeeded: memory was only reached);
+///   (it succeeded: memory was only reached); memory refused: reached;
 /// - forks refused at the process limit: `processes` reached.
 ///
 /// A shell tells that its last command died of signal N by exiting with
@@ -306,8 +319,12 @@ pub fn attribute(limits: &Limits, ending: Ending, observed: Observed) -> LimitOu
         Some("SIGXCPU") if set(Limit::Cpu) => Some(Limit::Cpu),
         Some("SIGKILL") if set(Limit::Cpu) && cpu_used && !ending.killed_here => Some(Limit::Cpu),
         Some("SIGXFSZ") if set(Limit::FileSize) => Some(Limit::FileSize),
+        _ if observed.cpu_ended && set(Limit::Cpu) && !ending.killed_here => Some(Limit::Cpu),
         _ => None,
     };
+    if observed.memory_refused && set(Limit::Memory) {
+        outcome.hit.insert(Limit::Memory);
+    }
     if observed.oom_kills && set(Limit::Memory) {
         if outcome.ended_by.is_none() && ending.code != Some(0) && !ending.killed_here {
             outcome.ended_by = Some(Limit::Memory);
@@ -378,6 +395,22 @@ mod tests {
     }
 
     #[test]
+    #[cfg(windows)]
+    fn a_job_object_holds_memory_processes_and_cpu_and_nothing_else() {
+        let all = Limits {
+            memory_bytes: Some(1 << 30),
+            processes: Some(8),
+            cpu_seconds: Some(30),
+            file_bytes: None,
+            open_files: None,
+        };
+        let mechanisms = plan(&all, Mechanisms::default()).unwrap();
+        assert!(mechanisms.iter().all(|(_, mechanism)| matches!(mechanism, Mechanism::JobObject(_))));
+        let files = Limits { file_bytes: Some(1), ..Limits::default() };
+        assert_eq!(plan(&files, Mechanisms::default()).unwrap_err().code(), "ERR_SHELL_EXEC_UNSUPPORTED");
+    }
+
+    #[test]
     fn a_limit_is_named_only_when_it_was_set_and_its_action_ended_the_command() {
         let cpu = Limits { cpu_seconds: Some(1), ..Limits::default() };
         let ended = |signal, killed_here| Ending { signal, code: None, killed_here };
@@ -396,12 +429,19 @@ mod tests {
         assert_eq!(attribute(&file, shell(1), quiet).ended_by, None);
 
         let memory = Limits { memory_bytes: Some(1 << 28), processes: Some(8), ..Limits::default() };
-        let oom = Observed { oom_kills: true, forks_refused: true, cpu_ms: None };
+        let oom = Observed { oom_kills: true, forks_refused: true, ..Observed::NONE };
         let by_memory = attribute(&memory, ended(None, false), oom);
         assert_eq!(by_memory.ended_by, Some(Limit::Memory));
         assert_eq!(by_memory.hit.iter().collect::<Vec<_>>(), vec![Limit::Processes]);
         let survived = attribute(&memory, Ending { signal: None, code: Some(0), killed_here: false }, oom);
         assert_eq!(survived.ended_by, None);
         assert_eq!(survived.hit.iter().collect::<Vec<_>>(), vec![Limit::Memory, Limit::Processes]);
+
+        let job_time = Observed { cpu_ended: true, ..Observed::NONE };
+        assert_eq!(attribute(&cpu, shell(1816), job_time).ended_by, Some(Limit::Cpu), "a Windows job's time");
+        assert_eq!(attribute(&cpu, ended(Some("SIGKILL"), true), job_time).ended_by, None);
+        let refused = Observed { memory_refused: true, ..Observed::NONE };
+        let failed = attribute(&memory, shell(3), refused);
+        assert_eq!((failed.ended_by, failed.hit.iter().collect::<Vec<_>>()), (None, vec![Limit::Memory]));
     }
 }

@@ -26,6 +26,19 @@ fn child_mode() {
             println!("PID {}", std::process::id());
             std::thread::sleep(Duration::from_secs(60));
         }
+        Ok("allocate") => {
+            // 2 GiB, touched.
+            let block = vec![1u8; 2 << 30];
+            println!("{}", block.iter().map(|&byte| u64::from(byte)).sum::<u64>());
+        }
+        Ok("spin") => {
+            // Busy on the CPU until something ends it.
+            let started = Instant::now();
+            let mut spins = 0u64;
+            while started.elapsed() < Duration::from_secs(30) {
+                spins = std::hint::black_box(spins.wrapping_add(1));
+            }
+        }
         Ok("tree") => {
             let mut child = std::process::Command::new(std::env::current_exe().unwrap());
             child.args(child_args()).env(CHILD_MODE, "sleep");
@@ -318,4 +331,54 @@ async fn what_a_command_leaves_in_its_job_ends_when_the_grace_runs_out() {
     assert_eq!(pids.len(), 1, "{:?}", result.stdout.text);
     assert!(started.elapsed() >= Duration::from_millis(500), "published before the grace: {:?}", started.elapsed());
     assert_gone(pids[0]).await;
+}
+
+/// Wine keeps none of the job limits (run under wine 8, each case ran to its
+/// timeout): these cases hold on Windows, and are skipped under wine.
+fn job_limits_here() -> bool {
+    if under_wine() {
+        eprintln!("skipped under wine, which implements no job limit");
+    }
+    !under_wine()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_ends_a_command_at_its_cpu_time_and_the_result_names_the_limit() {
+    if !job_limits_here() {
+        return;
+    }
+    let mut spec = child("spin");
+    spec.limits = crate::limits::Limits { cpu_seconds: Some(1), ..Default::default() };
+    spec.timeout = Some(Duration::from_secs(20));
+    let started = Instant::now();
+    let result = run(spec).await;
+    assert_eq!(result.limit, Some(crate::limits::Limit::Cpu), "{result:?}");
+    assert!(started.elapsed() < Duration::from_secs(15));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_refuses_processes_past_its_limit_and_the_result_says_it_was_reached() {
+    if !job_limits_here() {
+        return;
+    }
+    let mut spec = child("tree");
+    spec.limits = crate::limits::Limits { processes: Some(1), ..Default::default() };
+    spec.timeout = Some(Duration::from_secs(20));
+    let result = run(spec).await;
+    // The test child's second process could not start, so it failed.
+    assert_ne!(result.exit_code, Some(0), "{result:?}");
+    assert!(result.limits_hit.contains(crate::limits::Limit::Processes), "{result:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_refuses_memory_past_its_limit_and_the_result_says_it_was_reached() {
+    if !job_limits_here() {
+        return;
+    }
+    let mut spec = child("allocate");
+    spec.limits = crate::limits::Limits { memory_bytes: Some(256 << 20), ..Default::default() };
+    spec.timeout = Some(Duration::from_secs(20));
+    let result = run(spec).await;
+    assert_ne!(result.exit_code, Some(0), "{result:?}");
+    assert!(result.limits_hit.contains(crate::limits::Limit::Memory), "{result:?}");
 }

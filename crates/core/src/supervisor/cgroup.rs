@@ -214,7 +214,7 @@ impl Leaf {
         Observed {
             oom_kills: memory_events.is_some_and(|file| counter(&file, "oom_kill") > 0),
             forks_refused: pids_events.is_some_and(|file| counter(&file, "max") > 0),
-            cpu_ms: None,
+            ..Observed::NONE
         }
     }
 }

@@ -189,6 +189,7 @@ impl Report {
                     oom_kills: bytes[2] & 1 != 0,
                     forks_refused: bytes[2] & 2 != 0,
                     cpu_ms: extra.checked_sub(1).map(u64::from),
+                    ..Observed::NONE
                 },
             }),
             _ => None,
@@ -337,12 +338,12 @@ mod tests {
             Report::Exited {
                 status: 9,
                 lost: true,
-                observed: Observed { oom_kills: true, forks_refused: false, cpu_ms: Some(0) },
+                observed: Observed { oom_kills: true, cpu_ms: Some(0), ..Observed::NONE },
             },
             Report::Exited {
                 status: 9,
                 lost: false,
-                observed: Observed { oom_kills: false, forks_refused: true, cpu_ms: Some(86_400_000) },
+                observed: Observed { forks_refused: true, cpu_ms: Some(86_400_000), ..Observed::NONE },
             },
         ] {
             assert_eq!(Report::decode(&report.encode()), Some(report));

@@ -51,14 +51,16 @@ use windows_sys::Win32::System::JobObjects::{
     AssignProcessToJobObject, CreateJobObjectW, JobObjectAssociateCompletionPortInformation,
     JobObjectBasicAccountingInformation, JobObjectExtendedLimitInformation, QueryInformationJobObject,
     SetInformationJobObject, TerminateJobObject, JOBOBJECT_ASSOCIATE_COMPLETION_PORT,
-    JOBOBJECT_BASIC_ACCOUNTING_INFORMATION, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
-    JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+    JOBOBJECT_BASIC_ACCOUNTING_INFORMATION, JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JOB_OBJECT_LIMIT_ACTIVE_PROCESS,
+    JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION, JOB_OBJECT_LIMIT_JOB_MEMORY, JOB_OBJECT_LIMIT_JOB_TIME,
+    JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
 };
 use windows_sys::Win32::System::Pipes::{
     ConnectNamedPipe, CreateNamedPipeW, PIPE_READMODE_BYTE, PIPE_REJECT_REMOTE_CLIENTS, PIPE_TYPE_BYTE, PIPE_WAIT,
 };
 use windows_sys::Win32::System::SystemServices::{
-    JOB_OBJECT_MSG_ABNORMAL_EXIT_PROCESS, JOB_OBJECT_MSG_ACTIVE_PROCESS_ZERO, JOB_OBJECT_MSG_EXIT_PROCESS,
+    JOB_OBJECT_MSG_ABNORMAL_EXIT_PROCESS, JOB_OBJECT_MSG_ACTIVE_PROCESS_LIMIT, JOB_OBJECT_MSG_ACTIVE_PROCESS_ZERO,
+    JOB_OBJECT_MSG_END_OF_JOB_TIME, JOB_OBJECT_MSG_EXIT_PROCESS, JOB_OBJECT_MSG_JOB_MEMORY_LIMIT,
 };
 use windows_sys::Win32::System::Threading::{
     CreateProcessW, DeleteProcThreadAttributeList, GetCurrentProcess, GetExitCodeProcess,
@@ -71,6 +73,7 @@ use windows_sys::Win32::System::IO::{CreateIoCompletionPort, GetQueuedCompletion
 
 use super::command_line::{batch_arguments_are_safe, command_line, environment_block};
 use super::StdioPlan;
+use crate::limits::{Limits, Observed};
 use crate::process::exit::{Exit, Signal};
 
 /// An owned handle: a pipe end.
@@ -162,6 +165,8 @@ struct Child {
     empty: watch::Sender<bool>,
     /// This package terminated the job: the leader's exit is a kill.
     terminated: bool,
+    /// What the job's limits did, as the completion port said.
+    observed: Observed,
 }
 
 /// Every command not yet reaped, by leader pid.
@@ -187,8 +192,7 @@ pub(crate) fn spawn_leader(
     env: &[(String, String)],
     cwd: &Path,
     stdio: StdioPlan,
-    // Refused before this is reached (see `crate::limits::mechanism`).
-    _limits: &crate::limits::Limits,
+    limits: &Limits,
 ) -> io::Result<Leader> {
     if stdio.stdout_inherited || stdio.stderr_inherited {
         // The host's own console handles are not passed through yet.
@@ -208,7 +212,7 @@ pub(crate) fn spawn_leader(
     } else {
         (None, null_device()?)
     };
-    let job = new_job()?;
+    let job = new_job(limits)?;
 
     let mut application = wide(program.as_os_str());
     let mut line = command_line(program, args);
@@ -283,8 +287,16 @@ pub(crate) fn spawn_leader(
     let resumed = (|| {
         let (exited, _) = watch::channel(false);
         let (empty, _) = watch::channel(false);
-        let child =
-            Child { key, pid, process: process.try_clone()?, job: job.try_clone()?, exited, empty, terminated: false };
+        let child = Child {
+            key,
+            pid,
+            process: process.try_clone()?,
+            job: job.try_clone()?,
+            exited,
+            empty,
+            terminated: false,
+            observed: Observed::NONE,
+        };
         crate::process::sync::lock(children()).insert(pid, child);
         associate(&job, port, key)?;
         // SAFETY: both handles are open; the process has not run any code yet.
@@ -412,13 +424,14 @@ fn wait(pid: u32, millis: u32) -> io::Result<Option<Exit>> {
     if unsafe { GetExitCodeProcess(process, &mut code) } == 0 {
         return Err(io::Error::last_os_error());
     }
-    let terminated = terminated || with_child(pid, |child| child.terminated).unwrap_or(false);
+    let (terminated, observed) = with_child(pid, |child| (terminated || child.terminated, child.observed))
+        .unwrap_or((terminated, Observed::NONE));
     Ok(Some(if terminated && code == KILLED_EXIT_CODE {
-        Exit { code: None, signal: Some("SIGKILL"), ..Exit::UNKNOWN }
+        Exit { code: None, signal: Some("SIGKILL"), observed, ..Exit::UNKNOWN }
     } else {
         // Exit codes are unsigned here; a crash's NTSTATUS (0xC0000005) reads
         // as negative (-1073741819), where Node shows it unsigned.
-        Exit { code: Some(code as i32), signal: None, ..Exit::UNKNOWN }
+        Exit { code: Some(code as i32), signal: None, observed, ..Exit::UNKNOWN }
     }))
 }
 
@@ -645,14 +658,22 @@ fn read_port(port: HANDLE) {
                 child.exited.send_replace(true);
                 child.empty.send_replace(true);
             }
+            // Windows ends every process of the job (its default end-of-time action).
+            JOB_OBJECT_MSG_END_OF_JOB_TIME => child.observed.cpu_ended = true,
+            JOB_OBJECT_MSG_ACTIVE_PROCESS_LIMIT => child.observed.forks_refused = true,
+            JOB_OBJECT_MSG_JOB_MEMORY_LIMIT => child.observed.memory_refused = true,
             _ => {}
         }
     }
 }
 
 /// A new job whose processes all end when its last handle closes (the host's
-/// death included), and that a crash inside it does not hold up.
-fn new_job() -> io::Result<OwnedHandle> {
+/// death included), that a crash inside it does not hold up, and that holds
+/// `limits`: memory (`JobMemoryLimit`, all its processes together), processes
+/// at once (`ActiveProcessLimit`) and user CPU time (`PerJobUserTimeLimit`,
+/// after which Windows ends every process of the job). The others are refused
+/// before this (`crate::limits::mechanism`).
+fn new_job(limits: &Limits) -> io::Result<OwnedHandle> {
     // SAFETY: an anonymous job with default security; no memory effects.
     let job = unsafe { CreateJobObjectW(null(), null()) };
     if job.is_null() {
@@ -660,11 +681,25 @@ fn new_job() -> io::Result<OwnedHandle> {
     }
     // SAFETY: a new, open handle, owned from here.
     let job = unsafe { OwnedHandle::from_raw_handle(job as RawHandle) };
-    // SAFETY: zeroed is a valid limit structure; only the flags are set.
-    let mut limits: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = unsafe { zeroed() };
-    limits.BasicLimitInformation.LimitFlags =
+    // SAFETY: zeroed is a valid limit structure; only the fields named below are set.
+    let mut info: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = unsafe { zeroed() };
+    info.BasicLimitInformation.LimitFlags =
         JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE | JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION;
-    set_job_information(&job, JobObjectExtendedLimitInformation, &limits)?;
+    if let Some(bytes) = limits.memory_bytes {
+        info.BasicLimitInformation.LimitFlags |= JOB_OBJECT_LIMIT_JOB_MEMORY;
+        info.JobMemoryLimit = usize::try_from(bytes).unwrap_or(usize::MAX);
+    }
+    if let Some(processes) = limits.processes {
+        info.BasicLimitInformation.LimitFlags |= JOB_OBJECT_LIMIT_ACTIVE_PROCESS;
+        info.BasicLimitInformation.ActiveProcessLimit = u32::try_from(processes).unwrap_or(u32::MAX);
+    }
+    if let Some(seconds) = limits.cpu_seconds {
+        info.BasicLimitInformation.LimitFlags |= JOB_OBJECT_LIMIT_JOB_TIME;
+        // In units of 100 ns.
+        info.BasicLimitInformation.PerJobUserTimeLimit =
+            i64::try_from(seconds.saturating_mul(10_000_000)).unwrap_or(i64::MAX);
+    }
+    set_job_information(&job, JobObjectExtendedLimitInformation, &info)?;
     Ok(job)
 }
 
