@@ -7,13 +7,16 @@
 // the machine lacks a mechanism (a cgroup with the memory or pids
 // controller), its case is skipped by a gate that says so.
 
-const { execFileSync } = require('node:child_process')
+const { execFileSync, spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 
 const { execute, limitMechanisms } = require('../index.js')
 const { gate, posix, LINUX, WINDOWS } = require('./platform.cjs')
+
+/** The supervisor and its tiers (Linux). */
+const linux = gate(LINUX, 'the supervisor, which runs on Linux')
 
 const T = 60_000
 const MIB = 1024 * 1024
@@ -85,6 +88,22 @@ describe('resource limits', () => {
     await expect(execute({ command: 'true', limits: { processes: 64 } })).rejects.toMatchObject({
       code: 'ERR_SHELL_EXEC_UNSUPPORTED',
       message: expect.stringMatching(/^limits\.processes is not supported here: it needs a cgroup with the pids controller/),
+    })
+  }, T)
+
+  linux.it('a host whose supervisor keeps out of cgroups (the sweep tier) refuses processes, and holds memory per process', () => {
+    const script = `
+      const { execute, limitMechanisms } = require(${JSON.stringify(path.join(__dirname, '..', 'index.js'))})
+      execute({ command: 'true', limits: { processes: 64 } }).then(
+        () => console.log(JSON.stringify({ refused: null })),
+        (error) => console.log(JSON.stringify({ refused: error.code, message: error.message, memory: limitMechanisms()[0].mechanism })),
+      )`
+    const child = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, DSH_SHELL_ENV_NO_CGROUPS: '1' }, encoding: 'utf8', timeout: 30_000 })
+    expect(child.stderr).toBe('')
+    expect(JSON.parse(child.stdout)).toEqual({
+      refused: 'ERR_SHELL_EXEC_UNSUPPORTED',
+      message: expect.stringMatching(/^limits\.processes is not supported here: it needs a cgroup with the pids controller/),
+      memory: 'RLIMIT_DATA (per process)',
     })
   }, T)
 

@@ -6,12 +6,16 @@ import {
   RESERVED_KEYS,
   ShellEnvRegistry,
   buildEnvironment,
+  execute,
+  limitMechanisms,
   reconcileDshHome,
   resolveDshHome,
   type BuiltEnvironment,
   type DshEnvironment,
   type DshEnvironmentKey,
   type ShellEnvContributor,
+  type ShellLimitName,
+  type ShellRunResult,
 } from '../..'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
@@ -146,3 +150,16 @@ buildEnvironment({ dshEnv: { DSH_HOME: '/srv/dsh' }, scrub: { inherit: 'core' } 
 buildEnvironment({ registry: new ShellEnvRegistry() })
 // @ts-expect-error: no such spec field
 buildEnvironment({ cwd: '/tmp' })
+
+// ── limits: the spec field, the result fields, limitMechanisms() ─────────────
+void execute({ command: 'make test', limits: { memoryBytes: 512 * 2 ** 20, processes: 64, cpuSeconds: 30, fileBytes: 2 ** 30, openFiles: 256 } })
+// @ts-expect-error: sizes are numbers of bytes, not strings
+void execute({ command: 'make test', limits: { memoryBytes: '512M' } })
+// @ts-expect-error: no such limit
+void execute({ command: 'make test', limits: { memory: 1 } })
+assertType<Equal<ShellLimitName, 'memory' | 'processes' | 'cpu' | 'fileSize' | 'openFiles'>>()
+assertType<Equal<ShellRunResult['limit'], ShellLimitName | null>>()
+assertType<Equal<ShellRunResult['limitsHit'], ShellLimitName[]>>()
+const mechanisms = limitMechanisms({ cpuSeconds: 30 })
+assertType<Equal<(typeof mechanisms)[number]['mechanism'], string | null>>()
+assertType<Equal<(typeof mechanisms)[number]['field'], 'memoryBytes' | 'processes' | 'cpuSeconds' | 'fileBytes' | 'openFiles'>>()
