@@ -23,6 +23,11 @@
 //!   kills every descendant as SIGUSR1 does;
 //! - no descriptor but the command's stdio reaches the command, and this
 //!   process holds none of the command's pipes once it runs;
+//! - a command's limits hold from its first instruction: the reaper sets its
+//!   leaf's controllers (joining its v1 leaves) before it starts the
+//!   command, and the rlimits in the forked child before `execve`; it
+//!   reports what they did (the leaf's counters, the command's CPU time)
+//!   with the command's status;
 //! - in the cgroup tier the reaper is born in its command's leaf, and so is
 //!   everything the command starts; a kill is one write to the leaf's
 //!   `cgroup.kill`, which ends the reaper too, after it told the supervisor
@@ -194,12 +199,11 @@ fn read_spec(link: &OwnedFd) -> Option<LaunchSpec> {
 
 /// Starts the command as this process's child: in the spec's directory,
 /// with its environment, its stdio on 0–2, the default action for every
-/// signal and an empty signal mask. In a terminal it
-/// leads a new session, whose controlling terminal the slave becomes as the
-/// child opens it by its path (without `O_NOCTTY`). Through `posix_spawn`;
-/// with resource limits to set, through `fork` and `execve` (see
-/// [`start_limited`]). Fails with the errno of `chdir` or of the spawn
-/// (`execve`'s included).
+/// signal and an empty signal mask. In a terminal it leads a new session,
+/// whose controlling terminal the slave becomes as the child opens it by its
+/// path (without `O_NOCTTY`). Through `posix_spawn`; with resource limits to
+/// set, through `fork` and `execve` (see [`start_limited`]). Fails with the
+/// errno of `chdir` or of the spawn (`execve`'s included).
 fn start(spec: &LaunchSpec, stdio: &[OwnedFd; 3], limits: &[ResourceLimit]) -> io::Result<libc::pid_t> {
     let cstring = |bytes: &[u8]| CString::new(bytes).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL));
     let program = cstring(&spec.program)?;
