@@ -11,7 +11,8 @@
 //!   (`KEYMAP`, `MAX_TOKENS`); a name that says where something is
 //!   (`*_URL`, `*_FILE`, `*_DIR`, `*_KEY_ID`) is a setting;
 //! - [`values`]: private keys, URLs with credentials, credentials written
-//!   inside other values, base64 that decodes to one;
+//!   inside other values (`password=…`, `--password …`, curl's `-u`), base64
+//!   that decodes to one;
 //! - [`tokens`]: providers' token shapes in their full form.
 
 mod names;
@@ -31,8 +32,8 @@ pub enum Finding {
 /// is not.
 ///
 /// By name: the name says it holds one ([`names`]) and the value could be
-/// one: not empty, a switch, a reference to another variable, a path or a
-/// GPG fingerprint. By value: the value carries one ([`values`]). A variable
+/// one: not empty, a switch, a reference to another variable, a mask or
+/// placeholder, a path, a GPG fingerprint or an object's key in a store. By value: the value carries one ([`values`]). A variable
 /// a web framework serves to every visitor (`NEXT_PUBLIC_*`, …) is public by
 /// design, whatever its value.
 pub fn find(name: &str, value: &str) -> Option<Finding> {

@@ -9,6 +9,9 @@
 //! credential word (`PASSWORD`, `TOKEN`, `KEY`, …) or ends in one
 //! (`DBPASS`). Anything after it that says what the variable is about
 //! (`_URL`, `_FILE`, `_DIR`, `_ID`, `_LENGTH`, …) makes it a setting instead.
+//! A credential word may also come first when only whose credential it is
+//! follows: a provider's name (`TOKEN_GITHUB`), or a database's after a
+//! password word (`PASSWORD_DB`).
 
 /// Where a name was found: a variable's own name, or a key inside a value
 /// (`password=` in a query string, `"private_key":` in JSON).
@@ -47,6 +50,90 @@ const CREDENTIAL_WORDS: &[&str] = &[
 /// Word endings that make one run-together word a credential word
 /// (`DBPASS`, `MYSQLPASSWORD`, `CLIENTSECRET`, `AUTHTOKEN`).
 const CREDENTIAL_ENDINGS: &[&str] = &["PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "TOKEN", "PASS", "PWD", "APIKEY"];
+
+/// What comes before `KEY` in one run-together word that makes it a
+/// credential word (`SECRETKEY`, `AWSSECRETKEY`, `AUTHKEY`); providers'
+/// names count too, as the whole word (`OPENAIKEY`). A suffix rule would take
+/// `MONKEY`, `HOTKEY` and `TURKEY`; `PASSKEY` names a WebAuthn feature, not a
+/// value an environment can hold.
+const KEY_KINDS: &[&str] =
+    &["SECRET", "PRIVATE", "ACCESS", "AUTH", "MASTER", "SIGNING", "ENCRYPTION", "CLIENT", "LICENSE"];
+
+/// Providers whose name may follow a credential word (`TOKEN_GITHUB`,
+/// `KEY_OPENAI`) or end one run-together with `KEY` (`OPENAIKEY`). Generic
+/// words (`API`, `REGISTRY`, `VAULT`, `ROOT`) are left out: `TOKEN_API` and
+/// `AZURE_KEY_VAULT` name services, not credentials.
+const PROVIDERS: &[&str] = &[
+    "GITHUB",
+    "GH",
+    "GITLAB",
+    "BITBUCKET",
+    "NPM",
+    "PYPI",
+    "DOCKER",
+    "DOCKERHUB",
+    "STRIPE",
+    "OPENAI",
+    "ANTHROPIC",
+    "CLAUDE",
+    "GEMINI",
+    "GROQ",
+    "MISTRAL",
+    "COHERE",
+    "HUGGINGFACE",
+    "HF",
+    "AWS",
+    "GCP",
+    "GOOGLE",
+    "AZURE",
+    "SLACK",
+    "DISCORD",
+    "TELEGRAM",
+    "TWILIO",
+    "SENDGRID",
+    "MAILGUN",
+    "CLOUDFLARE",
+    "HEROKU",
+    "VERCEL",
+    "NETLIFY",
+    "SENTRY",
+    "DATADOG",
+    "SHOPIFY",
+    "NOTION",
+    "LINEAR",
+    "ATLASSIAN",
+    "JIRA",
+    "DIGITALOCEAN",
+    "SUPABASE",
+    "FIREBASE",
+];
+
+/// Databases and servers whose name may follow a password word
+/// (`PASSWORD_DB`, `PWD_MYSQL`). After `TOKEN`, `KEY` or `SECRET` they name
+/// a store of those (`TOKEN_DB`, `KEY_REDIS`), so only passwords count.
+const SERVERS: &[&str] = &[
+    "DB",
+    "DATABASE",
+    "POSTGRES",
+    "POSTGRESQL",
+    "PG",
+    "MYSQL",
+    "MARIADB",
+    "MONGO",
+    "MONGODB",
+    "REDIS",
+    "RABBITMQ",
+    "AMQP",
+    "SMTP",
+    "IMAP",
+    "LDAP",
+    "FTP",
+    "SFTP",
+    "ADMIN",
+];
+
+/// The credential words that are a password.
+const PASSWORD_WORDS: &[&str] = &["PASSWORD", "PASSWD", "PASS", "PWD", "PW", "PASSPHRASE"];
 
 /// Run-together words ending in `PASS` or `PWD` that are not credentials.
 const NOT_CREDENTIAL_WORDS: &[&str] =
@@ -91,6 +178,24 @@ const QUALIFIERS: &[&str] = &[
     "TEST",
     "STAGING",
     "V",
+    // Regions (`API_KEY_EU`, `DB_PASSWORD_US_EAST`).
+    "EU",
+    "US",
+    "UK",
+    "AP",
+    "ASIA",
+    "APAC",
+    "EMEA",
+    "AMER",
+    "EAST",
+    "WEST",
+    "NORTH",
+    "SOUTH",
+    "CENTRAL",
+    "NORTHEAST",
+    "NORTHWEST",
+    "SOUTHEAST",
+    "SOUTHWEST",
 ];
 
 /// Words before `KEY` that make it a name, an index or a public key rather
@@ -141,13 +246,26 @@ pub(super) fn says_credential(name: &str, context: Context) -> bool {
     let words = words(name);
     let Some(last) = words.iter().rposition(|word| !is_qualifier(word)) else { return false };
     let word = trim_digits(&words[last]);
-    if word == "KEY" && last > 0 && NOT_SECRET_KEYS.contains(&trim_digits(&words[last - 1])) {
-        return false;
-    }
-    is_credential_word(word)
+    if is_secret_at(&words, last)
         // `BASIC_AUTH`, `NPM_AUTH`: in a variable's name only, since a key
         // such as make's `--jobserver-auth=3,4` holds none.
         || (context == Context::Variable && word == "AUTH" && last > 0)
+    {
+        return true;
+    }
+    // Whose credential it is, after the credential word.
+    last > 0 && {
+        let before = trim_digits(&words[last - 1]);
+        (PROVIDERS.contains(&word) && is_secret_at(&words, last - 1))
+            || (SERVERS.contains(&word) && PASSWORD_WORDS.contains(&before))
+    }
+}
+
+/// Whether the word at `at` is a credential word, not a `KEY` that a word
+/// before it makes a name, an index or a public key (`ROUTING_KEY`).
+fn is_secret_at(words: &[String], at: usize) -> bool {
+    let word = trim_digits(&words[at]);
+    is_credential_word(word) && !(word == "KEY" && at > 0 && NOT_SECRET_KEYS.contains(&trim_digits(&words[at - 1])))
 }
 
 /// Prefixes of the variables web frameworks build into the pages they serve
@@ -161,14 +279,33 @@ pub(super) fn is_public(name: &str) -> bool {
 }
 
 /// Whether `name` names a GPG or PGP key, whose value is then usually a
-/// fingerprint, not key material.
+/// fingerprint, not key material. `pass` takes its keys' ids in
+/// `PASSWORD_STORE_KEY` and `PASSWORD_STORE_SIGNING_KEY`; other `*_KEY`
+/// names holding hex are left to be secrets.
 pub(super) fn names_gpg_key(name: &str) -> bool {
     words(name).iter().any(|word| matches!(word.as_str(), "GPG" | "PGP" | "GNUPG"))
+        || matches!(name.to_uppercase().as_str(), "PASSWORD_STORE_KEY" | "PASSWORD_STORE_SIGNING_KEY")
+}
+
+/// Whether `name` ends in a `KEY` that does not say what kind (`S3_KEY`,
+/// `OBJECT_KEY_2`), which may be an object's key in a store; `API_KEY` and
+/// `S3_SECRET_KEY` say secret.
+pub(super) fn names_plain_key(name: &str) -> bool {
+    let words = words(name);
+    words.iter().rposition(|word| !is_qualifier(word)).is_some_and(|last| {
+        let kind = last.checked_sub(1).map(|before| trim_digits(&words[before]));
+        trim_digits(&words[last]) == "KEY" && !kind.is_some_and(|kind| kind == "API" || KEY_KINDS.contains(&kind))
+    })
 }
 
 fn is_credential_word(word: &str) -> bool {
     if CREDENTIAL_WORDS.contains(&word) {
         return true;
+    }
+    if let Some(stem) = word.strip_suffix("KEY") {
+        if PROVIDERS.contains(&stem) || KEY_KINDS.iter().any(|kind| stem.ends_with(kind)) {
+            return true;
+        }
     }
     !NOT_CREDENTIAL_WORDS.contains(&word)
         && CREDENTIAL_ENDINGS.iter().any(|ending| word.len() > ending.len() + 1 && word.ends_with(ending))
@@ -271,6 +408,79 @@ mod tests {
             "DESKTOP_SESSION",
         ] {
             assert!(!says_credential(name, Context::Variable), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_region_after_the_credential_word_is_a_qualifier() {
+        for name in ["API_KEY_EU", "DB_PASSWORD_US_EAST", "API_KEY_EU1", "STRIPE_SECRET_KEY_APAC_2", "SMTP_PASS_EMEA"] {
+            assert!(says_credential(name, Context::Variable), "{name}");
+        }
+        for name in ["TOKEN_URL_EU", "CACHE_KEY_US_WEST", "AWS_REGION_EU", "US_EAST"] {
+            assert!(!says_credential(name, Context::Variable), "{name}");
+        }
+    }
+
+    #[test]
+    fn listed_run_together_key_compounds_are_credential_words_and_other_words_ending_in_key_are_not() {
+        for name in ["SECRETKEY", "PRIVATEKEY", "AUTHKEY", "ACCESSKEY", "OPENAIKEY", "AWSSECRETKEY", "STRIPE_MASTERKEY"]
+        {
+            assert!(says_credential(name, Context::Variable), "{name}");
+        }
+        for name in ["MONKEY", "HOTKEY", "TURKEY", "PASSKEY", "WHISKEY", "ENABLE_PASSKEY", "KEY_ID"] {
+            assert!(!says_credential(name, Context::Variable), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_credential_word_first_is_a_credential_when_a_provider_or_a_password_s_database_follows() {
+        for name in [
+            "TOKEN_GITHUB",
+            "PASSWORD_DB",
+            "SECRET_STRIPE",
+            "KEY_OPENAI",
+            "PWD_DB",
+            "TOKEN_GITHUB_PROD",
+            "DEPLOY_TOKEN_GH",
+        ] {
+            assert!(says_credential(name, Context::Variable), "{name}");
+        }
+        for name in [
+            "TOKEN_URL",
+            "PASSWORD_STORE_DIR",
+            "PASSWORD_MIN_LENGTH",
+            "KEY_ID",
+            "SECRET_NAME",
+            "PWD",
+            "TOKENIZERS_PARALLELISM",
+            "TOKEN_GITHUB_URL",
+            "PUBLIC_KEY_GITHUB",
+            // A store of tokens or keys, not a password.
+            "TOKEN_DB",
+            "KEY_REDIS",
+            "AZURE_KEY_VAULT",
+            "TOKEN_API",
+        ] {
+            assert!(!says_credential(name, Context::Variable), "{name}");
+        }
+    }
+
+    #[test]
+    fn pass_names_its_gpg_key_ids_and_other_signing_keys_are_not_gpg_keys() {
+        assert!(names_gpg_key("PASSWORD_STORE_KEY"));
+        assert!(names_gpg_key("PASSWORD_STORE_SIGNING_KEY"));
+        assert!(names_gpg_key("GPG_KEY"));
+        assert!(!names_gpg_key("JWT_SIGNING_KEY"));
+        assert!(!names_gpg_key("API_KEY"));
+    }
+
+    #[test]
+    fn a_key_that_does_not_say_its_kind_is_a_plain_key() {
+        for name in ["S3_KEY", "OBJECT_KEY_2", "KEY"] {
+            assert!(names_plain_key(name), "{name}");
+        }
+        for name in ["API_KEY", "S3_SECRET_KEY", "SSH_PRIVATE_KEY", "DB_PASSWORD", "KEY_ID"] {
+            assert!(!names_plain_key(name), "{name}");
         }
     }
 

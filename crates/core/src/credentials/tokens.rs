@@ -159,6 +159,29 @@ pub(super) fn is_token(word: &str) -> bool {
         || is_jwt(word)
         || is_azure_client_secret(word)
         || is_terraform_cloud_token(word)
+        || is_langsmith_key(word)
+        || is_legacy_vault_token(word)
+}
+
+/// A LangSmith key: `lsv2_pt_` (personal) or `lsv2_sk_` (service), 32 hex
+/// digits, `_`, 10 hex digits.
+fn is_langsmith_key(word: &str) -> bool {
+    let Some(rest) = word.strip_prefix("lsv2_pt_").or_else(|| word.strip_prefix("lsv2_sk_")) else { return false };
+    let hex = |part: &str, len: usize| part.len() == len && part.chars().all(|c| Hex.allows(c));
+    rest.split_once('_').is_some_and(|(key, check)| hex(key, 32) && hex(check, 10))
+}
+
+/// A HashiCorp Vault service token before 1.10: `s.` and exactly 24 base62
+/// characters. `s.` starts many names, so the random part must be that
+/// length and mix upper case, lower case and digits, as base62 does.
+fn is_legacy_vault_token(word: &str) -> bool {
+    word.strip_prefix("s.").is_some_and(|rest| {
+        rest.len() == 24
+            && rest.chars().all(|c| Alnum.allows(c))
+            && rest.chars().any(|c| c.is_ascii_uppercase())
+            && rest.chars().any(|c| c.is_ascii_lowercase())
+            && rest.chars().any(|c| c.is_ascii_digit())
+    })
 }
 
 /// `sk-`, an optional label (`proj-`, `ant-api03-`, `or-v1-`, `svcacct-`), and
@@ -259,5 +282,23 @@ mod tests {
         ] {
             assert!(!is_token(word), "{word}");
         }
+    }
+
+    #[test]
+    fn a_langsmith_key_is_its_prefix_then_32_and_10_hex_digits() {
+        assert!(is_token("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"));
+        assert!(is_token("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"));
+        assert!(!is_token("lsv2_pt_0f3a9c2e7b1d4a6f8e0c2b4d6f8a1c3e"));
+        assert!(!is_token("lsv2_pt_not_a_key_but_a_long_label_for_docs"));
+    }
+
+    #[test]
+    fn a_legacy_vault_token_is_s_dot_and_24_mixed_base62_characters() {
+        assert!(is_token("s.Zq8Lw3Xv9Tp2Nc7Rb4HmAbCd"));
+        // Too short or too long, or words and digits rather than base62.
+        assert!(!is_token("s.Zq8Lw3Xv9Tp2Nc7Rb4HmAb"));
+        assert!(!is_token("s.Zq8Lw3Xv9Tp2Nc7Rb4HmAbCdE"));
+        assert!(!is_token("s.paymentsreconciler202406"));
+        assert!(!is_token("s.PaymentsReconcilerQueues"));
     }
 }

@@ -2,13 +2,14 @@
 //! values that cannot be one, whatever their variable is called.
 //!
 //! A value carries a credential when it holds:
-//! - a private key (a PEM block);
+//! - a private key (a PEM block, a PuTTY key file);
 //! - a URL with a password, with a user name shaped like a token, or to a
 //!   chat webhook (the secret is its path);
 //! - a provider's token in its full form ([`super::tokens`]);
 //! - a key that names a credential with a value: `Password=…;` in a
 //!   connection string, `?token=…` in a query, `-Ddb.password=…` in JVM
-//!   options, `"private_key": "…"` in JSON, `password: …` in YAML,
+//!   options, `--password …` or curl's `-u user:password` in options,
+//!   `"private_key": "…"` in JSON, `password: …` in YAML,
 //!   `Authorization: Bearer …` in a header;
 //! - base64 that decodes to text carrying one (a kubeconfig, a JSON key).
 
@@ -44,6 +45,7 @@ fn carries(value: &str, depth: u8) -> bool {
     has_private_key(value)
         || has_url_credentials(value)
         || WEBHOOKS.iter().any(|hook| value.contains(hook))
+        || has_user_password(value)
         || words(value, is_token_char).any(tokens::is_token)
         || pairs(value).any(|(key, inner)| names::says_credential(key, Context::Embedded) && !is_harmless(key, inner))
         || (depth < MAX_DEPTH && words(value, is_base64_char).any(|word| decodes_to_secret(word, depth)))
@@ -51,8 +53,9 @@ fn carries(value: &str, depth: u8) -> bool {
 
 /// Whether `value`, under a name that says credential, still cannot be one:
 /// empty, a switch (`true`, `no`, `1`), a reference to another variable
-/// (`${DB_PASSWORD}`), a mask, a path (`GOOGLE_APPLICATION_CREDENTIALS`
-/// names a file), or a GPG key's fingerprint.
+/// (`${DB_PASSWORD}`), a mask or placeholder, a path
+/// (`GOOGLE_APPLICATION_CREDENTIALS` names a file), a GPG key's fingerprint,
+/// or under a plain `*_KEY` an object store's key (`uploads/2024/file.txt`).
 pub(super) fn is_harmless(name: &str, value: &str) -> bool {
     let value = value.trim().trim_matches(['"', '\'']);
     const SWITCHES: &[&str] =
@@ -61,8 +64,36 @@ pub(super) fn is_harmless(name: &str, value: &str) -> bool {
         || value.starts_with('$')
         || (value.starts_with('%') && value.ends_with('%'))
         || value.chars().all(|c| c == '*')
+        || is_placeholder(value)
         || is_path(value)
-        || (names::names_gpg_key(name) && is_fingerprint(value))
+        || (names::names_gpg_key(name) && (is_fingerprint(value) || value.split_whitespace().all(is_fingerprint)))
+        || (names::names_plain_key(name) && value.contains('/') && is_relative_file(value))
+}
+
+/// Four or more X's and separators only, as `XXXXX-XXXXX-XXXXX-XXXXX`: the
+/// placeholder actions/setup-node sets in `NODE_AUTH_TOKEN` so that an
+/// `.npmrc`'s `${NODE_AUTH_TOKEN}` expands; npm fails without it. A lone `x`
+/// stays a stand-in for a secret.
+fn is_placeholder(value: &str) -> bool {
+    value.chars().filter(|c| matches!(c, 'x' | 'X')).count() >= 4
+        && value.chars().all(|c| matches!(c, 'x' | 'X' | '-' | '_' | '.' | ' '))
+}
+
+/// A relative path to a file, as an object's key in a store is
+/// (`uploads/2024/file.txt`) or curl's `--key client.pem`: segments of path
+/// characters, the last with a short lower-case extension. Base64 has `/`
+/// too but no `.`, so `abc/def+ghi==` is not one.
+fn is_relative_file(value: &str) -> bool {
+    let segments: Vec<&str> = value.split('/').collect();
+    let extension = segments.last().and_then(|file| file.rsplit_once('.')).filter(|(stem, _)| !stem.is_empty());
+    segments
+        .iter()
+        .all(|segment| !segment.is_empty() && segment.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)))
+        && extension.is_some_and(|(_, extension)| {
+            (1..=5).contains(&extension.len())
+                && extension.starts_with(|c: char| c.is_ascii_lowercase())
+                && extension.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
 }
 
 /// An absolute or home-relative path (POSIX or Windows) of two or more
@@ -87,12 +118,39 @@ fn is_fingerprint(value: &str) -> bool {
     matches!(hex.len(), 8 | 16 | 40) && hex.chars().all(|c| c.is_ascii_hexdigit())
 }
 
-/// A PEM block of a private key: `-----BEGIN … PRIVATE KEY…-----`.
+/// A PEM block of a private key (`-----BEGIN … PRIVATE KEY…-----`) or a
+/// PuTTY key file (`PuTTY-User-Key-File-3: ssh-ed25519`), which holds the
+/// private key whether or not a passphrase encrypts it.
 fn has_private_key(value: &str) -> bool {
+    const PUTTY: &str = "PuTTY-User-Key-File-";
     value.match_indices("-----BEGIN ").any(|(at, _)| {
         let header = &value[at + 11..];
         let header = &header[..header.find("-----").unwrap_or(header.len())];
         header.contains("PRIVATE KEY")
+    }) || value.match_indices(PUTTY).any(|(at, _)| {
+        let version = &value[at + PUTTY.len()..];
+        let rest = version.trim_start_matches(|c: char| c.is_ascii_digit());
+        rest.len() < version.len() && rest.starts_with(':')
+    })
+}
+
+/// curl's `-u user:password` (or `--user`). The same flag is docker's and
+/// sudo's `user:group`, so the part after the colon must look like a
+/// password: not a number, not the user again, and mixing letters with
+/// digits or holding a symbol (`-u node:node`, `-u 1000:1000` and
+/// `-u app:staff` are users and groups).
+fn has_user_password(value: &str) -> bool {
+    let words: Vec<&str> = value.split_whitespace().collect();
+    words.windows(2).any(|pair| {
+        let Some((user, password)) =
+            matches!(pair[0], "-u" | "--user").then(|| pair[1].trim_matches(['"', '\'']).split_once(':')).flatten()
+        else {
+            return false;
+        };
+        password != user
+            && !password.chars().all(|c| c.is_ascii_digit())
+            && !is_harmless("", password)
+            && (tokens::looks_random(password) || password.chars().any(|c| !c.is_alphanumeric() && !"-_.".contains(c)))
     })
 }
 
@@ -139,10 +197,35 @@ fn words(value: &str, allowed: fn(char) -> bool) -> impl Iterator<Item = &str> {
 }
 
 /// Every `key`/`value` pair written inside `value`: `key=value` (separated
-/// by `;`, `&`, `?`, `,`, new lines or spaces), `key: value` on a line, and
-/// JSON's `"key": "value"`.
+/// by `;`, `&`, `?`, `,`, new lines or spaces), `--key value` in options,
+/// `key: value` on a line, and JSON's `"key": "value"`.
 fn pairs(value: &str) -> impl Iterator<Item = (&str, &str)> {
-    assignments(value).chain(colon_lines(value)).chain(json_strings(value))
+    assignments(value).chain(spaced_options(value)).chain(colon_lines(value)).chain(json_strings(value))
+}
+
+/// Words that begin the long options that take no value, whose next word is
+/// an argument of the command instead (`--no-password appdb`,
+/// `--ask-vault-pass site.yml`, `gh auth login --with-token`).
+const SWITCH_OPTIONS: &[&str] = &["no", "ask", "prompt", "with", "use", "skip", "show", "print", "generate", "rotate"];
+
+/// `--password value`: a long option and the word after it. Left out: a
+/// switch ([`SWITCH_OPTIONS`]); a plain `--key` or `--default-key`, which
+/// name a file or a GPG key (`--api-key` stays); and a word that is another
+/// option, a file (`--client-key client.pem`) or a specification whose own
+/// `key=value` pairs are judged (docker's `--secret id=npm,src=…`).
+fn spaced_options(value: &str) -> impl Iterator<Item = (&str, &str)> {
+    let words: Vec<&str> = value.split_whitespace().collect();
+    let pairs: Vec<(&str, &str)> = words
+        .windows(2)
+        .filter_map(|pair| {
+            let option = pair[0].strip_prefix("--")?;
+            let first = option.split(['-', '_']).next().unwrap_or_default().to_ascii_lowercase();
+            let takes_value = !option.is_empty() && !option.contains('=') && !SWITCH_OPTIONS.contains(&first.as_str());
+            let argument = !pair[1].starts_with('-') && !pair[1].contains('=') && !is_relative_file(pair[1]);
+            (takes_value && argument && !names::names_plain_key(option)).then_some((option, pair[1]))
+        })
+        .collect();
+    pairs.into_iter()
 }
 
 /// `key=value`: the key is the word before `=`, the value runs to the next
@@ -281,6 +364,92 @@ mod tests {
         assert!(carries_secret("dXNlcnM6Ci0gbmFtZTogY2kKICB1c2VyOgogICAgdG9rZW46IDAxMjM0NTY3ODlhYmNkZWY="));
         // base64 of harmless text.
         assert!(!carries_secret("aGVsbG8gd29ybGQsIHRoaXMgaXMgbm90IGEgc2VjcmV0"));
+    }
+
+    #[test]
+    fn a_putty_key_file_is_a_private_key() {
+        assert!(carries_secret("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\nAAAAIA"));
+        assert!(carries_secret("PuTTY-User-Key-File-2: ssh-rsa\nEncryption: aes256-cbc"));
+        assert!(!carries_secret("see PuTTY-User-Key-File-format.txt"));
+    }
+
+    #[test]
+    fn curl_s_user_and_password_in_options_carry_a_credential_and_users_with_groups_do_not() {
+        for value in ["-u admin:Zq8Lw3Xv9Tp2 https://x", "--silent --user 'ci:p@ss!' https://x"] {
+            assert!(carries_secret(value), "{value}");
+        }
+        for value in [
+            "-u 1000:1000 -v /a:/b",
+            "-u node:node --rm",
+            "-u app:staff",
+            "-u admin:$PASS https://x",
+            "-u admin: https://x",
+        ] {
+            assert!(!carries_secret(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn a_long_option_naming_a_credential_carries_the_word_after_it_unless_it_takes_none() {
+        for value in
+            ["--password Zq8Lw3Xv9Tp2", "--verbose --api-key Zq8Lw3Xv9Tp2 --retry 3", "--client-secret 'Zq8Lw3'"]
+        {
+            assert!(carries_secret(value), "{value}");
+        }
+        for value in [
+            "--password-stdin",
+            "--password --verbose",
+            "--password ${DB_PASSWORD}",
+            "--password-file /run/secrets/db",
+            "--no-password appdb",
+            "--ask-vault-pass site.yml",
+            "--with-token --hostname github.com",
+            "--cert client.pem --client-key client-key.pem",
+            "--key Zq8Lw3Xv9Tp2",
+            "--default-key ABCDEF12",
+            "--secret id=npmrc,src=/home/me/.npmrc",
+        ] {
+            assert!(!carries_secret(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn four_or_more_xs_and_separators_are_a_placeholder_and_a_lone_x_is_not() {
+        for value in ["XXXXX-XXXXX-XXXXX-XXXXX", "xxxx", "XXXX_XXXX"] {
+            assert!(is_harmless("NODE_AUTH_TOKEN", value), "{value}");
+        }
+        for value in ["x", "XXXXX-XXXXX-XXXXX-XXXXY", "Xq8Lw3Xv9Tp2Nc7Rb4HmXx"] {
+            assert!(!is_harmless("NODE_AUTH_TOKEN", value), "{value}");
+        }
+    }
+
+    #[test]
+    fn pass_s_key_ids_are_fingerprints_and_hex_under_other_key_names_is_a_secret() {
+        let fingerprint = "A035C8C19219BA821ECEA86B64E628F8D684696D";
+        assert!(is_harmless("PASSWORD_STORE_KEY", fingerprint));
+        assert!(is_harmless("PASSWORD_STORE_KEY", "A035C8C19219BA821ECEA86B64E628F8D684696D 9CCD3D050C8BE7CF"));
+        assert!(is_harmless("PASSWORD_STORE_SIGNING_KEY", fingerprint));
+        assert!(!is_harmless("PASSWORD_STORE_KEY", "Zq8Lw3Xv9Tp2Nc7Rb4Hm"));
+        assert!(!is_harmless("JWT_SIGNING_KEY", fingerprint));
+    }
+
+    #[test]
+    fn a_relative_file_path_under_a_plain_key_is_an_object_key_and_base64_is_not() {
+        for value in ["uploads/2024/file.txt", "backups/db-2024-06-01.sql.gz", "a/b.json"] {
+            assert!(is_harmless("S3_KEY", value), "{value}");
+        }
+        for value in [
+            "abc/def+ghi==",
+            "Xq8Lw3/Xv9Tp2Nc7Rb4Hm/AbCdEf",
+            "uploads/file",
+            "file.txt",
+            "uploads/file.TXT",
+            "a//b.txt",
+        ] {
+            assert!(!is_harmless("S3_KEY", value), "{value}");
+        }
+        assert!(!is_harmless("S3_SECRET_KEY", "uploads/2024/file.txt"));
+        assert!(!is_harmless("DB_PASSWORD", "uploads/2024/file.txt"));
     }
 
     #[test]
