@@ -140,6 +140,10 @@ fn has_private_key(value: &str) -> bool {
 /// digits or holding a symbol (`-u node:node`, `-u 1000:1000` and
 /// `-u app:staff` are users and groups).
 fn has_user_password(value: &str) -> bool {
+    // Most values hold neither flag: they cost one scan, not a word list.
+    if !value.contains("-u") {
+        return false;
+    }
     let words: Vec<&str> = value.split_whitespace().collect();
     words.windows(2).any(|pair| {
         let Some((user, password)) =
@@ -214,7 +218,8 @@ const SWITCH_OPTIONS: &[&str] = &["no", "ask", "prompt", "with", "use", "skip", 
 /// option, a file (`--client-key client.pem`) or a specification whose own
 /// `key=value` pairs are judged (docker's `--secret id=npm,src=…`).
 fn spaced_options(value: &str) -> impl Iterator<Item = (&str, &str)> {
-    let words: Vec<&str> = value.split_whitespace().collect();
+    // Most values hold no long option: they cost one scan, not a word list.
+    let words: Vec<&str> = if value.contains("--") { value.split_whitespace().collect() } else { Vec::new() };
     let pairs: Vec<(&str, &str)> = words
         .windows(2)
         .filter_map(|pair| {

@@ -170,12 +170,29 @@ impl Leaf {
         self.controllers.memory == Some(true) || self.v1_memory.is_some()
     }
 
-    /// Sets `limits`' memory and process counts on this leaf, and moves the
+    /// Makes this leaf's v1 directories and moves the calling process (a
+    /// reaper on standby) into them, with no limit set yet: moving a process
+    /// between cgroups is the slow part of a v1 limit (hundreds of
+    /// microseconds), and a reaper on standby has the time. Whether it
+    /// worked; if not, [`Leaf::apply`] tries again.
+    pub(crate) fn join_ahead(&self) -> bool {
+        [&self.v1_memory, &self.v1_pids].into_iter().flatten().all(|directory| join_v1(directory, &[]).is_ok())
+    }
+
+    /// Sets `limits`' memory and process counts on this leaf, moving the
     /// calling process (the reaper, before it starts its command) into its v1
-    /// directories where those hold them. The reaper is one of the leaf's
-    /// processes: `pids.max` counts it, so it is one above the command's
-    /// `processes`. Memory is held to the limit with swap included.
-    pub(crate) fn apply(&self, limits: &Limits) -> io::Result<()> {
+    /// directories where those hold them, unless it `joined` them ahead. The
+    /// reaper is one of the leaf's processes: `pids.max` counts it, so it is
+    /// one above the command's `processes`. Memory is held to the limit with
+    /// swap included.
+    pub(crate) fn apply(&self, limits: &Limits, joined: bool) -> io::Result<()> {
+        let set = |directory: &Path, settings: &[(&str, &str)]| {
+            if joined {
+                settings.iter().try_for_each(|(file, value)| write_if_present(&directory.join(file), value))
+            } else {
+                join_v1(directory, settings)
+            }
+        };
         if let Some(bytes) = limits.memory_bytes {
             let bytes = bytes.to_string();
             match (self.controllers.memory, &self.v1_memory) {
@@ -185,7 +202,7 @@ impl Leaf {
                     write_if_present(&self.path.join("memory.swap.max"), "0")?;
                 }
                 (Some(false), Some(directory)) => {
-                    join_v1(directory, &[("memory.limit_in_bytes", &bytes), ("memory.memsw.limit_in_bytes", &bytes)])?
+                    set(directory, &[("memory.limit_in_bytes", &bytes), ("memory.memsw.limit_in_bytes", &bytes)])?
                 }
                 _ => return Err(io::Error::from_raw_os_error(libc::ENOTSUP)),
             }
@@ -194,7 +211,7 @@ impl Leaf {
             let most = processes.saturating_add(1).to_string();
             match (self.controllers.pids, &self.v1_pids) {
                 (Some(true), _) => fs::write(self.path.join("pids.max"), &most)?,
-                (Some(false), Some(directory)) => join_v1(directory, &[("pids.max", &most)])?,
+                (Some(false), Some(directory)) => set(directory, &[("pids.max", &most)])?,
                 _ => return Err(io::Error::from_raw_os_error(libc::ENOTSUP)),
             }
         }

@@ -74,6 +74,9 @@ pub enum Request {
     Spawn {
         /// The host's number for the command, never reused by one host.
         id: u64,
+        /// The command has limits a cgroup holds (memory, processes): from
+        /// now on, reapers get ready for them on standby.
+        cgroup_limits: bool,
     },
     /// Signal command `id`'s reaper, which passes it on.
     Signal {
@@ -96,13 +99,14 @@ pub enum Ask {
 impl Request {
     /// The message's bytes.
     pub fn encode(self) -> [u8; MESSAGE_LEN] {
-        let (tag, id) = match self {
-            Self::Spawn { id } => (b'S', id),
-            Self::Signal { id, ask: Ask::Term } => (b'T', id),
-            Self::Signal { id, ask: Ask::Kill } => (b'K', id),
+        let (tag, id, flag) = match self {
+            Self::Spawn { id, cgroup_limits } => (b'S', id, u8::from(cgroup_limits)),
+            Self::Signal { id, ask: Ask::Term } => (b'T', id, 0),
+            Self::Signal { id, ask: Ask::Kill } => (b'K', id, 0),
         };
         let mut bytes = [0; MESSAGE_LEN];
         bytes[0] = tag;
+        bytes[1] = flag;
         bytes[4..].copy_from_slice(&id.to_le_bytes());
         bytes
     }
@@ -111,10 +115,10 @@ impl Request {
     pub fn decode(bytes: &[u8]) -> Option<Self> {
         let bytes: &[u8; MESSAGE_LEN] = bytes.try_into().ok()?;
         let id = u64::from_le_bytes(bytes[4..].try_into().ok()?);
-        match bytes[0] {
-            b'S' => Some(Self::Spawn { id }),
-            b'T' => Some(Self::Signal { id, ask: Ask::Term }),
-            b'K' => Some(Self::Signal { id, ask: Ask::Kill }),
+        match (bytes[0], bytes[1]) {
+            (b'S', flag @ (0 | 1)) => Some(Self::Spawn { id, cgroup_limits: flag == 1 }),
+            (b'T', 0) => Some(Self::Signal { id, ask: Ask::Term }),
+            (b'K', 0) => Some(Self::Signal { id, ask: Ask::Kill }),
             _ => None,
         }
     }
@@ -325,7 +329,8 @@ mod tests {
     #[test]
     fn every_request_and_report_reads_back_as_written() {
         for request in [
-            Request::Spawn { id: 7 },
+            Request::Spawn { id: 7, cgroup_limits: false },
+            Request::Spawn { id: 8, cgroup_limits: true },
             Request::Signal { id: u64::MAX, ask: Ask::Term },
             Request::Signal { id: 0, ask: Ask::Kill },
         ] {

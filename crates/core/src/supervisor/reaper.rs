@@ -81,12 +81,14 @@ pub(crate) struct Standby {
     pub(crate) supervisor: libc::pid_t,
     /// The host's descriptor limit, for the command.
     pub(crate) files: libc::rlimit,
+    /// Join the leaf's v1 directories now, ahead of a command with limits.
+    pub(crate) join_ahead: bool,
 }
 
 /// Runs in the child the supervisor just forked: gets ready, waits for a
 /// command, runs it to its end; never returns.
 pub(crate) fn run(standby: Standby) -> ! {
-    let Standby { socket, leaf, supervisor, files } = standby;
+    let Standby { socket, leaf, supervisor, files, join_ahead } = standby;
     let socket = keep_only(socket);
     // SAFETY: plain syscalls on this process; `setpgid(0, 0)` makes it the
     // leader of a new group.
@@ -104,12 +106,13 @@ pub(crate) fn run(standby: Standby) -> ! {
         }
     }
     let Ok(signal_fd) = signals::watch(&HANDLED) else { exit_quietly() };
+    let joined = join_ahead && leaf.as_ref().is_some_and(Leaf::join_ahead);
     // The supervisor gone (the end of the socket) or nonsense: nothing to run.
     let Some((link, stdio)) = assignment(&socket) else { exit_quietly() };
     let Some(spec) = read_spec(&link) else { exit_quietly() };
     if let Some(leaf) = leaf.as_ref().filter(|_| spec.limits.memory_bytes.is_some() || spec.limits.processes.is_some())
     {
-        if let Err(error) = leaf.apply(&spec.limits) {
+        if let Err(error) = leaf.apply(&spec.limits, joined) {
             fail(&link, &error);
         }
     }

@@ -100,6 +100,7 @@ pub(crate) fn serve(cgroups: bool) -> ! {
         finishing: Vec::new(),
         unremoved: Vec::new(),
         strays: false,
+        join_ahead: false,
         closing: false,
     };
     // The host waits for this before its first request.
@@ -131,6 +132,11 @@ struct Supervisor {
     unremoved: Vec<Leaf>,
     /// A child that is not a reaper may be alive.
     strays: bool,
+    /// A command had limits a cgroup holds: reapers join their v1 leaves
+    /// while on standby (moving a process between v1 cgroups takes a lock
+    /// every fork in the system waits for, so hosts without such limits
+    /// never pay for it).
+    join_ahead: bool,
     /// The host is gone.
     closing: bool,
 }
@@ -202,7 +208,12 @@ impl Supervisor {
         loop {
             match socket::receive(self.host.as_raw_fd(), &mut buf, true) {
                 Ok(Some((len, fds))) => match Request::decode(&buf[..len]) {
-                    Some(Request::Spawn { id }) => self.spawn(id, &buf[..len], fds),
+                    Some(Request::Spawn { id, cgroup_limits }) => {
+                        // Reapers forked from now on join their v1 leaves
+                        // ahead: this host uses such limits.
+                        self.join_ahead |= cgroup_limits;
+                        self.spawn(id, &buf[..len], fds)
+                    }
                     Some(Request::Signal { id, ask }) => self.signal(id, ask),
                     // A malformed request: its descriptors close here.
                     None => {}
@@ -281,7 +292,8 @@ impl Supervisor {
         };
         if pid == 0 {
             // Every descriptor but its own socket is closed there first.
-            reaper::run(Standby { socket: theirs, leaf, supervisor: self.me, files: self.files });
+            let join_ahead = self.join_ahead;
+            reaper::run(Standby { socket: theirs, leaf, supervisor: self.me, files: self.files, join_ahead });
         }
         Ok(Reaper { pid, socket: ours, leaf })
     }

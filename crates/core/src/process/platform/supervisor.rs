@@ -89,7 +89,8 @@ pub(crate) fn spawn(helper: &Path, spec: &ProcessSpec, stdio: StdioPlan) -> io::
     let mut last = io::Error::other("the supervisor could not be started");
     for _ in 0..ATTEMPTS {
         let socket = connect(helper)?;
-        match start(&socket, &launch, stdio, pty.as_ref()) {
+        let cgroup_limits = spec.limits.memory_bytes.is_some() || spec.limits.processes.is_some();
+        match start(&socket, &launch, cgroup_limits, stdio, pty.as_ref()) {
             Ok(started) => return Ok(started),
             Err(Failure::Refused(error)) => return Err(error),
             Err(Failure::Gone(error)) => {
@@ -120,6 +121,7 @@ enum Failure {
 fn start(
     socket: &OwnedFd,
     spec: &[u8],
+    cgroup_limits: bool,
     stdio: StdioPlan,
     pty: Option<&crate::process::terminal::Pty>,
 ) -> Result<Supervised, Failure> {
@@ -132,7 +134,7 @@ fn start(
         let (stdin_remote, stdout_remote, stderr_remote) = (slave()?, slave()?, slave()?);
         let master = pty.master.try_clone().map_err(refused)?;
         let remote = [link_remote, stdin_remote, stdout_remote, stderr_remote];
-        let (pid, command, id) = request(socket, &link, spec, remote)?;
+        let (pid, command, id) = request(socket, &link, spec, cgroup_limits, remote)?;
         return Ok(Supervised {
             pid,
             stdout: None,
@@ -167,17 +169,24 @@ fn start(
     } else {
         (None, dev_null().map_err(refused)?)
     };
-    let (pid, _, id) = request(socket, &link, spec, [link_remote, stdin_remote, stdout_remote, stderr_remote])?;
+    let (pid, _, id) =
+        request(socket, &link, spec, cgroup_limits, [link_remote, stdin_remote, stdout_remote, stderr_remote])?;
     Ok(Supervised { pid, stdout, stderr, stdin, id, link, terminal: None })
 }
 
 /// Asks the supervisor for a reaper with the command's `remote` ends (link
 /// and stdio, in the order of `SPAWN_FDS`), sends `spec` on `link` and waits
 /// for the command to run: its reaper's pid, its own, and the host's number.
-fn request(socket: &OwnedFd, link: &OwnedFd, spec: &[u8], remote: [OwnedFd; 4]) -> Result<(u32, u32, u64), Failure> {
+fn request(
+    socket: &OwnedFd,
+    link: &OwnedFd,
+    spec: &[u8],
+    cgroup_limits: bool,
+    remote: [OwnedFd; 4],
+) -> Result<(u32, u32, u64), Failure> {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     let fds: [RawFd; 4] = remote.each_ref().map(AsRawFd::as_raw_fd);
-    socket::send(socket, &Request::Spawn { id }.encode(), &fds, false).map_err(Failure::Gone)?;
+    socket::send(socket, &Request::Spawn { id, cgroup_limits }.encode(), &fds, false).map_err(Failure::Gone)?;
     // The supervisor and the reaper hold them now.
     drop(remote);
     for chunk in spec.chunks(CHUNK) {
