@@ -110,8 +110,8 @@ pub(crate) fn run(standby: Standby) -> ! {
     // The supervisor gone (the end of the socket) or nonsense: nothing to run.
     let Some((link, stdio)) = assignment(&socket) else { exit_quietly() };
     let Some(spec) = read_spec(&link) else { exit_quietly() };
-    if let Some(leaf) = leaf.as_ref().filter(|_| spec.limits.memory_bytes.is_some() || spec.limits.processes.is_some())
-    {
+    let cgroup_limits = spec.limits.memory_bytes.is_some() || spec.limits.processes.is_some();
+    if let Some(leaf) = leaf.as_ref().filter(|_| cgroup_limits) {
         if let Err(error) = leaf.apply(&spec.limits, joined) {
             fail(&link, &error);
         }
@@ -140,6 +140,7 @@ pub(crate) fn run(standby: Standby) -> ! {
         killing: false,
         lost: false,
         cpu_ms: None,
+        cgroup_limits,
     }
     .run()
 }
@@ -386,6 +387,8 @@ struct Reaper {
     lost: bool,
     /// Milliseconds of CPU the command used, once it exited.
     cpu_ms: Option<u64>,
+    /// The command has limits its leaf holds, whose counters it reports.
+    cgroup_limits: bool,
 }
 
 impl Reaper {
@@ -512,9 +515,10 @@ impl Reaper {
         leaf.kill();
     }
 
-    /// What the command's limits did, as its leaf counted, and its CPU.
+    /// What the command's limits did, as its leaf counted (read only for
+    /// limits the leaf holds: a command without them pays no read), and its CPU.
     fn observed(&self) -> Observed {
-        let counted = self.leaf.as_ref().map(Leaf::observed).unwrap_or_default();
+        let counted = self.leaf.as_ref().filter(|_| self.cgroup_limits).map(Leaf::observed).unwrap_or_default();
         Observed { cpu_ms: self.cpu_ms, ..counted }
     }
 
