@@ -173,6 +173,16 @@ describe('the executor contract', () => {
   }
 
   describe('config and resolve()', () => {
+    /** The bash executor plugged into a new root with `config`: the root, and the error the plugin failed with. */
+    async function plugged(config) {
+      const root = new parts.Context()
+      let error
+      await Promise.resolve(root.plugin(LocalBashExecutor, { cwd: tmp, ...config })).catch((caught) => {
+        error = caught
+      })
+      return { root, error }
+    }
+
     it('resolve() fills workdir and timeoutMs from the config, caps the timeout, and keeps the caller’s fields', async () => {
       const { shell: s } = await shell({ timeoutMs: 5000, maxTimeoutMs: 8000 })
       const signal = new AbortController().signal
@@ -204,11 +214,7 @@ describe('the executor contract', () => {
       ['a relative working directory', { cwd: 'work' }, 'cwd must be an absolute path (got "work")'],
       ['a misspelt field', { cwdd: '/tmp' }, 'unknown config field "cwdd" (the fields are cwd, timeoutMs,'],
     ])('a config with %s fails the plugin with ERR_SHELL_EXEC_INVALID_CONFIG', async (_title, config, message) => {
-      const root = new parts.Context()
-      let error
-      await Promise.resolve(root.plugin(LocalBashExecutor, { cwd: tmp, ...config })).catch((caught) => {
-        error = caught
-      })
+      const { root, error } = await plugged(config)
       expect(error?.code).toBe('ERR_SHELL_EXEC_INVALID_CONFIG')
       expect(error.message).toContain(message)
       expect(root.get('shell')).toBeUndefined()
@@ -218,11 +224,7 @@ describe('the executor contract', () => {
       ['a limit below its minimum', { limits: { openFiles: 2 } }, 'bash-local: invalid spec field limits.openFiles: must be a whole number from 3'],
       ['an unknown limit', { limits: { memory: 1 } }, 'bash-local: invalid spec field limits.memory: is not a spec field'],
     ])('a config with %s fails the plugin with ERR_SHELL_EXEC_INVALID_CONFIG, as the core words it', async (_title, config, message) => {
-      const root = new parts.Context()
-      let error
-      await Promise.resolve(root.plugin(LocalBashExecutor, { cwd: tmp, ...config })).catch((caught) => {
-        error = caught
-      })
+      const { error } = await plugged(config)
       expect(error?.code).toBe('ERR_SHELL_EXEC_INVALID_CONFIG')
       expect(error.message).toContain(message)
       expect(error.cause?.code).toBe('ERR_SHELL_EXEC_INVALID_SPEC')
