@@ -171,7 +171,7 @@ pub enum Mechanism {
 }
 
 impl Mechanism {
-    /// What `explain` and the docs call it.
+    /// What `limitMechanisms()` and `dsh-shell-env limits` call it.
     pub fn describe(self) -> String {
         match self {
             Self::CgroupV2(file) => format!("cgroup v2 {file} (whole command)"),
@@ -193,7 +193,8 @@ pub struct Mechanisms {
     pub pids: Option<bool>,
 }
 
-/// Why a limit cannot be enforced here, when it cannot.
+/// Why a limit cannot be enforced here, when it cannot: words that follow
+/// "it" (`limits.processes is not supported here: it needs a cgroup …`).
 type Refusal = &'static str;
 
 /// The mechanism for `limit` on this platform, given the host's cgroup
@@ -214,7 +215,7 @@ pub fn mechanism(limit: Limit, controllers: Mechanisms) -> Result<Mechanism, Ref
         Limit::Memory => match controllers.memory {
             Some(v2) => Ok(cgroup(v2, "memory.max", "memory.limit_in_bytes")),
             None if cfg!(target_os = "macos") => {
-                Err("macOS enforces neither RLIMIT_DATA nor RLIMIT_AS on the memory a process maps")
+                Err("is not enforced by macOS, which honours neither RLIMIT_DATA nor RLIMIT_AS for mapped memory")
             }
             None => Ok(Mechanism::Rlimit("RLIMIT_DATA")),
         },
