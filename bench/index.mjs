@@ -30,7 +30,7 @@
 //     @deepseek-ai/dsh-subprocess-local (node-pty), in a fresh process
 //     (terminal-child.mjs; Linux)
 // 11. what limits cost: execute() of /bin/true with every limit this host
-//     enforces beside the same without limits (POSIX)
+//     enforces beside the same without limits (POSIX; run last)
 //  8. with --baseline FILE.node: the binding's per-call cost (collect(),
 //     buildEnvironment(), execute()) of this build beside that build of the
 //     addon, both loaded here (baseline.mjs)
@@ -462,14 +462,6 @@ async function main() {
     })
   }
 
-  // 11. Limits.
-  if (process.platform !== 'win32') {
-    log('row: limits cost')
-    const contenders = limitContenders()
-    const samples = await interleave(contenders, SIZE.spawn)
-    addRow({ id: 'limits', title: 'What limits cost: /bin/true with every limit this host enforces, default heap', heap: { phase: 'default', ...heapInfo() }, contenders, samples })
-  }
-
   // 8. This build beside a baseline build (default heap).
   if (BASELINE) {
     log(`rows: per-call cost beside ${BASELINE}`)
@@ -664,6 +656,16 @@ async function main() {
         samples,
       })
     }
+  }
+
+  // 11. Limits, last: once a host has used a memory or process limit, its
+  // supervisor prepares every reaper for them (see docs/performance.md),
+  // which would weigh on every row measured after this one.
+  if (process.platform !== 'win32') {
+    log('row: limits cost')
+    const contenders = limitContenders()
+    const samples = await interleave(contenders, SIZE.spawn)
+    addRow({ id: 'limits', title: 'What limits cost: /bin/true with every limit this host enforces, default heap', heap: { phase: 'default', ...heapInfo() }, contenders, samples })
   }
 
   // Targets.
