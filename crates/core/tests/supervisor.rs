@@ -256,22 +256,56 @@ async fn three_hundred_commands_at_once_each_get_their_own_result() {
     assert_eq!(killed.wait().await.signal, Some("SIGTERM"));
 }
 
+/// Children of `pid`, over all of its threads.
+fn children_of(pid: i32) -> Vec<i32> {
+    let tasks = fs::read_dir(format!("/proc/{pid}/task")).expect("tasks");
+    tasks
+        .flatten()
+        .filter_map(|task| fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|list| list.split_whitespace().filter_map(|pid| pid.parse::<i32>().ok()).collect::<Vec<_>>())
+        .collect()
+}
+
+/// The supervisor's children without children of their own: its reapers on
+/// standby (a running command's reaper has the command).
+fn standby_reapers(supervisor: i32) -> Vec<i32> {
+    children_of(supervisor).into_iter().filter(|&pid| children_of(pid).is_empty()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_standby_is_refilled_while_the_host_is_idle_and_after_reapers_on_it_die() {
+    let _turn = one_at_a_time().await;
+    spawn(sh("true")).expect("spawn").wait().await;
+    let supervisor = supervisor_pid().expect("a supervisor runs");
+    let refilled = || async {
+        for _ in 0..200 {
+            if standby_reapers(supervisor).len() == 2 {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        false
+    };
+    assert!(refilled().await, "two reapers wait on standby: {:?}", standby_reapers(supervisor));
+    // A command that runs on takes one; another is forked without another
+    // request, and without a command ending.
+    let running = spawn(sh("sleep 300")).expect("spawn");
+    assert!(refilled().await, "a second reaper waits again: {:?}", standby_reapers(supervisor));
+    for pid in standby_reapers(supervisor) {
+        // SAFETY: signals a reaper on standby, a process of this test's own.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert!(refilled().await, "the killed reapers are replaced: {:?}", standby_reapers(supervisor));
+    assert!(running.kill(KillReason::Requested));
+    running.wait().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_the_reapers_on_standby_costs_no_running_command() {
     let _turn = one_at_a_time().await;
     let running = spawn(sh("sleep 300")).expect("spawn");
     let supervisor = supervisor_pid().expect("a supervisor runs");
-    // The supervisor's children without children of their own wait on standby
-    // (the running command's reaper has the command).
-    let children = |pid: i32| {
-        let tasks = fs::read_dir(format!("/proc/{pid}/task")).expect("tasks");
-        tasks
-            .flatten()
-            .filter_map(|task| fs::read_to_string(task.path().join("children")).ok())
-            .flat_map(|list| list.split_whitespace().filter_map(|pid| pid.parse::<i32>().ok()).collect::<Vec<_>>())
-            .collect::<Vec<_>>()
-    };
-    let standby: Vec<i32> = children(supervisor).into_iter().filter(|&pid| children(pid).is_empty()).collect();
+    let standby = standby_reapers(supervisor);
     assert!(!standby.is_empty(), "reapers wait on standby");
     for pid in standby {
         // SAFETY: signals a reaper on standby, a process of this test's own.

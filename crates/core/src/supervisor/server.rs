@@ -22,13 +22,17 @@
 //!
 //! A command costs the host one round trip: [`STANDBY`] reapers are forked
 //! ahead of need (each already in its process group, a subreaper, its
-//! signals set up, in its leaf), and the next is forked once the current
-//! request is served.
+//! signals set up, in its leaf). Their replacements are forked off the
+//! command's critical path, one at a time, serving the host in between: when
+//! a command ends (while the host takes in its result), or after
+//! [`REFILL_IDLE`] without a request. Forking right after a handoff would
+//! keep the CPU from the reaper that just got the command: on two vCPUs that
+//! cost every command about a third of a millisecond.
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::cgroup::{clone_into, Cgroups, Leaf};
 use super::protocol::{Ask, Hello, Observed, Report, Request, MESSAGE_LEN, SPAWN_FDS};
@@ -45,6 +49,10 @@ const REAP_BATCH: usize = 4096;
 /// How often commands still finishing, and strays still to be killed, are
 /// looked at again.
 const RETRY: Duration = Duration::from_millis(5);
+
+/// How long after a request the standby is refilled when no command ended
+/// in the meantime (long commands, or a burst of them).
+const REFILL_IDLE: Duration = Duration::from_millis(2);
 
 /// Runs the supervisor on the host's socket, which is its stdin, in the
 /// cgroup tier when `cgroups` allows and the host has it; never returns.
@@ -102,11 +110,12 @@ pub(crate) fn serve(cgroups: bool) -> ! {
         strays: false,
         join_ahead: false,
         closing: false,
+        refill_due: None,
     };
     // The host waits for this before its first request.
     let controllers = supervisor.cgroups.as_ref().map(Cgroups::controllers).unwrap_or_default();
     let _ = socket::send(&supervisor.host, &Hello { controllers }.encode(), &[], false);
-    supervisor.refill();
+    supervisor.refill_due = Some(Instant::now());
     supervisor.run()
 }
 
@@ -139,6 +148,8 @@ struct Supervisor {
     join_ahead: bool,
     /// The host is gone.
     closing: bool,
+    /// When the next reaper is to be forked for the standby, if it is short.
+    refill_due: Option<Instant>,
 }
 
 /// A reaper, with this process's end of its socket and its leaf.
@@ -159,7 +170,10 @@ struct Command {
 impl Supervisor {
     fn run(mut self) -> ! {
         loop {
-            self.reap();
+            if self.reap() && !self.closing {
+                // The host is taking in a result: a good moment to fork.
+                self.refill_due = Some(Instant::now());
+            }
             if self.strays {
                 self.kill_strays();
             }
@@ -173,14 +187,27 @@ impl Supervisor {
                 // SAFETY: ends this process; nothing is left to do.
                 unsafe { libc::_exit(0) };
             }
-            let retry = self.strays || finishing;
-            self.wait(if retry { RETRY.as_millis() as libc::c_int } else { -1 });
+            let retry = (self.strays || finishing).then_some(RETRY);
+            let refill = self.refill_due.map(|due| due.saturating_duration_since(Instant::now()));
+            match refill {
+                // One reaper per turn, and only when no request waits.
+                Some(Duration::ZERO) if !self.wait(0) => self.refill_one(),
+                Some(Duration::ZERO) => {}
+                _ => {
+                    let timeout = match (retry, refill) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
+                    // Rounded up, so that a due refill is not polled for in a spin.
+                    self.wait(timeout.map_or(-1, |timeout| timeout.as_micros().div_ceil(1000) as libc::c_int));
+                }
+            }
         }
     }
 
     /// Waits up to `millis` (forever for -1) for the host or a child, and
-    /// serves what came.
-    fn wait(&mut self, millis: libc::c_int) {
+    /// serves what came. Returns whether anything came.
+    fn wait(&mut self, millis: libc::c_int) -> bool {
         let mut polls = [
             libc::pollfd { fd: self.signal_fd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
             libc::pollfd {
@@ -191,15 +218,18 @@ impl Supervisor {
         ];
         // SAFETY: two valid pollfds (a negative fd is ignored).
         if unsafe { libc::poll(polls.as_mut_ptr(), 2, millis) } <= 0 {
-            return;
+            return false;
         }
         while signals::next(&self.signal_fd).is_some() {}
         if polls[1].revents != 0 {
             self.serve_host();
-            if !self.closing {
-                self.refill();
+            if self.closing {
+                self.refill_due = None;
+            } else if self.standby.len() < STANDBY && self.refill_due.is_none() {
+                self.refill_due = Some(Instant::now() + REFILL_IDLE);
             }
         }
+        true
     }
 
     /// Handles every request waiting on the host's socket.
@@ -261,14 +291,20 @@ impl Supervisor {
         }
     }
 
-    /// Forks reapers until [`STANDBY`] wait.
-    fn refill(&mut self) {
-        while self.standby.len() < STANDBY {
-            match self.fork_reaper() {
-                Ok(reaper) => self.standby.push_back(reaper),
-                // Out of processes or memory: the next command forks its own.
-                Err(_) => return,
-            }
+    /// Forks one reaper for the standby; the next is due at once until
+    /// [`STANDBY`] wait.
+    fn refill_one(&mut self) {
+        self.refill_due = None;
+        if self.standby.len() >= STANDBY {
+            return;
+        }
+        match self.fork_reaper() {
+            Ok(reaper) => self.standby.push_back(reaper),
+            // Out of processes or memory: the next command forks its own.
+            Err(_) => return,
+        }
+        if self.standby.len() < STANDBY {
+            self.refill_due = Some(Instant::now());
         }
     }
 
@@ -331,8 +367,10 @@ impl Supervisor {
     }
 
     /// Reaps every child that exited: a reaper's command is finishing; a stray
-    /// was dealt with.
-    fn reap(&mut self) {
+    /// was dealt with. Returns whether a reaper was reaped (its command ended,
+    /// or it died on standby), so that the standby may be short.
+    fn reap(&mut self) -> bool {
+        let mut ended = false;
         for _ in 0..REAP_BATCH {
             let mut status = 0;
             // SAFETY: waits for any child of ours, without blocking.
@@ -344,13 +382,11 @@ impl Supervisor {
                 break;
             }
             if let Some(command) = self.reapers.remove(&pid) {
+                ended = true;
                 self.by_id.remove(&command.id);
                 if !libc::WIFSIGNALED(status) {
-                    // It reported, with nothing left: the link's end tells the
-                    // host it is reaped (see `platform::supervisor::read_exit`);
-                    // its empty leaf goes after that.
-                    let Command { link, reaper, .. } = command;
-                    drop(link);
+                    // It reported, with nothing left; its empty leaf goes now.
+                    let Command { reaper, .. } = command;
                     if let Some(leaf) = reaper.leaf.filter(|leaf| !leaf.remove()) {
                         self.unremoved.push(leaf);
                     }
@@ -363,6 +399,7 @@ impl Supervisor {
                 self.finishing.push((command, status, observed));
             } else if let Some(index) = self.standby.iter().position(|reaper| reaper.pid == pid) {
                 // Killed on standby (a command can signal any process of its user).
+                ended = true;
                 if let Some(reaper) = self.standby.remove(index) {
                     if let Some(leaf) = reaper.leaf {
                         leaf.remove();
@@ -372,6 +409,7 @@ impl Supervisor {
                 self.strays = true;
             }
         }
+        ended
     }
 
     /// Reports every command whose reaper died of a signal, once nothing of
