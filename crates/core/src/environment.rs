@@ -30,7 +30,7 @@ use std::convert::identity;
 use std::str::FromStr;
 use std::sync::OnceLock;
 
-use crate::credentials;
+use crate::credentials::{self, Finding};
 use crate::error::ExecError;
 use crate::keys;
 
@@ -519,12 +519,10 @@ pub fn build_environment(
     if scrub.default_exclude {
         // In the platform's form: on Windows, where names ignore case, the
         // upper-cased name (`apiSecret` is `APISECRET`, still a credential).
-        env.drop_inherited(RemovalReason::Credential, |var| {
-            credentials::by_name(&platform.fold(&var.name), &var.value)
-        });
-        env.drop_inherited(RemovalReason::SecretValue, |var| {
-            credentials::by_value(&platform.fold(&var.name), &var.value)
-        });
+        // Remembered: the parent is mostly the same from one command to the next.
+        let finding = |var: &Var| credentials::find_remembered(&platform.fold(&var.name), &var.value);
+        env.drop_inherited(RemovalReason::Credential, |var| finding(var) == Some(Finding::Name));
+        env.drop_inherited(RemovalReason::SecretValue, |var| finding(var) == Some(Finding::Value));
     }
     let exclude = Globs::new(&scrub.exclude);
     env.drop_inherited(RemovalReason::Exclude, |var| exclude.matches(&var.name));

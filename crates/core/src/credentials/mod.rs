@@ -16,8 +16,11 @@
 //! - [`tokens`]: providers' token shapes in their full form.
 
 mod names;
+mod remembered;
 mod tokens;
 mod values;
+
+pub use remembered::find_remembered;
 
 /// Why a variable counts as a credential.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
