@@ -256,6 +256,23 @@ async fn three_hundred_commands_at_once_each_get_their_own_result() {
     assert_eq!(killed.wait().await.signal, Some("SIGTERM"));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commands_leader_is_reaped_before_its_result_is_published_in_either_tier() {
+    let _turn = one_at_a_time().await;
+    in_each_tier(async |tier| {
+        for round in 0..100 {
+            let processes: Vec<Process> = (0..4).map(|_| spawn(sh("exit 0")).expect("spawn")).collect();
+            for process in &processes {
+                process.wait().await;
+                // A zombie still has its /proc entry: the pid is gone only once reaped.
+                let entry = format!("/proc/{}", process.pid());
+                assert!(fs::metadata(&entry).is_err(), "{entry} exists after its result ({tier} tier, round {round})");
+            }
+        }
+    })
+    .await;
+}
+
 /// Children of `pid`, over all of its threads.
 fn children_of(pid: i32) -> Vec<i32> {
     let tasks = fs::read_dir(format!("/proc/{pid}/task")).expect("tasks");

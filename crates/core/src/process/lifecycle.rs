@@ -3,10 +3,8 @@
 //! publication of its result to whoever waits.
 //!
 //! Invariant: the result is published only once nothing of the group is left
-//! running (or SIGKILL went to it), and the leader is reaped first (under the
-//! supervisor, the leader is the command's reaper, which reports when nothing
-//! else is left and exits at once; the supervisor reaps it), so a caller that
-//! sees a result sees a clean slate. Publishing happens once; callbacks
+//! running (or SIGKILL went to it), and the leader is reaped first, so a caller
+//! that sees a result sees a clean slate. Publishing happens once; callbacks
 //! registered before it run on the publishing thread, later ones at once.
 
 use std::sync::{Arc, Mutex};

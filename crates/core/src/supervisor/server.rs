@@ -11,7 +11,9 @@
 //!   killed (by its own command, say) are orphaned to it, and it SIGKILLs
 //!   every child that is neither a reaper nor a standby, with all its
 //!   descendants;
-//! - a reaper that exits reported its command's exit itself; for one that
+//! - a reaper that exits reported its command's exit itself, and its link
+//!   is closed here once it is reaped, so the host publishes a result only
+//!   when the reaper's pid is gone; for one that
 //!   died of a signal (killed by its command, or in its own leaf's
 //!   `cgroup.kill`), this process reports, once nothing of the command is
 //!   left: its leaf removed, or no stray child alive. So a host that sees a
@@ -385,8 +387,11 @@ impl Supervisor {
                 ended = true;
                 self.by_id.remove(&command.id);
                 if !libc::WIFSIGNALED(status) {
-                    // It reported, with nothing left; its empty leaf goes now.
-                    let Command { reaper, .. } = command;
+                    // It reported, with nothing left: the link's end tells the
+                    // host it is reaped (see `platform::supervisor::read_exit`);
+                    // its empty leaf goes after that.
+                    let Command { link, reaper, .. } = command;
+                    drop(link);
                     if let Some(leaf) = reaper.leaf.filter(|leaf| !leaf.remove()) {
                         self.unremoved.push(leaf);
                     }

@@ -36,6 +36,6 @@ pub(crate) fn controllers(_helper: &Path) -> io::Result<Mechanisms> {
 pub(crate) fn ask(_id: u64, _ask: Ask) {}
 
 /// Fails: there are no links here.
-pub(crate) fn read_exit(_link: &Fd, _nonblocking: bool) -> io::Result<Option<Exit>> {
+pub(crate) fn read_exit(_link: &Fd, _nonblocking: bool, _reported: &mut Option<Exit>) -> io::Result<Option<Exit>> {
     Err(io::ErrorKind::Unsupported.into())
 }

@@ -215,13 +215,13 @@ pub(crate) fn ask(id: u64, ask: Ask) {
 }
 
 /// Reads command `link` for its exit: `Ok(None)` while it runs (with
-/// `nonblocking`). The exit is the reaper's report, sent once nothing of the
-/// command is left (the reaper itself then exits at once, and the supervisor
-/// reaps it: no one signals its pid, so it is never reused under a caller).
-/// The link's end without a report means that the supervisor died and the
-/// reaper with it, before either could report: lost, and reported as a
-/// SIGKILL.
-pub(crate) fn read_exit(link: &OwnedFd, nonblocking: bool) -> io::Result<Option<Exit>> {
+/// `nonblocking`). The exit is the reaper's report (kept in `reported`)
+/// once the link ends: the supervisor closes its end when it reaped the
+/// reaper, so the leader is reaped when its result is published, as a
+/// child's would be. The link's end without a report means that the
+/// supervisor died and the reaper with it, before either could report:
+/// lost, and reported as a SIGKILL.
+pub(crate) fn read_exit(link: &OwnedFd, nonblocking: bool, reported: &mut Option<Exit>) -> io::Result<Option<Exit>> {
     let mut buf = [0; MESSAGE_LEN];
     loop {
         if !nonblocking {
@@ -234,10 +234,12 @@ pub(crate) fn read_exit(link: &OwnedFd, nonblocking: bool) -> io::Result<Option<
         match socket::receive(link.as_raw_fd(), &mut buf, true) {
             Ok(Some((len, _))) => {
                 if let Some(Report::Exited { status, lost, observed }) = Report::decode(&buf[..len]) {
-                    return Ok(Some(Exit { lost, observed, ..Exit::from_wait_status(status) }));
+                    *reported = Some(Exit { lost, observed, ..Exit::from_wait_status(status) });
                 }
             }
-            Ok(None) => return Ok(Some(Exit { signal: Some("SIGKILL"), lost: true, ..Exit::UNKNOWN })),
+            Ok(None) => {
+                return Ok(Some(reported.unwrap_or(Exit { signal: Some("SIGKILL"), lost: true, ..Exit::UNKNOWN })))
+            }
             Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Ok(None),
             Err(error) => return Err(error),
         }

@@ -185,8 +185,8 @@ pub(crate) enum ExitWatch {
     /// blocked in `waitid`.
     Thread(oneshot::Receiver<Exit>),
     /// A command under the supervisor: its link turns readable when its
-    /// reaper reports (see `supervisor.rs`).
-    Link(AsyncFd<OwnedFd>),
+    /// reaper reports (see `supervisor.rs`), with the report so far.
+    Link(AsyncFd<OwnedFd>, Option<Exit>),
 }
 
 impl ExitWatch {
@@ -208,10 +208,11 @@ impl ExitWatch {
         Ok(Self::Pidfd { pid: pid as i32, fd: readable(fd)? })
     }
 
-    /// Watches a supervised command through its link. Needs a tokio runtime.
-    pub(crate) fn from_link(link: OwnedFd) -> io::Result<Self> {
+    /// Watches a supervised command through its link, with its reaper's
+    /// report if one was read already. Needs a tokio runtime.
+    pub(crate) fn from_link(link: OwnedFd, reported: Option<Exit>) -> io::Result<Self> {
         set_nonblocking(&link)?;
-        Ok(Self::Link(readable(link)?))
+        Ok(Self::Link(readable(link)?, reported))
     }
 
     /// Resolves once the leader has exited; it stays unreaped. Cancel safe.
@@ -228,11 +229,11 @@ impl ExitWatch {
                 }
             },
             Self::Thread(rx) => rx.await.unwrap_or(Exit::UNKNOWN),
-            Self::Link(fd) => loop {
+            Self::Link(fd, reported) => loop {
                 let Ok(mut ready) = fd.readable().await else {
                     return Exit::UNKNOWN;
                 };
-                match super::supervisor::read_exit(fd.get_ref(), true) {
+                match super::supervisor::read_exit(fd.get_ref(), true, reported) {
                     Ok(Some(exit)) => return exit,
                     Ok(None) => ready.clear_ready(),
                     Err(_) => return Exit::UNKNOWN,
