@@ -118,14 +118,6 @@ export interface CommandDirectories {
   directories: Array<string>
 }
 
-/**
- * Whether the variable `name=value` is one the default scrub drops as a
- * credential, and why: `'name'` (its name says so and its value could be
- * one), `'value'` (its value carries one), or `null`. The command line
- * masks exactly these.
- */
-export declare function credential(name: string, value: string): 'name' | 'value' | null
-
 /** Every managed variable starts with this prefix. */
 export declare const DSH_ENV_PREFIX: string
 
@@ -187,6 +179,13 @@ export interface ListEntry {
   /** The variable name. */
   key: string
 }
+
+/**
+ * `name=value` as the command line shows it: `null` when it is no
+ * credential; the value with its URLs' passwords shown as `****` when they
+ * were the whole of the credential; else `<masked>`.
+ */
+export declare function maskedValue(name: string, value: string): string | null
 
 /** Output since the previous `readOutput()`. */
 export interface OutputChunk {

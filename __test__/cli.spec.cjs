@@ -202,6 +202,7 @@ describe('env', () => {
       'DSH_PROFILE_DIR',
       'DSH_REGION',
       'DSH_REGION_BUILD',
+      'DSH_REGION_MIRROR',
       'DSH_REGION_TOKEN',
       'DSH_SESSION_ID',
       'DSH_SHELL',
@@ -218,6 +219,13 @@ describe('env', () => {
     // Masked by name (*TOKEN*) and by value (a GitHub token).
     expect(variables.DSH_REGION_TOKEN).toEqual({ key: 'DSH_REGION_TOKEN', value: '<masked>', owner: 'deployment-region', masked: true })
     expect(variables.DSH_REGION_BUILD).toEqual({ key: 'DSH_REGION_BUILD', value: '<masked>', owner: 'deployment-region', masked: true })
+    // A URL whose password was all of the credential: only the password is masked.
+    expect(variables.DSH_REGION_MIRROR).toEqual({
+      key: 'DSH_REGION_MIRROR',
+      value: 'https://ada:****@mirror.example/simple',
+      owner: 'deployment-region',
+      masked: true,
+    })
     // PATH: the command directory first, owned by the contributor that declared it.
     expect(variables.PATH.owner).toBe('deployment-region')
     expect(variables.PATH.value.split(path.delimiter)[0]).toBe(REGION_BIN)
@@ -237,6 +245,7 @@ describe('env', () => {
       masked: false,
     })
     expect(variables.DSH_REGION_BUILD.value).toBe('ghp_0123456789abcdefghijklmnopqrstuvwxyz')
+    expect(variables.DSH_REGION_MIRROR.value).toBe('https://ada:s3cret@mirror.example/simple')
   })
 
   it('the home defaults to $DSH_HOME; inherited DSH_* values never show', () => {
@@ -586,6 +595,7 @@ describe('catalog', () => {
       DSH_PROFILE_DIR: ['built-in', 'profile'],
       DSH_REGION: ['deployment-region', 'resolver'],
       DSH_REGION_BUILD: ['deployment-region', 'resolver'],
+      DSH_REGION_MIRROR: ['deployment-region', 'resolver'],
       DSH_REGION_TOKEN: ['deployment-region', 'resolver'],
       DSH_SESSION_ID: ['built-in', 'agent'],
       DSH_SHELL: ['built-in', 'always'],

@@ -49,17 +49,12 @@ pub fn removal_reasons() -> Vec<RemovalReasonText> {
         .collect()
 }
 
-/// Whether the variable `name=value` is one the default scrub drops as a
-/// credential, and why: `'name'` (its name says so and its value could be
-/// one), `'value'` (its value carries one), or `null`. The command line
-/// masks exactly these.
-#[napi(ts_return_type = "'name' | 'value' | null")]
-pub fn credential(name: String, value: String) -> Option<&'static str> {
-    use dsh_shell_env_core::credentials::{find, Finding};
-    find(&name, &value).map(|finding| match finding {
-        Finding::Name => "name",
-        Finding::Value => "value",
-    })
+/// `name=value` as the command line shows it: `null` when it is no
+/// credential; the value with its URLs' passwords shown as `****` when they
+/// were the whole of the credential; else `<masked>`.
+#[napi(js_name = "maskedValue")]
+pub fn masked_value(name: String, value: String) -> Option<String> {
+    dsh_shell_env_core::credentials::masked(&name, &value)
 }
 
 /// The global object of the context the addon was loaded in: Node's own,

@@ -63,6 +63,23 @@ pub fn by_value(name: &str, value: &str) -> bool {
     !names::is_public(name) && values::carries_secret(value)
 }
 
+/// What the command line shows of a credential instead of its value.
+pub const MASK: &str = "<masked>";
+
+/// `name=value` as the command line may show it: `None` when it is no
+/// credential ([`find`]); the value with its URLs' passwords hidden when they
+/// were the whole of the credential; else [`MASK`].
+pub fn masked(name: &str, value: &str) -> Option<String> {
+    if find(name, value)? == Finding::Value {
+        // Judged without the passwords, shown with them hidden.
+        let without = values::replace_url_passwords(value, "").filter(|without| find(name, without).is_none());
+        if let Some(shown) = without.and_then(|_| values::replace_url_passwords(value, "****")) {
+            return Some(shown);
+        }
+    }
+    Some(MASK.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,5 +94,20 @@ mod tests {
             find("NEXT_PUBLIC_SUPABASE_ANON_KEY", "eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoiYW5vbiJ9.c2lnbmF0dXJl"),
             None
         );
+    }
+
+    #[test]
+    fn a_credential_is_masked_whole_unless_it_was_only_a_url_password() {
+        assert_eq!(masked("EDITOR", "vim"), None);
+        assert_eq!(masked("DB_PW", "hunter2").as_deref(), Some(MASK));
+        assert_eq!(
+            masked("DATABASE_URL", "postgres://app:s3cret@db/app").as_deref(),
+            Some("postgres://app:****@db/app")
+        );
+        // The password hidden, a token is still there: all of it goes.
+        let both = "https://u:pw@h/?access_token=ghp_0123456789abcdefghijABCDEFGHIJ012345";
+        assert_eq!(masked("MIRROR", both).as_deref(), Some(MASK));
+        // A name that says credential hides the value whole, URL or not.
+        assert_eq!(masked("DB_PASSWORD", "postgres://app:s3cret@db/app").as_deref(), Some(MASK));
     }
 }

@@ -176,6 +176,35 @@ fn has_url_credentials(value: &str) -> bool {
     })
 }
 
+/// `value` with the password of every `scheme://user:password@…` in it
+/// replaced by `with`; `None` when it has none.
+pub(super) fn replace_url_passwords(value: &str, with: &str) -> Option<String> {
+    let mut shown = String::with_capacity(value.len());
+    let mut rest = value;
+    let mut hidden = false;
+    while let Some(at) = rest.find("://") {
+        let (before, after) = rest.split_at(at + 3);
+        shown.push_str(before);
+        let authority = &after[..after.find(['/', '?', '#', ' ', '\t', '\n', '"', '\'']).unwrap_or(after.len())];
+        let password = authority.rfind('@').and_then(|end| {
+            let colon = authority[..end].find(':')?;
+            (colon + 1 < end).then_some((colon + 1, end))
+        });
+        match password {
+            Some((start, end)) => {
+                shown.push_str(&authority[..start]);
+                shown.push_str(with);
+                shown.push_str(&authority[end..]);
+                hidden = true;
+            }
+            None => shown.push_str(authority),
+        }
+        rest = &after[authority.len()..];
+    }
+    shown.push_str(rest);
+    hidden.then_some(shown)
+}
+
 /// A Sentry DSN in its current form, `https://<public key>@<host>/<project>`:
 /// the key is 32 hex digits and public by design (browsers are given it).
 /// Its legacy form also had a secret key, after a colon: a password.
@@ -328,6 +357,25 @@ mod tests {
         }
         for value in ["https://example.com/a:b@c", "https://user@example.com/", "ssh://git@host:22/repo", "a:b@c"] {
             assert!(!carries_secret(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn url_passwords_are_replaced_wherever_they_are_and_nothing_else_is() {
+        let hide = |value| replace_url_passwords(value, "****");
+        assert_eq!(hide("postgres://app:s3cret@db:5432/app").as_deref(), Some("postgres://app:****@db:5432/app"));
+        assert_eq!(
+            hide("a=http://me:pw@proxy:3128 b=https://u:p:q@h/x").as_deref(),
+            Some("a=http://me:****@proxy:3128 b=https://u:****@h/x")
+        );
+        assert_eq!(
+            replace_url_passwords("postgres://app:s3cret@db/app", "").as_deref(),
+            Some("postgres://app:@db/app")
+        );
+        for value in
+            ["https://user@example.com/", "ssh://git@host:22/repo", "https://example.com/a:b@c", "plain", "x://:@h"]
+        {
+            assert_eq!(hide(value), None, "{value}");
         }
     }
 
