@@ -306,6 +306,22 @@ export interface ShellRunResult {
  */
 export declare function spawn(spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>): NativeExecution
 
+/**
+ * The first problem `execute()` would find in the options of `spec` (its
+ * timeout and grace, byte counts, spill directory's form and limits), or
+ * `null`: the core's rules, without a command, a spawn or a look at the
+ * host. The local executors check their config and requests with it.
+ */
+export declare function specOptionProblem(spec: Record<string, unknown>): SpecProblem | null
+
+/** A spec field `execute()` would refuse, and why. */
+export interface SpecProblem {
+  /** The field's path (`graceMs`, `limits.openFiles`). */
+  field: string
+  /** What is wrong with it (`must be a non-negative integer (got 1.5)`). */
+  reason: string
+}
+
 /** One stream of a finished command. */
 export interface StreamOutput {
   /** The tail that was kept in memory. */

@@ -850,4 +850,5 @@ module.exports.removeSpillFile = nativeBinding.removeSpillFile
 module.exports.reservedKeys = nativeBinding.reservedKeys
 module.exports.resolveDshHome = nativeBinding.resolveDshHome
 module.exports.spawn = nativeBinding.spawn
+module.exports.specOptionProblem = nativeBinding.specOptionProblem
 module.exports.terminalForeground = nativeBinding.terminalForeground

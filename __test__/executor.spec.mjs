@@ -194,7 +194,8 @@ describe('the executor contract', () => {
     it.each([
       ['a zero timeout', { timeoutMs: 0 }, 'request.timeoutMs'],
       ['a NaN timeout', { timeoutMs: Number.NaN }, 'request.timeoutMs'],
-      ['a negative stdout budget', { stdoutMaxBytes: -1 }, 'request.stdoutMaxBytes'],
+      ['a negative stdout budget', { stdoutMaxBytes: -1 }, 'request.stdoutMaxBytes must be a non-negative integer (got -1)'],
+      ['a fractional stdout budget', { stdoutMaxBytes: 1.5 }, 'request.stdoutMaxBytes must be a non-negative integer (got 1.5)'],
     ])('resolve() refuses %s with ERR_SHELL_EXEC_INVALID_REQUEST', async (_title, request, field) => {
       const { shell: s } = await shell()
       let error
@@ -208,8 +209,10 @@ describe('the executor contract', () => {
     })
 
     it.each([
-      ['a grace beyond one timer', { graceMs: 2 ** 31 }, 'graceMs must be no greater than'],
-      ['a zero output cap', { maxOutputBytes: 0 }, 'maxOutputBytes must be a positive finite number'],
+      ['a negative grace', { graceMs: -1 }, 'bash-local: graceMs must be a finite number ≥ 0 of milliseconds (got -1)'],
+      ['a zero timeout', { timeoutMs: 0 }, 'bash-local: timeoutMs must be a positive finite number of milliseconds (got 0)'],
+      ['a fractional output cap', { maxOutputBytes: 1.5 }, 'bash-local: maxOutputBytes must be a non-negative integer (got 1.5)'],
+      ['a fractional spill size', { maxSpillBytes: 1024.5 }, 'bash-local: maxSpillBytes must be a non-negative integer (got 1024.5)'],
       ['a relative spill directory', { spillDir: 'spill' }, 'spillDir must be an absolute path'],
       ['a relative working directory', { cwd: 'work' }, 'cwd must be an absolute path (got "work")'],
       ['a misspelt field', { cwdd: '/tmp' }, 'unknown config field "cwdd" (the fields are cwd, timeoutMs,'],
@@ -218,6 +221,26 @@ describe('the executor contract', () => {
       expect(error?.code).toBe('ERR_SHELL_EXEC_INVALID_CONFIG')
       expect(error.message).toContain(message)
       expect(root.get('shell')).toBeUndefined()
+    })
+
+    it.each([
+      ['no grace', { graceMs: 0 }],
+      ['a grace longer than one Node timer holds', { graceMs: 2 ** 31 }],
+      ['a zero output cap', { maxOutputBytes: 0 }],
+    ])('a config with %s is served, as execute() takes it', async (_title, config) => {
+      const { root, error } = await plugged(config)
+      expect(error).toBeUndefined()
+      expect(root.get('shell').resolve({ command: 'true', stdoutMaxBytes: 0 }).stdoutMaxBytes).toBe(0)
+    })
+
+    it('with no grace, kill() ends a TERM-ignoring command with SIGKILL at once', async () => {
+      const { shell: s } = await shell({ graceMs: 0 })
+      const proc = s.start(s.resolve({ command: "trap 'echo got TERM' TERM; echo ready; sleep 30" }))
+      await until(() => proc.readOutput().delta.includes('ready'), 'the trap')
+      expect(proc.kill()).toBe(true)
+      await proc.done
+      expect(proc.signal).toBe('SIGKILL')
+      expect(proc.readOutput().delta).not.toContain('got TERM')
     })
 
     it.each([

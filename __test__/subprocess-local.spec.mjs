@@ -59,6 +59,21 @@ posix.describe('ctx.subprocess from this package', () => {
     expect(handle.collected.stderr.readFrom(0)).toEqual({ text: 'err', nextOffset: 3, lossy: false })
   })
 
+  it.each([
+    ['a fractional maxBytes', collect(1.5), 'invalid stdio.stdout.maxBytes: must be a non-negative integer (got 1.5)'],
+    ['a negative spill size', collect(4, -1), 'invalid stdio.stdout.spill.maxBytes: must be a non-negative integer (got -1)'],
+    ['no maxBytes', {}, "invalid stdio.stdout: must be 'pipe', 'inherit' or { maxBytes, spill? }"],
+  ])('collect mode refuses %s by execute()’s byte-count rule, naming the field', (_title, stdout, message) => {
+    let error
+    try {
+      spawn(['/bin/true'], { stdio: { stdin: 'ignore', stdout, stderr: 'pipe' } })
+    } catch (caught) {
+      error = caught
+    }
+    expect(error?.code).toBe('ERR_SHELL_EXEC_INVALID_SPEC')
+    expect(error.message).toBe(message)
+  })
+
   it('piped streams are the raw pipes, as Node streams; { data } writes then closes', async () => {
     const cat = spawn(['cat'], { stdio: { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' } })
     let out = ''

@@ -19,9 +19,7 @@ import { warnIfShellEnvMissing } from './shell-env-missing.mjs'
 const require = createRequire(import.meta.url)
 const { execute, limitMechanisms } = require('../index.js')
 const { codedError } = require('../js-errors.js')
-
-/** The largest delay one Node timer can hold (the grace is one timer in the reference). */
-export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1
+const { specOptionProblem } = require('../native.js')
 /** Default SIGTERM→SIGKILL grace. */
 export const DEFAULT_GRACE_MS = 3e3
 /** Default largest spill file per stream. */
@@ -66,28 +64,37 @@ export const COMMON_CONFIG = {
   }),
 }
 
-function positiveFinite(label, name, value) {
-  if (!Number.isFinite(value) || value <= 0) {
-    throw codedError('ERR_SHELL_EXEC_INVALID_CONFIG', `${label}: ${name} must be a positive finite number`)
-  }
+/** The `execute()` spec field each config field becomes, whose rule it follows. */
+const CONFIG_SPEC_FIELDS = {
+  timeoutMs: 'timeoutMs',
+  maxTimeoutMs: 'timeoutMs',
+  maxOutputBytes: 'stdoutMaxBytes',
+  maxSpillBytes: 'spillMaxBytes',
+  graceMs: 'graceMs',
+  spillDir: 'spillDir',
 }
 
 /**
- * Refuses a resolved config the executor could not run with (as the
- * reference does): the schema expresses neither "positive and finite" nor
- * the timer bound the grace has to fit, nor an absolute spill directory.
+ * Throws `code` when the core refuses `value` as spec field `field`: the
+ * executor keeps no rule of its own, only its own name for the value
+ * (`maxOutputBytes`, `request.timeoutMs`) in the message.
+ */
+function assertAsSpecField(code, label, name, field, value) {
+  const problem = specOptionProblem({ [field]: value })
+  if (problem !== null) throw codedError(code, `${label}: ${name} ${problem.reason}`)
+}
+
+/**
+ * Refuses a resolved config the executor could not run with: each value by
+ * the rule of the spec field it becomes (the schema says only "a number"),
+ * and a working directory that is not absolute, as the reference does.
  */
 export function assertServiceableConfig(label, config) {
-  for (const name of ['timeoutMs', 'maxTimeoutMs', 'maxOutputBytes', 'maxSpillBytes', 'graceMs']) {
-    positiveFinite(label, name, config[name])
+  for (const [name, field] of Object.entries(CONFIG_SPEC_FIELDS)) {
+    if (config[name] !== undefined) assertAsSpecField('ERR_SHELL_EXEC_INVALID_CONFIG', label, name, field, config[name])
   }
-  if (config.graceMs > MAX_TIMER_DELAY_MS) {
-    throw codedError('ERR_SHELL_EXEC_INVALID_CONFIG', `${label}: graceMs must be no greater than ${MAX_TIMER_DELAY_MS}`)
-  }
-  for (const name of ['cwd', 'spillDir']) {
-    if (config[name] !== undefined && !isAbsolute(config[name])) {
-      throw codedError('ERR_SHELL_EXEC_INVALID_CONFIG', `${label}: ${name} must be an absolute path (got ${JSON.stringify(config[name])})`)
-    }
+  if (config.cwd !== undefined && !isAbsolute(config.cwd)) {
+    throw codedError('ERR_SHELL_EXEC_INVALID_CONFIG', `${label}: cwd must be an absolute path (got ${JSON.stringify(config.cwd)})`)
   }
   if (config.limits !== undefined) assertEnforceableLimits(label, config.limits)
 }
@@ -157,11 +164,9 @@ function assertKnownFields(label, schema, config) {
   }
 }
 
-/** `requested` (when given, positive and finite) or `fallback`, capped at `max`. */
+/** `requested` (when given, a valid `timeoutMs`) or `fallback`, capped at `max`. */
 function clampTimeout(label, requested, fallback, max) {
-  if (requested !== undefined && (!Number.isFinite(requested) || requested <= 0)) {
-    throw codedError('ERR_SHELL_EXEC_INVALID_REQUEST', `${label}: request.timeoutMs must be a positive finite number`)
-  }
+  if (requested !== undefined) assertAsSpecField('ERR_SHELL_EXEC_INVALID_REQUEST', label, 'request.timeoutMs', 'timeoutMs', requested)
   return Math.min(requested ?? fallback, max)
 }
 
@@ -317,8 +322,8 @@ export class NativeShellExecutor extends ShellExecutor {
     const { label } = classOf(this)
     const timeoutMs = clampTimeout(label, request.timeoutMs, this.config.timeoutMs, this.config.maxTimeoutMs)
     const stdoutMaxBytes = request.stdoutMaxBytes ?? this.config.maxOutputBytes
-    if (!Number.isFinite(stdoutMaxBytes) || stdoutMaxBytes <= 0) {
-      throw codedError('ERR_SHELL_EXEC_INVALID_REQUEST', `${label}: request.stdoutMaxBytes must be a positive finite number`)
+    if (request.stdoutMaxBytes !== undefined) {
+      assertAsSpecField('ERR_SHELL_EXEC_INVALID_REQUEST', label, 'request.stdoutMaxBytes', 'stdoutMaxBytes', stdoutMaxBytes)
     }
     return {
       command: request.command,

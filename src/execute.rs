@@ -134,6 +134,34 @@ pub fn build_environment_js(env: &Env, spec: Unknown, parent_env: Option<Unknown
     environment_to_js(env, &environment)
 }
 
+/// A spec field `execute()` would refuse, and why.
+#[napi(object, object_from_js = false)]
+pub struct SpecProblem {
+    /// The field's path (`graceMs`, `limits.openFiles`).
+    pub field: String,
+    /// What is wrong with it (`must be a non-negative integer (got 1.5)`).
+    pub reason: String,
+}
+
+/// The first problem `execute()` would find in the options of `spec` (its
+/// timeout and grace, byte counts, spill directory's form and limits), or
+/// `null`: the core's rules, without a command, a spawn or a look at the
+/// host. The local executors check their config and requests with it.
+#[napi(js_name = "specOptionProblem", ts_args_type = "spec: Record<string, unknown>")]
+pub fn spec_option_problem(env: &Env, spec: Unknown) -> Result<Option<SpecProblem>> {
+    let checked = (|| -> Read<()> {
+        let request = read_request(&spec_of(env, spec.raw())?)?;
+        Ok(command::check_options(&request)?)
+    })();
+    match checked {
+        Ok(()) => Ok(None),
+        Err(Failure { error: ExecError::InvalidSpec { field, reason }, cause: None }) => {
+            Ok(Some(SpecProblem { field, reason }))
+        }
+        Err(failure) => Err(failure.into_js(env)),
+    }
+}
+
 /// The spec as a field: an options object whose fields, own or inherited,
 /// are all ones the package knows.
 fn spec_of(env: &Env, spec: Raw) -> Read<Field<'_>> {

@@ -12,7 +12,7 @@ mod read;
 mod registry;
 mod resolver;
 
-pub use execute::{build_environment_js, end_all_commands, execute, spawn_js, NativeExecution};
+pub use execute::{build_environment_js, end_all_commands, execute, spawn_js, spec_option_problem, NativeExecution};
 pub use home::{reconcile_dsh_home, resolve_dsh_home};
 pub use limits::limit_mechanisms;
 pub use registry::ShellEnvRegistry;

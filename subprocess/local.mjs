@@ -64,10 +64,15 @@ function environmentValue(env, name) {
 /** The spec's output mode as the native spawner takes it. */
 function outputMode(mode, stream) {
   if (mode === 'pipe' || mode === 'inherit') return { mode }
-  if (mode !== null && typeof mode === 'object' && Number.isSafeInteger(mode.maxBytes) && mode.maxBytes >= 0) {
-    return { mode: 'capture', maxBytes: mode.maxBytes, spillMaxBytes: mode.spill?.maxBytes }
+  if (mode === null || typeof mode !== 'object' || mode.maxBytes === undefined) {
+    throw codedError('ERR_SHELL_EXEC_INVALID_SPEC', `invalid stdio.${stream}: must be 'pipe', 'inherit' or { maxBytes, spill? }`)
   }
-  throw codedError('ERR_SHELL_EXEC_INVALID_SPEC', `invalid stdio.${stream}: must be 'pipe', 'inherit' or { maxBytes, spill? }`)
+  // The byte counts follow the core's rule for execute()'s.
+  for (const [field, bytes] of [['maxBytes', mode.maxBytes], ['spill.maxBytes', mode.spill?.maxBytes]]) {
+    const problem = bytes === undefined ? null : binding.specOptionProblem({ stdoutMaxBytes: bytes })
+    if (problem !== null) throw codedError('ERR_SHELL_EXEC_INVALID_SPEC', `invalid stdio.${stream}.${field}: ${problem.reason}`)
+  }
+  return { mode: 'capture', maxBytes: mode.maxBytes, spillMaxBytes: mode.spill?.maxBytes }
 }
 
 /**

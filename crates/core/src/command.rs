@@ -190,22 +190,7 @@ pub fn plan(
     cwd: &Path,
 ) -> Result<ProcessSpec, ExecError> {
     let (program, args) = invocation(request, platform)?;
-    let timeout = match request.on_expiry {
-        Expiry::Kill => Some(duration("timeoutMs", request.timeout_ms, DEFAULT_TIMEOUT_MS, false)?),
-        Expiry::None => {
-            duration("timeoutMs", request.timeout_ms, DEFAULT_TIMEOUT_MS, false)?;
-            None
-        }
-    };
-    let grace = duration("graceMs", request.grace_ms, DEFAULT_GRACE_MS, true)?;
-    let resource_limits = Limits::from_numbers(request.limits)?;
-    let spill_max_bytes = byte_count("spillMaxBytes", request.spill_max_bytes, DEFAULT_SPILL_MAX_BYTES)?;
-    let limits = |field, value| -> Result<OutputLimits, ExecError> {
-        Ok(OutputLimits { max_bytes: byte_count(field, value, DEFAULT_MAX_BYTES)? as usize, spill_max_bytes })
-    };
-    let stdout = limits("stdoutMaxBytes", request.stdout_max_bytes)?;
-    let stderr = limits("stderrMaxBytes", request.stderr_max_bytes)?;
-    let spill = SpillPlace { base: spill_dir(request.spill_dir.as_deref())?, keep: request.keep_spill_files };
+    let Options { timeout, grace, resource_limits, stdout, stderr, spill } = options(request)?;
 
     let environment = build_environment(platform, parent, &request.environment)?;
     let workdir = workdir(request.workdir.as_deref(), cwd)?;
@@ -253,6 +238,42 @@ pub fn plan(
     spec.grace = grace;
     spec.limits = resource_limits;
     Ok(spec)
+}
+
+/// Checks the options of `request` that do not depend on this host: the
+/// timeout and grace, the byte counts, the spill directory's form and the
+/// resource limits' values, by the rules [`plan`] applies. The local
+/// executors check their config and requests with it.
+pub fn check_options(request: &ExecRequest) -> Result<(), ExecError> {
+    options(request).map(drop)
+}
+
+/// A request's options, checked ([`check_options`]).
+struct Options {
+    timeout: Option<Duration>,
+    grace: Duration,
+    resource_limits: Limits,
+    stdout: OutputLimits,
+    stderr: OutputLimits,
+    spill: SpillPlace,
+}
+
+fn options(request: &ExecRequest) -> Result<Options, ExecError> {
+    let timeout = duration("timeoutMs", request.timeout_ms, DEFAULT_TIMEOUT_MS, false)?;
+    let grace = duration("graceMs", request.grace_ms, DEFAULT_GRACE_MS, true)?;
+    let resource_limits = Limits::from_numbers(request.limits)?;
+    let spill_max_bytes = byte_count("spillMaxBytes", request.spill_max_bytes, DEFAULT_SPILL_MAX_BYTES)?;
+    let limits = |field, value| -> Result<OutputLimits, ExecError> {
+        Ok(OutputLimits { max_bytes: byte_count(field, value, DEFAULT_MAX_BYTES)? as usize, spill_max_bytes })
+    };
+    Ok(Options {
+        timeout: matches!(request.on_expiry, Expiry::Kill).then_some(timeout),
+        grace,
+        resource_limits,
+        stdout: limits("stdoutMaxBytes", request.stdout_max_bytes)?,
+        stderr: limits("stderrMaxBytes", request.stderr_max_bytes)?,
+        spill: SpillPlace { base: spill_dir(request.spill_dir.as_deref())?, keep: request.keep_spill_files },
+    })
 }
 
 /// The child's PATH as it would be before the managed layer: what a registry
@@ -640,6 +661,29 @@ mod tests {
         assert_eq!(duration_from_millis(0.0, true), Some(Duration::ZERO));
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
             assert_eq!(duration_from_millis(bad, false), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_option_checks_refuse_what_plan_refuses_without_a_command() {
+        let options = |request: ExecRequest| check_options(&request).map_err(|error| error.to_string());
+        assert_eq!(options(ExecRequest::default()), Ok(()));
+        assert_eq!(options(ExecRequest { grace_ms: Some(0.0), ..Default::default() }), Ok(()));
+        assert_eq!(options(ExecRequest { grace_ms: Some(2f64.powi(31)), ..Default::default() }), Ok(()));
+        assert_eq!(options(ExecRequest { stdout_max_bytes: Some(0.0), ..Default::default() }), Ok(()));
+        let refused = [
+            (ExecRequest { timeout_ms: Some(0.0), ..Default::default() }, "timeoutMs"),
+            (ExecRequest { grace_ms: Some(-1.0), ..Default::default() }, "graceMs"),
+            (ExecRequest { stdout_max_bytes: Some(1.5), ..Default::default() }, "stdoutMaxBytes"),
+            (ExecRequest { spill_max_bytes: Some(f64::INFINITY), ..Default::default() }, "spillMaxBytes"),
+            (ExecRequest { spill_dir: Some("spill".into()), ..Default::default() }, "spillDir"),
+            (ExecRequest { limits: [None, None, None, None, Some(2.0)], ..Default::default() }, "limits.openFiles"),
+        ];
+        for (request, field) in refused {
+            let message = options(request.clone()).unwrap_err();
+            assert!(message.starts_with(&format!("invalid spec field {field}: ")), "{message}");
+            let planned = ExecRequest { command: Some(CommandLine::Argv(vec![PROGRAM.into()])), ..request };
+            assert_eq!(plan_of(&planned).err().map(|error| error.to_string()), Some(message));
         }
     }
 
