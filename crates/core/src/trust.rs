@@ -77,9 +77,7 @@ mod imp {
     use super::Problem;
 
     pub(super) fn check(directory: &Path) -> Option<(PathBuf, Problem)> {
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let user = unsafe { libc::geteuid() };
-        let trusted_owner = |uid: u32| uid == user || uid == 0;
+        let trusted_owner = |meta: &std::fs::Metadata| crate::process::owned_by_this_user(meta) || meta.uid() == 0;
         let mut components: Vec<&Path> = directory.ancestors().collect();
         components.reverse();
         let mut deepest = None;
@@ -91,7 +89,7 @@ mod imp {
                 Err(_) => return Some((component.to_path_buf(), Problem::Unreadable)),
             };
             deepest = Some(component);
-            if !trusted_owner(meta.uid()) {
+            if !trusted_owner(&meta) {
                 return Some((component.to_path_buf(), Problem::OtherOwner));
             }
             // A link's own mode means nothing; where it leads is checked below.

@@ -49,6 +49,12 @@ pub use handle::{KillReason, Process};
 pub use lifecycle::{Pipes, Terminal};
 pub use output::{OutputReceipt, OutputSink, LIVE_OUTPUT_BUDGET};
 pub use platform::os_error_name;
+/// Whether a file's metadata says this process's user owns it: the one
+/// ownership check, for the spill sweep and the command directories' trust
+/// (`false` where the platform cannot tell from metadata: Windows).
+pub(crate) fn owned_by_this_user(meta: &std::fs::Metadata) -> bool {
+    platform::owned_by_this_user(meta)
+}
 pub use program::{check_workdir, resolve_program, Search, DEFAULT_PATHEXT};
 pub use result::{OutputDelta, OutputRead, ProcessState, RunResult, Status, StreamResult};
 pub use spawn::limit_controllers;

@@ -194,7 +194,7 @@ fn sweep_dead_hosts(base: &Path) {
         let path = entry.path();
         // Not followed: a symlink by that name is not a spill directory.
         match fs::symlink_metadata(&path) {
-            Ok(meta) if meta.is_dir() && platform::owned_by_this_user(&meta) => {}
+            Ok(meta) if meta.is_dir() && super::owned_by_this_user(&meta) => {}
             _ => continue,
         }
         let Ok(lock_file) = File::open(path.join(LOCK_FILE)) else { continue };

@@ -26,7 +26,7 @@
 //!   `no_supervisor.rs` stands in);
 //! - `macos.rs`: what macOS adds (the members of a group);
 //! - `generic.rs`: the stand-ins for the Linux additions elsewhere;
-//! - `windows.rs`: Windows, where a Job Object is the group (`CreateProcessW`
+//! - `windows/`: Windows, where a Job Object is the group (`CreateProcessW`
 //!   suspended, into its job, then resumed; a completion port for exits),
 //!   with `command_line.rs`, the command line and environment block it passes.
 
