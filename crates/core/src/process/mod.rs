@@ -49,12 +49,6 @@ pub use handle::{KillReason, Process};
 pub use lifecycle::{Pipes, Terminal};
 pub use output::{OutputReceipt, OutputSink, LIVE_OUTPUT_BUDGET};
 pub use platform::os_error_name;
-/// Whether a file's metadata says this process's user owns it: the one
-/// ownership check, for the spill sweep and the command directories' trust
-/// (`false` where the platform cannot tell from metadata: Windows).
-pub(crate) fn owned_by_this_user(meta: &std::fs::Metadata) -> bool {
-    platform::owned_by_this_user(meta)
-}
 pub use program::{check_workdir, resolve_program, Search, DEFAULT_PATHEXT};
 pub use result::{OutputDelta, OutputRead, ProcessState, RunResult, Status, StreamResult};
 pub use spawn::limit_controllers;
@@ -62,6 +56,13 @@ pub use spec::{Input, Output, ProcessSpec, DEFAULT_GRACE};
 pub use spill::{check_spill_base, remove_spill_dir, remove_spill_file, SpillPlace};
 pub use stream::{OutputLimits, StreamKind};
 pub use teardown::end_all;
+
+/// Whether a file's metadata says this process's user owns it: the one
+/// ownership check, for the spill sweep and the command directories' trust
+/// (`false` where the platform cannot tell from metadata: Windows).
+pub(crate) fn owned_by_this_user(meta: &std::fs::Metadata) -> bool {
+    platform::owned_by_this_user(meta)
+}
 
 /// The host's environment variable that, set to `1` before the first
 /// command, keeps the host dumpable. By default a host that spawns becomes
