@@ -1,5 +1,34 @@
 // Public types of @deepseek-ai/dsh-shell-env.
 
+// The shapes the package returns are declared once, by the binding's Rust
+// structs (binding.d.ts is generated from them), and re-exported here.
+import type {
+  Interruption,
+  LimitMechanism,
+  ShellEnvCatalog,
+  ShellEnvCatalogEntry,
+  ShellEnvCommandDirectories,
+  ShellEnvListEntry,
+  ShellOutputDelta,
+  ShellOutputRead,
+  ShellStreamResult,
+  UntrustedDirectory,
+  ShellRunResult as NativeRunResult,
+} from './binding'
+
+export type {
+  Interruption,
+  LimitMechanism,
+  ShellEnvCatalog,
+  ShellEnvCatalogEntry,
+  ShellEnvCommandDirectories,
+  ShellEnvListEntry,
+  ShellOutputDelta,
+  ShellOutputRead,
+  ShellStreamResult,
+  UntrustedDirectory,
+}
+
 /** Every managed variable starts with this prefix. */
 export declare const DSH_ENV_PREFIX: 'DSH_'
 
@@ -66,41 +95,6 @@ export interface CollectAsyncOptions extends CollectOptions {
   timeoutMs?: number
   /** Aborts the collection (`ERR_SHELL_ENV_ABORTED`). */
   signal?: AbortSignal
-}
-
-/** A plugin-declared variable. */
-export interface ShellEnvListEntry {
-  contributor: string
-  description: string
-  key: DshEnvironmentKey
-}
-
-/** A variable a shell call can receive, built-ins included. */
-export interface ShellEnvCatalogEntry {
-  key: DshEnvironmentKey
-  description: string
-  /** `'built-in'` or the declaring contributor. */
-  owner: string
-  /** When the variable is present. */
-  when: VariableAvailability
-}
-
-/** Everything a shell call can receive. */
-/** A command directory left out of PATH, and why. */
-export interface UntrustedDirectory {
-  /** The contributor that declared it. */
-  contributor: string
-  /** The directory as declared. */
-  directory: string
-  /** Why, after the directory's name: `is writable by its group or by others, …`, `is inside /tmp, which is …`. */
-  reason: string
-}
-
-export interface ShellEnvCatalog {
-  /** Sorted by key. */
-  variables: ShellEnvCatalogEntry[]
-  /** In contributor-name order. */
-  commandDirectories: { contributor: string; directories: string[] }[]
 }
 
 /**
@@ -260,44 +254,10 @@ export interface ShellLimits {
   openFiles?: number
 }
 
-/** A limit, as a result names it. */
-export type ShellLimitName = 'memory' | 'processes' | 'cpu' | 'fileSize' | 'openFiles'
-
-/** One captured stream. */
-export interface ShellStreamResult {
-  /** The last `*MaxBytes` bytes, starting at a character boundary. */
-  text: string
-  /** The stream was longer than `text`. */
-  truncated: boolean
-  /** The whole stream (mode 0600, private directory), when it overflowed and stayed under `spillMaxBytes`. Removed when the execution is garbage-collected (unless `keepSpillFiles`) or the process exits. */
-  spillPath?: string
-}
-
-/** Why the package ended a command for a reason of its own. */
-export interface Interruption {
-  /** The package's supervisor died while the command ran (a command can signal any process of its user), so the command was killed; the next command starts a new supervisor. */
-  code: 'ERR_SHELL_EXEC_SUPERVISOR_LOST'
-  message: string
-}
-
 /** How a command ended. */
-export interface ShellRunResult {
-  exitCode: number | null
-  signal: string | null
-  timedOut: boolean
-  aborted: boolean
+export interface ShellRunResult extends NativeRunResult {
   /** When `aborted`: the reason the spec's signal was aborted with (`signal.reason`). */
   abortReason?: unknown
-  /** Set when the package ended the command for a reason of its own; `null` otherwise. */
-  interrupted: Interruption | null
-  /** The limit whose enforcement ended the command (its process got SIGXCPU or SIGXFSZ, or the cgroup killed for memory), else `null`. */
-  limit: ShellLimitName | null
-  /** Limits the command reached without being ended by them (forks refused at `processes`, …). */
-  limitsHit: ShellLimitName[]
-  timeoutMs: number | null
-  durationMs: number
-  stdout: ShellStreamResult
-  stderr: ShellStreamResult
 }
 
 /** A running or finished command. */
@@ -315,13 +275,13 @@ export declare class ShellExecution {
    * Output produced since the previous call (`lossy`: something was dropped or
    * replaced), and each stream's spill file once it started spilling.
    */
-  readOutput(): { stdout: string; stderr: string; lossy: boolean; stdoutSpillPath?: string; stderrSpillPath?: string }
+  readOutput(): ShellOutputDelta
   /**
    * A captured stream's text from whole-stream byte `fromByte` on, consuming
    * nothing (any number of readers, also after the end): `lossy` when the
    * offset slid out of the tail kept in memory (the whole tail is returned).
    */
-  readFrom(stream: 'stdout' | 'stderr', fromByte: number): { text: string; nextOffset: number; lossy: boolean; spillPath?: string }
+  readFrom(stream: 'stdout' | 'stderr', fromByte: number): ShellOutputRead
   /** The child's stdin with `stdio.stdin: 'pipe'`, else `null`. */
   readonly stdin: import('node:stream').Writable | null
   /** The child's raw stdout with `stdio.stdout: 'pipe'`, else `null`. */
@@ -362,6 +322,18 @@ export type VariableAvailability = 'always' | 'agent' | 'profile' | 'resolver'
 /** Where a command is in its life. */
 export type ExecutionStatus = 'running' | 'completed' | 'killed'
 
+/** A limit, as a result names it. */
+export type ShellLimitName = 'memory' | 'processes' | 'cpu' | 'fileSize' | 'openFiles'
+
+/** Every field of `ShellExecSpec`: what `execute()` reads; any other is refused. */
+export type ShellExecSpecField = 'command' | 'shell' | 'workdir' | 'timeoutMs' | 'onExpiry' | 'graceMs' | 'signal' | 'stdin' | 'stdoutMaxBytes' | 'stderrMaxBytes' | 'spillMaxBytes' | 'spillDir' | 'keepSpillFiles' | 'env' | 'dshEnv' | 'registry' | 'execution' | 'scrub' | 'terminalEnv' | 'onOutput' | 'stdio' | 'collectTimeoutMs' | 'limits'
+
+/** Every field of `ShellLimits`. */
+export type ShellLimitsField = 'memoryBytes' | 'processes' | 'cpuSeconds' | 'fileBytes' | 'openFiles'
+
+/** Every field of `ShellScrub`. */
+export type ShellScrubField = 'inherit' | 'defaultExclude' | 'exclude' | 'includeOnly' | 'hardening'
+
 // END vocabularies
 
 /** The environment `execute()` would give the child. */
@@ -388,19 +360,6 @@ export declare function buildEnvironment(
   spec: Partial<Omit<ShellExecSpec, 'registry' | 'execution'>>,
   parentEnv?: Record<string, string | undefined>,
 ): BuiltEnvironment
-
-/** How this host enforces one limit, or why it cannot. */
-export interface LimitMechanism {
-  limit: ShellLimitName
-  /** The `limits` field that sets it. */
-  field: keyof ShellLimits
-  /** The value given to `limitMechanisms()`, or `null`. */
-  value: number | null
-  /** `'cgroup v2 memory.max (whole command)'`, `'RLIMIT_CPU (per process)'`, …; `null` when refused. */
-  mechanism: string | null
-  /** Why this host cannot enforce it (`execute()` refuses it with `ERR_SHELL_EXEC_UNSUPPORTED`), or `null`. */
-  refused: string | null
-}
 
 /**
  * Every limit with the mechanism this host enforces it with (asking the

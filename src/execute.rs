@@ -544,10 +544,10 @@ impl NativeExecution {
 
     /// Output produced since the previous call.
     #[napi]
-    pub fn read_output(&self) -> OutputChunk {
+    pub fn read_output(&self) -> ShellOutputDelta {
         let delta = self.process.read_output();
         let shown = |path: Option<std::path::PathBuf>| path.map(|path| path.to_string_lossy().into_owned());
-        OutputChunk {
+        ShellOutputDelta {
             stdout: delta.stdout,
             stderr: delta.stderr,
             lossy: delta.lossy,
@@ -559,7 +559,7 @@ impl NativeExecution {
     /// One captured stream's text from whole-stream byte `fromByte` on,
     /// consuming nothing; also after the process ended.
     #[napi(ts_args_type = "stream: 'stdout' | 'stderr', fromByte: number")]
-    pub fn read_from(&self, stream: String, from_byte: f64) -> Result<OutputRead> {
+    pub fn read_from(&self, stream: String, from_byte: f64) -> Result<ShellOutputRead> {
         let kind = match stream.as_str() {
             "stdout" => StreamKind::Stdout,
             "stderr" => StreamKind::Stderr,
@@ -569,7 +569,7 @@ impl NativeExecution {
             return Err(Error::new(napi::Status::InvalidArg, "fromByte must be a finite number >= 0"));
         }
         let read = self.process.read_from(kind, from_byte as u64);
-        Ok(OutputRead {
+        Ok(ShellOutputRead {
             text: read.text,
             next_offset: read.next_offset as f64,
             lossy: read.lossy,
@@ -695,9 +695,10 @@ impl<T> OnJsThread<T> {
     }
 }
 
-/// Output since the previous `readOutput()`.
+/// Output produced since the previous `readOutput()`, and each stream's
+/// spill file once it started spilling.
 #[napi(object)]
-pub struct OutputChunk {
+pub struct ShellOutputDelta {
     /// New standard output text.
     pub stdout: String,
     /// New standard error text.
@@ -710,14 +711,16 @@ pub struct OutputChunk {
     pub stderr_spill_path: Option<String>,
 }
 
-/// One stream of a finished command.
+/// One captured stream of a finished command.
 #[napi(object)]
-pub struct StreamOutput {
-    /// The tail that was kept in memory.
+pub struct ShellStreamResult {
+    /// The last `*MaxBytes` bytes, starting at a character boundary.
     pub text: String,
     /// The stream was longer than `text`.
     pub truncated: bool,
-    /// The whole stream, when it overflowed and stayed under `spillMaxBytes`.
+    /// The whole stream (mode 0600, private directory), when it overflowed
+    /// and stayed under `spillMaxBytes`. Removed when the execution is
+    /// garbage-collected (unless `keepSpillFiles`) or the process exits.
     pub spill_path: Option<String>,
 }
 
@@ -734,14 +737,16 @@ pub struct ShellRunResult {
     pub timed_out: bool,
     /// The abort signal killed it (never together with `timedOut`).
     pub aborted: bool,
-    /// Why the package ended the command for a reason of its own, with a
-    /// code: the supervisor died while it ran; else `null`.
+    /// Set when the package ended the command for a reason of its own;
+    /// `null` otherwise.
     #[napi(ts_type = "Interruption | null")]
     pub interrupted: Either<Interruption, Null>,
-    /// The limit whose enforcement ended the command, or `null`.
+    /// The limit whose enforcement ended the command (its process got
+    /// SIGXCPU or SIGXFSZ, or the cgroup killed for memory), else `null`.
     #[napi(ts_type = "ShellLimitName | null")]
     pub limit: Either<String, Null>,
-    /// Limits the command reached without being ended by them.
+    /// Limits the command reached without being ended by them (forks
+    /// refused at `processes`, …).
     #[napi(ts_type = "ShellLimitName[]")]
     pub limits_hit: Vec<String>,
     /// The timeout in force, or `null` for `onExpiry: 'none'`.
@@ -750,14 +755,15 @@ pub struct ShellRunResult {
     /// From spawn until the group was gone.
     pub duration_ms: f64,
     /// Standard output.
-    pub stdout: StreamOutput,
+    pub stdout: ShellStreamResult,
     /// Standard error.
-    pub stderr: StreamOutput,
+    pub stderr: ShellStreamResult,
 }
 
-/// One stream's text from an offset on (`NativeExecution.readFrom`).
+/// A captured stream's text from a whole-stream byte offset on
+/// (`readFrom()`).
 #[napi(object, object_from_js = false)]
-pub struct OutputRead {
+pub struct ShellOutputRead {
     /// The text from the offset; the whole tail kept in memory when `lossy`.
     pub text: String,
     /// Where the next read starts.
@@ -811,7 +817,9 @@ fn raw(handle: Option<std::os::windows::io::OwnedHandle>) -> Option<i64> {
 /// Why the package ended a command for a reason of its own.
 #[napi(object)]
 pub struct Interruption {
-    /// `'ERR_SHELL_EXEC_SUPERVISOR_LOST'`.
+    /// `'ERR_SHELL_EXEC_SUPERVISOR_LOST'`: the package's supervisor died
+    /// while the command ran (a command can signal any process of its user),
+    /// so the command was killed; the next command starts a new supervisor.
     #[napi(ts_type = "'ERR_SHELL_EXEC_SUPERVISOR_LOST'")]
     pub code: String,
     /// What happened, in words.
@@ -819,7 +827,7 @@ pub struct Interruption {
 }
 
 fn run_result(result: &RunResult) -> ShellRunResult {
-    let stream = |output: &StreamResult| StreamOutput {
+    let stream = |output: &StreamResult| ShellStreamResult {
         text: output.text.clone(),
         truncated: output.truncated,
         spill_path: output.spill_path.as_ref().map(|path| path.to_string_lossy().into_owned()),

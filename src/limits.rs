@@ -9,7 +9,7 @@ use crate::errors::Failure;
 use crate::execute::read_limits;
 use crate::read::{Field, Kind};
 
-/// How one limit is enforced on this host, or why it cannot be.
+/// How this host enforces one limit, or why it cannot.
 #[napi(object, object_from_js = false)]
 pub struct LimitMechanism {
     /// The limit, as a result names it.
@@ -18,13 +18,14 @@ pub struct LimitMechanism {
     /// The `limits` field that sets it.
     #[napi(ts_type = "keyof ShellLimits")]
     pub field: String,
-    /// The value asked for, or `null`.
+    /// The value given to `limitMechanisms()`, or `null`.
     #[napi(ts_type = "number | null")]
     pub value: Either<f64, Null>,
-    /// The mechanism (`'cgroup v1 pids.max (whole command)'`, `'RLIMIT_CPU (per process)'`), or `null` when refused.
+    /// `'cgroup v2 memory.max (whole command)'`, `'RLIMIT_CPU (per process)'`, …; `null` when refused.
     #[napi(ts_type = "string | null")]
     pub mechanism: Either<String, Null>,
-    /// Why this host cannot enforce it, or `null`.
+    /// Why this host cannot enforce it (`execute()` refuses it with
+    /// `ERR_SHELL_EXEC_UNSUPPORTED`), or `null`.
     #[napi(ts_type = "string | null")]
     pub refused: Either<String, Null>,
 }

@@ -189,24 +189,28 @@ impl ShellEnvRegistry {
 
     /// Plugin-declared variables, sorted by key; no resolver runs.
     #[napi]
-    pub fn list(&self) -> Vec<ListEntry> {
+    pub fn list(&self) -> Vec<ShellEnvListEntry> {
         self.core
             .list()
             .into_iter()
-            .map(|entry| ListEntry { contributor: entry.contributor, description: entry.description, key: entry.key })
+            .map(|entry| ShellEnvListEntry {
+                contributor: entry.contributor,
+                description: entry.description,
+                key: entry.key,
+            })
             .collect()
     }
 
     /// Every variable a shell call can receive, built-ins included, and every
     /// contributor's command directories.
     #[napi]
-    pub fn catalog(&self) -> Catalog {
+    pub fn catalog(&self) -> ShellEnvCatalog {
         let catalog = self.core.catalog();
-        Catalog {
+        ShellEnvCatalog {
             variables: catalog
                 .variables
                 .into_iter()
-                .map(|entry| CatalogEntry {
+                .map(|entry| ShellEnvCatalogEntry {
                     key: entry.key,
                     description: entry.description,
                     owner: entry.owner,
@@ -216,7 +220,7 @@ impl ShellEnvRegistry {
             command_directories: catalog
                 .command_directories
                 .into_iter()
-                .map(|(contributor, directories)| CommandDirectories { contributor, directories })
+                .map(|(contributor, directories)| ShellEnvCommandDirectories { contributor, directories })
                 .collect(),
         }
     }
@@ -229,7 +233,6 @@ impl ShellEnvRegistry {
     }
 }
 
-/// A plugin-declared variable, as `list()` returns it.
 /// A command directory that cannot be trusted with a place on PATH, and why.
 #[napi(object, object_from_js = false)]
 pub struct UntrustedDirectory {
@@ -248,46 +251,49 @@ impl From<dsh_shell_env_core::registry::LeftOut> for UntrustedDirectory {
     }
 }
 
+/// A plugin-declared variable, as `list()` returns it.
 #[napi(object)]
-pub struct ListEntry {
+pub struct ShellEnvListEntry {
     /// The declaring contributor.
     pub contributor: String,
     /// What the variable holds.
     pub description: String,
     /// The variable name.
+    #[napi(ts_type = "DshEnvironmentKey")]
     pub key: String,
 }
 
-/// A variable a shell call can receive.
+/// A variable a shell call can receive, built-ins included.
 #[napi(object)]
-pub struct CatalogEntry {
+pub struct ShellEnvCatalogEntry {
     /// The variable name.
+    #[napi(ts_type = "DshEnvironmentKey")]
     pub key: String,
     /// What it holds.
     pub description: String,
     /// `'built-in'` or the declaring contributor.
     pub owner: String,
     /// When it is present.
-    #[napi(ts_type = "'always' | 'agent' | 'profile' | 'resolver'")]
+    #[napi(ts_type = "VariableAvailability")]
     pub when: String,
 }
 
 /// One contributor's command directories.
 #[napi(object)]
-pub struct CommandDirectories {
+pub struct ShellEnvCommandDirectories {
     /// The contributor.
     pub contributor: String,
     /// Its directories, in its own order.
     pub directories: Vec<String>,
 }
 
-/// What `catalog()` returns.
+/// Everything a shell call can receive: what `catalog()` returns.
 #[napi(object)]
-pub struct Catalog {
+pub struct ShellEnvCatalog {
     /// Every variable, sorted by key.
-    pub variables: Vec<CatalogEntry>,
+    pub variables: Vec<ShellEnvCatalogEntry>,
     /// Command directories in contributor-name order.
-    pub command_directories: Vec<CommandDirectories>,
+    pub command_directories: Vec<ShellEnvCommandDirectories>,
 }
 
 /// Starts a collection: validates the execution and reads the built-ins.

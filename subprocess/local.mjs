@@ -29,6 +29,8 @@ const WINDOWS = process.platform === 'win32'
  * The caller's explicit `env` split the package's way: current `DSH_*` facts
  * are managed values (merged last, never scrubbed), everything else goes
  * over the scrubbed parent; `undefined` removes an inherited entry.
+ * @param {Record<string, string | undefined> | undefined} env
+ * @returns {{ env: Record<string, string | undefined>, dshEnv: Record<string, string>, terminalEnv: false }}
  */
 function layers(env) {
   const explicit = {}
@@ -61,7 +63,10 @@ function environmentValue(env, name) {
   return Object.entries(env).find(([key]) => key.toUpperCase() === upper)?.[1]
 }
 
-/** The spec's output mode as the native spawner takes it. */
+/**
+ * The spec's output mode as the native spawner takes it.
+ * @returns {{ mode: 'pipe' | 'inherit' | 'capture', maxBytes?: number, spillMaxBytes?: number }}
+ */
 function outputMode(mode, stream) {
   if (mode === 'pipe' || mode === 'inherit') return { mode }
   if (mode === null || typeof mode !== 'object' || mode.maxBytes === undefined) {
@@ -112,6 +117,7 @@ class NativeSubprocessHandle {
     const stderr = outputMode(stdio.stderr, 'stderr')
     const stdin = stdio.stdin
     const spills = [stdout, stderr].map((output) => output.spillMaxBytes).filter((bytes) => bytes !== undefined)
+    /** @type {import('../index.js').ShellExecSpec} */
     const native = {
       command: argv,
       workdir: spec.cwd,

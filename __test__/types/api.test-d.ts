@@ -13,9 +13,18 @@ import {
   type BuiltEnvironment,
   type DshEnvironment,
   type DshEnvironmentKey,
+  type ShellEnvCatalog,
   type ShellEnvContributor,
+  type ShellExecSpec,
+  type ShellExecSpecField,
+  type ShellExecution,
   type ShellLimitName,
+  type ShellLimits,
+  type ShellLimitsField,
   type ShellRunResult,
+  type ShellScrub,
+  type ShellScrubField,
+  type ShellStreamResult,
 } from '../..'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
@@ -163,3 +172,15 @@ assertType<Equal<ShellRunResult['limitsHit'], ShellLimitName[]>>()
 const mechanisms = limitMechanisms({ cpuSeconds: 30 })
 assertType<Equal<(typeof mechanisms)[number]['mechanism'], string | null>>()
 assertType<Equal<(typeof mechanisms)[number]['field'], 'memoryBytes' | 'processes' | 'cpuSeconds' | 'fileBytes' | 'openFiles'>>()
+
+// ── shapes declared once: each hand-written input interface has exactly the
+// fields the core reads (their names are generated from the core's lists),
+// and the result shapes are the binding's own ──────────────────────────────
+assertType<Equal<keyof ShellExecSpec, ShellExecSpecField>>()
+assertType<Equal<keyof ShellLimits, ShellLimitsField>>()
+assertType<Equal<keyof ShellScrub, ShellScrubField>>()
+assertType<Equal<keyof ShellStreamResult, 'text' | 'truncated' | 'spillPath'>>()
+assertType<Equal<ShellRunResult['stdout'], ShellStreamResult>>()
+assertType<Equal<ShellRunResult['abortReason'], unknown>>()
+assertType<Equal<ReturnType<ShellExecution['readFrom']>['nextOffset'], number>>()
+assertType<Equal<ShellEnvCatalog['commandDirectories'][number]['directories'], string[]>>()

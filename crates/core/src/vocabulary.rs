@@ -1,11 +1,16 @@
 //! The words of the package's enumerations, each defined once by its enum's
 //! `ALL` and `as_str` (removal reasons, environment sources, availabilities,
-//! execution statuses). The binding hands them to JS, and the TypeScript
-//! declarations in `index.d.ts` are generated from them
+//! execution statuses, limits), and the field names of its input shapes, each
+//! defined once by the list the binding checks a value's fields against. The
+//! binding hands them to JS, and the TypeScript declarations in `index.d.ts`
+//! are generated from them (the type tests check the hand-written interfaces
+//! against the field names)
 //! (`cargo run -p dsh-shell-env-core --example vocabulary -- --write`; a test
 //! fails when the file is out of date).
 
+use crate::command::{SCRUB_FIELDS, SPEC_FIELDS};
 use crate::environment::{RemovalReason, Source};
+use crate::limits::{Limit, LIMIT_FIELDS};
 use crate::process::Status;
 use crate::registry::Availability;
 
@@ -42,6 +47,26 @@ pub fn all() -> Vec<Vocabulary> {
             type_name: "ExecutionStatus",
             doc: "Where a command is in its life.",
             words: Status::ALL.iter().map(|status| status.as_str()).collect(),
+        },
+        Vocabulary {
+            type_name: "ShellLimitName",
+            doc: "A limit, as a result names it.",
+            words: Limit::ALL.iter().map(|limit| limit.as_str()).collect(),
+        },
+        Vocabulary {
+            type_name: "ShellExecSpecField",
+            doc: "Every field of `ShellExecSpec`: what `execute()` reads; any other is refused.",
+            words: SPEC_FIELDS.to_vec(),
+        },
+        Vocabulary {
+            type_name: "ShellLimitsField",
+            doc: "Every field of `ShellLimits`.",
+            words: LIMIT_FIELDS.to_vec(),
+        },
+        Vocabulary {
+            type_name: "ShellScrubField",
+            doc: "Every field of `ShellScrub`.",
+            words: SCRUB_FIELDS.to_vec(),
         },
     ]
 }
@@ -88,6 +113,23 @@ mod tests {
             words.dedup();
             assert_eq!(words.len(), vocabulary.words.len(), "{}", vocabulary.type_name);
         }
+    }
+
+    #[test]
+    fn the_readmes_execute_table_has_a_row_for_every_spec_field_and_no_other() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
+        let readme = std::fs::read_to_string(path).expect("README.md");
+        let section = readme.split("### `execute(spec)").nth(1).expect("the execute() section");
+        let table = section.lines().skip_while(|line| !line.starts_with("| field")).skip(2);
+        let mut documented: Vec<&str> = table
+            .take_while(|line| line.starts_with('|'))
+            .flat_map(|row| row.split('|').nth(1).unwrap_or("").split(','))
+            .map(|name| name.trim().trim_matches('`'))
+            .collect();
+        let mut fields = SPEC_FIELDS.to_vec();
+        documented.sort_unstable();
+        fields.sort_unstable();
+        assert_eq!(documented, fields, "README.md's execute() table against the core's SPEC_FIELDS");
     }
 
     #[test]
