@@ -191,7 +191,7 @@ export interface ShellExecSpec {
   timeoutMs?: number
   /** `'none'`: no timer at all (background jobs). Default `'kill'`. */
   onExpiry?: 'kill' | 'none'
-  /** Milliseconds between SIGTERM and SIGKILL to the group; default 3000. */
+  /** Milliseconds between SIGTERM and SIGKILL to the group; default 3000. 0 sends SIGKILL alone. */
   graceMs?: number
   /** Aborts the run (an already-aborted signal stops the child at once). */
   signal?: AbortSignal

@@ -24,6 +24,8 @@ const { streamsOf } = require('../pipes.js')
 
 const DSH_PREFIX = 'DSH_'
 const WINDOWS = process.platform === 'win32'
+/** The longest delay one Node timer holds; a longer one fires at once. */
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1
 
 /**
  * The caller's explicit `env` split the package's way: current `DSH_*` facts
@@ -172,7 +174,7 @@ class NativeSubprocessHandle {
       // held past the grace by a caller that does not read it.
       let timer
       const grace = new Promise((spent) => {
-        timer = setTimeout(spent, spec.graceMs)
+        timer = setTimeout(spent, Math.min(spec.graceMs, MAX_TIMER_DELAY_MS))
         timer.unref()
       })
       await Promise.race([streamsClosed, grace])

@@ -212,6 +212,12 @@ impl Group {
         if state.reaped {
             return;
         }
+        // Without a grace a SIGTERM would only race the SIGKILL: a handler
+        // that wins the race runs (and may write) although it had no time.
+        if self.grace.is_zero() {
+            self.hard_kill(state);
+            return;
+        }
         match self.control {
             // The reaper passes it on to every descendant, also to a command
             // it had not started yet when this arrived.

@@ -32,7 +32,7 @@ pub struct ProcessSpec {
     pub spill: SpillPlace,
     /// Kill the group after this long; `None` runs without a timer (background jobs).
     pub timeout: Option<Duration>,
-    /// Time between SIGTERM and SIGKILL to the group.
+    /// Time between SIGTERM and SIGKILL to the group; zero sends SIGKILL alone.
     pub grace: Duration,
     /// Live output, if wanted.
     pub on_output: Option<OutputSink>,

@@ -510,6 +510,19 @@ async fn terminate_now_skips_the_grace() {
     assert_eq!(process.state().status, Status::Killed);
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn with_no_grace_a_kill_sends_sigkill_alone() {
+    let mut spec = sh("trap 'echo got TERM' TERM; echo ready; while :; do sleep 0.01; done");
+    spec.grace = Duration::ZERO;
+    let process = spawn(spec).unwrap();
+    read_until(&process, "ready").await;
+    assert!(process.kill(KillReason::Requested));
+    let result = process.wait().await;
+    assert_eq!(result.signal, Some("SIGKILL"));
+    assert!(!result.stdout.text.contains("got TERM"), "{:?}", result.stdout.text);
+    assert_group_gone(process.pid()).await;
+}
+
 /// Runs `script`, which starts a grandchild with stdout inherited and prints its
 /// pid, then exits 4; returns the result, the time wait() took and the grandchild's pid.
 async fn leave_grandchild(script: &str, cwd: &Path, grace: Duration) -> (Arc<RunResult>, Duration, Process, i32) {
