@@ -76,10 +76,27 @@ export declare class ShellEnvRegistry {
   constructor(options?: ShellEnvRegistryOptions, parentEnv?: Record<string, string | undefined>)
   /** The absolute Harness home, resolved once at construction. */
   get dshHome(): string
-  /** Registers a contributor; returns an idempotent disposer. */
-  register(contributor: ShellEnvContributor): () => void
+  /**
+   * Registers a contributor; returns an idempotent disposer. `reader` is
+   * the JS layer's `answerOf(resolve, execution)`: when given, calls from
+   * Rust go through it and read the answer packed (see [`packed`]).
+   */
+  register(contributor: ShellEnvContributor, reader?: (resolve: Function, execution: unknown) => unknown): () => void
   /** Collects the managed environment for one execution, synchronously. */
   collect(execution: ToolExecution, options?: CollectOptions, parentEnv?: Record<string, string | undefined>): DshEnvironment
+  /**
+   * `collect()` as the JS layer makes it: `answer_all(resolvers,
+   * execution)` runs the contributors' own functions in JS, in order, and
+   * returns their answers packed (see [`packed`]), or, at the first answer
+   * it does not pack or the first throw, `[packed, index, value, threw]`
+   * (the answers before, the contributor's index, its boxed answer or the
+   * thrown value, and which). Each answer is checked here in contributor
+   * order, the first invalid one fails the collection, and the resolvers
+   * after an unpacked answer are called from here. Returns the snapshot
+   * packed, after a field that is `1` when [`Self::take_left_out`] has
+   * directories to report.
+   */
+  collectPacked(execution: ToolExecution, options: CollectOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Function[], execution: ToolExecution) => unknown): string
   /**
    * Collects the managed environment, awaiting async resolvers. Every
    * failure, invalid options included, rejects the promise.

@@ -35,6 +35,69 @@ function invalidSpec(message, cause) {
   return codedError('ERR_SHELL_EXEC_INVALID_SPEC', message, cause)
 }
 
+// Resolvers' answers cross to the binding packed, one string per collection
+// instead of a Node-API call per key and value: `<pairs>\0` then
+// `<key>\0<value>\0` per pair (crates/core/src/packed.rs reads it). Only an
+// answer whose every key and value is well-formed text without NUL packs,
+// which is every valid answer; any other is handed over boxed, as it is, for
+// the binding to read and report as before.
+
+/**
+ * One resolver's answer: packed, or `[answer]` when it does not pack (a
+ * promise, not a plain object, a symbol key, a value that is not a string or
+ * holds NUL or a lone surrogate). Reads the answer as the binding would: its
+ * `then`, its prototype, its own enumerable keys, then each value.
+ */
+function answerOf(resolve, execution) {
+  const answer = resolve(execution)
+  if (answer === null || typeof answer !== 'object' || typeof answer.then === 'function' || Array.isArray(answer)) return [answer]
+  const prototype = Object.getPrototypeOf(answer)
+  if (prototype !== null && Object.getPrototypeOf(prototype) !== null) return [answer]
+  if (Object.getOwnPropertySymbols(answer).length > 0) return [answer]
+  const keys = Object.keys(answer)
+  let packed = `${keys.length}\0`
+  for (const key of keys) {
+    const value = answer[key]
+    if (typeof value !== 'string' || !packable(key) || !packable(value)) return [answer]
+    packed += `${key}\0${value}\0`
+  }
+  return packed
+}
+
+function packable(text) {
+  return !text.includes('\0') && text.isWellFormed()
+}
+
+/**
+ * Runs `resolvers` (the contributors' own functions, in order) for one
+ * synchronous collection: their answers packed, or at the first answer that
+ * does not pack or the first throw, `[answers before, index, value, threw]`.
+ */
+function answerAll(resolvers, execution) {
+  let packed = ''
+  for (let index = 0; index < resolvers.length; index++) {
+    let answer
+    try {
+      answer = answerOf(resolvers[index], execution)
+    } catch (error) {
+      return [packed, index, error, true]
+    }
+    if (typeof answer !== 'string') return [packed, index, answer, false]
+    packed += answer
+  }
+  return packed
+}
+
+/** A packed snapshot as the frozen object `collect()` returns. */
+function unpackSnapshot(native, packed) {
+  const fields = packed.split('\0')
+  const snapshot = {}
+  // fields[0] says whether directories were left out; the last field is empty.
+  for (let index = 1; index < fields.length - 1; index += 2) snapshot[fields[index]] = fields[index + 1]
+  if (fields[0] === '1') warnLeftOut(native)
+  return Object.freeze(snapshot)
+}
+
 /** The registry of managed `DSH_*` variables and the `ctx.shellEnv` service (see index.d.ts). */
 class ShellEnvRegistry {
   /** Loaded as a class plugin, the registry needs no other service. */
@@ -73,16 +136,14 @@ class ShellEnvRegistry {
   register(contributor) {
     const native = nativeOf(this, 'register()')
     const ctx = this.ctx
-    if (ctx === undefined) return native.register(contributor)
-    const dispose = ctx.effect(() => native.register(contributor), 'ctx.shellEnv.register()')
+    if (ctx === undefined) return native.register(contributor, answerOf)
+    const dispose = ctx.effect(() => native.register(contributor, answerOf), 'ctx.shellEnv.register()')
     return () => void dispose()
   }
 
   collect(execution, options) {
     const native = nativeOf(this, 'collect()')
-    const snapshot = native.collect(execution, options, process.env)
-    warnLeftOut(native)
-    return snapshot
+    return unpackSnapshot(native, native.collectPacked(execution, options, process.env, answerAll))
   }
 
   collectAsync(execution, options) {

@@ -357,11 +357,17 @@ pub fn to_native_promise(env: &Env, value: Raw) -> Result<Raw> {
     call_method(env, promise_class, "resolve", &[value])
 }
 
-/// `function.call(undefined, ...args)`.
-pub fn call(env: &Env, function: Raw, args: &[Raw]) -> Result<Raw> {
+/// `undefined`.
+pub fn undefined(env: &Env) -> Result<Raw> {
     let mut undefined = ptr::null_mut();
     // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe { sys::napi_get_undefined(env.raw(), &mut undefined) })?;
+    Ok(undefined)
+}
+
+/// `function.call(undefined, ...args)`.
+pub fn call(env: &Env, function: Raw, args: &[Raw]) -> Result<Raw> {
+    let undefined = undefined(env)?;
     let mut result = ptr::null_mut();
     // SAFETY: the Node-API contract (module documentation).
     check(env, unsafe {

@@ -1,11 +1,15 @@
 //! `ShellEnvRegistry`: the JS face of the core registry. Converts contributor
 //! declarations and executions, runs resolvers, and returns frozen snapshots.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
 use dsh_shell_env_core::home::{check_configured, resolve_dsh_home, HomeContext};
-use dsh_shell_env_core::registry::{check_config_field, check_profile_field, Declaration, Profile, Registry};
+use dsh_shell_env_core::packed::{self, Answers};
+use dsh_shell_env_core::registry::{
+    check_config_field, check_profile_field, Contributor, Declaration, Profile, Registry,
+};
 use dsh_shell_env_core::snapshot::{check_inherited_path, collect_timeout, Collection, ResolvedValue, Snapshot};
 use dsh_shell_env_core::text::ILL_FORMED;
 use dsh_shell_env_core::ShellEnvError;
@@ -17,7 +21,7 @@ use crate::abort::watch_signal;
 use crate::errors::{rejected, shell_env_error, Failure};
 use crate::js::{self, JsRaw, Raw};
 use crate::read::{self, Field, Kind, Read};
-use crate::resolver::{self, ExecutionRef, JsResolver};
+use crate::resolver::{self, ExecutionRef, JsResolver, Outcome};
 
 /// The core registry as the binding stores it.
 pub type CoreRegistry = Registry<JsResolver>;
@@ -26,6 +30,16 @@ pub type CoreRegistry = Registry<JsResolver>;
 #[napi]
 pub struct ShellEnvRegistry {
     core: Arc<CoreRegistry>,
+    /// The contributor set the JS layer's last collection ran, with its
+    /// functions as a JS array: kept while the registry is unchanged.
+    functions: RefCell<Option<Functions>>,
+}
+
+/// A contributor set and its resolvers' own functions, in the same order.
+struct Functions {
+    generation: u64,
+    contributors: Vec<Arc<Contributor<JsResolver>>>,
+    array: ExecutionRef,
 }
 
 #[napi]
@@ -57,7 +71,7 @@ impl ShellEnvRegistry {
             };
             let env_home = parent_env_option(env, parent_env)?.lenient_string("DSH_HOME")?;
             let dsh_home = resolve_dsh_home(configured.as_deref(), &HomeContext::current(env_home));
-            Ok(Self { core: Arc::new(Registry::new(dsh_home, profile)) })
+            Ok(Self { core: Arc::new(Registry::new(dsh_home, profile)), functions: RefCell::default() })
         })();
         built.map_err(|failure: Failure| failure.into_js(env))
     }
@@ -68,10 +82,17 @@ impl ShellEnvRegistry {
         self.core.dsh_home().to_string()
     }
 
-    /// Registers a contributor; returns an idempotent disposer.
-    #[napi(ts_args_type = "contributor: ShellEnvContributor", ts_return_type = "() => void")]
-    pub fn register(&self, env: &Env, contributor: Unknown) -> Result<JsRaw> {
-        let declaration = read_declaration(env, contributor.raw()).map_err(|failure| failure.into_js(env))?;
+    /// Registers a contributor; returns an idempotent disposer. `reader` is
+    /// the JS layer's `answerOf(resolve, execution)`: when given, calls from
+    /// Rust go through it and read the answer packed (see [`packed`]).
+    #[napi(
+        ts_args_type = "contributor: ShellEnvContributor, reader?: (resolve: Function, execution: unknown) => unknown",
+        ts_return_type = "() => void"
+    )]
+    pub fn register(&self, env: &Env, contributor: Unknown, reader: Option<Unknown>) -> Result<JsRaw> {
+        let reader =
+            reader.map(|reader| reader.raw()).filter(|&reader| js::type_of(env, reader) == ValueType::Function);
+        let declaration = read_declaration(env, contributor.raw(), reader).map_err(|failure| failure.into_js(env))?;
         let registration = self.core.register(declaration).map_err(|error| shell_env_error(env, error))?;
         let core = Arc::downgrade(&self.core);
         let dispose = env.create_function_from_closure::<(), (), _>("dispose", move |_| {
@@ -105,6 +126,80 @@ impl ShellEnvRegistry {
             Ok(collection.finish(inherited_path.as_deref()))
         })();
         result.map_err(|failure: Failure| failure.into_js(env)).and_then(|snapshot| frozen(env, &snapshot))
+    }
+
+    /// `collect()` as the JS layer makes it: `answer_all(resolvers,
+    /// execution)` runs the contributors' own functions in JS, in order, and
+    /// returns their answers packed (see [`packed`]), or, at the first answer
+    /// it does not pack or the first throw, `[packed, index, value, threw]`
+    /// (the answers before, the contributor's index, its boxed answer or the
+    /// thrown value, and which). Each answer is checked here in contributor
+    /// order, the first invalid one fails the collection, and the resolvers
+    /// after an unpacked answer are called from here. Returns the snapshot
+    /// packed, after a field that is `1` when [`Self::take_left_out`] has
+    /// directories to report.
+    #[napi(
+        ts_args_type = "execution: ToolExecution, options: CollectOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Function[], execution: ToolExecution) => unknown"
+    )]
+    pub fn collect_packed(
+        &self,
+        env: &Env,
+        execution: Unknown,
+        options: Option<Unknown>,
+        parent_env: Option<Unknown>,
+        answer_all: Unknown,
+    ) -> Result<String> {
+        let execution = execution.raw();
+        let (contributors, functions) = self.functions(env)?;
+        let started = (|| {
+            let options = options_object(env, options)?;
+            let inherited_path = inherited_path(env, options.as_ref(), parent_env)?;
+            let collection = Collection::begin_over(&self.core, contributors, agent_session(env, execution)?)?;
+            Ok((collection, inherited_path))
+        })();
+        let (collection, inherited_path) = started.map_err(|failure: Failure| failure.into_js(env))?;
+        // A throw here is the JS layer's own, not a resolver's: it goes on as it is.
+        let returned = js::call(env, answer_all.raw(), &[functions, execution])?;
+        let (text, answered, ending) = if js::type_of(env, returned) == ValueType::String {
+            (js::lossy_string(env, returned)?, usize::MAX, None)
+        } else {
+            let field = |index| js::element(env, returned, index);
+            let answered = js::number(env, field(1)?)? as usize;
+            let ending = if js::boolean(env, field(3)?)? {
+                Outcome::Threw(napi::Error::from_unknown_without_coercion(
+                    // SAFETY: a live value of the current scope, just read from the array.
+                    unsafe { Unknown::from_raw_unchecked(env.raw(), field(2)?) },
+                ))
+            } else {
+                resolver::read_packed(env, field(2)?)
+            };
+            (js::lossy_string(env, field(0)?)?, answered, Some(ending))
+        };
+        let mut answers = Answers::new(&text);
+        let mut ending = ending;
+        let mut index = 0;
+        let collected = collection
+            .resolve_each(|contributor| {
+                let name = contributor.name();
+                let at = index;
+                index += 1;
+                if at < answered {
+                    answers.next_answer().map_err(|malformed| {
+                        Failure::from(ShellEnvError::InvalidResult {
+                            contributor: name.into(),
+                            found: malformed.to_string(),
+                        })
+                    })
+                } else if let Some(outcome) = ending.take() {
+                    outcome.into_values(name)
+                } else {
+                    contributor.resolver().call_sync(env, execution).into_values(name)
+                }
+            })
+            .map(|collection| collection.finish(inherited_path.as_deref()));
+        let snapshot = collected.map_err(|failure: Failure| failure.into_js(env))?;
+        let left_out = if self.core.has_left_out() { "1" } else { "0" };
+        Ok(format!("{left_out}\0{}", packed::pack_snapshot(&snapshot)))
     }
 
     /// Collects the managed environment, awaiting async resolvers. Every
@@ -231,6 +326,21 @@ impl ShellEnvRegistry {
     pub fn core(&self) -> &Arc<CoreRegistry> {
         &self.core
     }
+
+    /// The current contributor set and its resolvers' own functions as a JS
+    /// array, made again only when the registry changed.
+    fn functions(&self, env: &Env) -> Result<(Vec<Arc<Contributor<JsResolver>>>, Raw)> {
+        let generation = self.core.generation();
+        let mut cache = self.functions.borrow_mut();
+        if let Some(kept) = cache.as_ref().filter(|kept| kept.generation == generation) {
+            return Ok((kept.contributors.clone(), kept.array.value(env)?));
+        }
+        let contributors = self.core.contributors();
+        let array = js::array_of(env, contributors.iter().map(|contributor| contributor.resolver().resolve(env)))?;
+        *cache =
+            Some(Functions { generation, contributors: contributors.clone(), array: ExecutionRef::new(env, array)? });
+        Ok((contributors, array))
+    }
 }
 
 /// A command directory that cannot be trusted with a place on PATH, and why.
@@ -298,6 +408,11 @@ pub struct ShellEnvCatalog {
 
 /// Starts a collection: validates the execution and reads the built-ins.
 pub fn begin(env: &Env, core: &CoreRegistry, execution: Raw) -> Read<Collection<JsResolver>> {
+    Ok(Collection::begin(core, agent_session(env, execution)?)?)
+}
+
+/// The calling agent's session id, checked: `None` for no agent.
+fn agent_session(env: &Env, execution: Raw) -> Read<Option<ResolvedValue>> {
     if !js::is_object(env, execution) {
         return Err(ShellEnvError::InvalidExecution { found: Some(js::describe(env, execution)) }.into());
     }
@@ -315,7 +430,7 @@ pub fn begin(env: &Env, core: &CoreRegistry, execution: Raw) -> Read<Collection<
         }
         _ => {}
     }
-    Ok(Collection::begin(core, session_id)?)
+    Ok(session_id)
 }
 
 /// `execution.agent.session.header.id` when `execution.agent` is set.
@@ -409,7 +524,7 @@ fn read_profile(profile: &Field<'_>) -> Read<Profile> {
 /// declaration. Only types and text are checked here; the core validates the
 /// rest. A getter or Proxy trap that throws becomes a coded error whose
 /// `cause` is the thrown value.
-fn read_declaration(env: &Env, contributor: Raw) -> Read<Declaration<JsResolver>> {
+fn read_declaration(env: &Env, contributor: Raw, reader: Option<Raw>) -> Read<Declaration<JsResolver>> {
     if !js::is_object(env, contributor) {
         return Err(ShellEnvError::InvalidName { found: Some(js::describe(env, contributor)) }.into());
     }
@@ -470,7 +585,7 @@ fn read_declaration(env: &Env, contributor: Raw) -> Read<Declaration<JsResolver>
         .get("resolve")?
         .filter(Field::is_function)
         .ok_or_else(|| fields.field("resolve").invalid("must be a function (execution) => values"))?;
-    let resolver = JsResolver::new(env, resolve.raw()).map_err(|thrown| resolve.threw(thrown))?;
+    let resolver = JsResolver::new(env, resolve.raw(), reader).map_err(|thrown| resolve.threw(thrown))?;
     Ok(Declaration { name, variables, command_directories, resolver })
 }
 

@@ -10,6 +10,7 @@
 use std::sync::Arc;
 use std::thread::{self, ThreadId};
 
+use dsh_shell_env_core::packed;
 use dsh_shell_env_core::registry::Contributor;
 use dsh_shell_env_core::snapshot::ResolvedValue;
 use dsh_shell_env_core::ShellEnvError;
@@ -22,27 +23,49 @@ use crate::js::{self, Raw};
 
 /// The resolver handle stored in the core registry.
 pub struct JsResolver {
+    /// The contributor's own function, for the JS layer to call itself.
+    resolve: FunctionRef<Unknown<'static>, Unknown<'static>>,
+    /// What a call from Rust calls: `resolve`, or the JS layer's answer
+    /// reader bound to it, which hands the answer back packed.
     function: FunctionRef<Unknown<'static>, Unknown<'static>>,
-    threadsafe: ResolverTsfn,
+    threadsafe: Threadsafe,
 }
 
 /// Weak (does not keep the event loop alive) and callee-unhandled: a throw
 /// comes back as an `Err` through `call_async_catch`, never a fatal exception.
-type ResolverTsfn = ThreadsafeFunction<Arc<ExecutionRef>, ResolverReturn, ExecutionArg, Status, false, true>;
+type ResolverTsfn<Return> = ThreadsafeFunction<Arc<ExecutionRef>, Return, ExecutionArg, Status, false, true>;
+
+/// The threadsafe function over [`JsResolver::function`], typed by what it returns.
+enum Threadsafe {
+    /// The resolver itself: its answer as it returned it.
+    Raw(ResolverTsfn<ResolverReturn>),
+    /// The reader bound to it: an answer packed, or boxed as it was.
+    Packed(ResolverTsfn<PackedReturn>),
+}
 
 impl JsResolver {
-    /// Wraps a JS function for both calling paths.
-    pub fn new(env: &Env, function: Raw) -> Result<Self> {
-        // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
-        let callable = unsafe { Function::<ExecutionArg, ResolverReturn>::from_napi_value(env.raw(), function)? };
-        let threadsafe = callable
-            .build_threadsafe_function::<Arc<ExecutionRef>>()
-            .callee_handled::<false>()
-            .weak::<true>()
-            .build_callback(|context| Ok(ExecutionArg(context.value.value(&context.env)?)))?;
-        // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
-        let function = unsafe { Function::<Unknown<'static>, Unknown<'static>>::from_napi_value(env.raw(), function)? };
-        Ok(Self { function: function.create_ref()?, threadsafe })
+    /// Wraps a JS function for both calling paths. With `reader` (the JS
+    /// layer's `answerOf(resolve, execution)`), calls from Rust go through
+    /// it and read the packed answer it returns (see the core's `packed`).
+    pub fn new(env: &Env, resolve: Raw, reader: Option<Raw>) -> Result<Self> {
+        let function = match reader {
+            Some(reader) => js::call_method(env, reader, "bind", &[js::undefined(env)?, resolve])?,
+            None => resolve,
+        };
+        let threadsafe = match reader {
+            Some(_) => Threadsafe::Packed(threadsafe(env, function)?),
+            None => Threadsafe::Raw(threadsafe(env, function)?),
+        };
+        let reference = |value: Raw| -> Result<FunctionRef<Unknown<'static>, Unknown<'static>>> {
+            // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
+            unsafe { Function::<Unknown<'static>, Unknown<'static>>::from_napi_value(env.raw(), value)? }.create_ref()
+        };
+        Ok(Self { resolve: reference(resolve)?, function: reference(function)?, threadsafe })
+    }
+
+    /// The contributor's own function (JS thread only).
+    pub fn resolve(&self, env: &Env) -> Result<Raw> {
+        Ok(self.resolve.borrow_back(env)?.raw())
     }
 
     /// Calls the resolver on the JS thread (synchronous `collect()`).
@@ -52,6 +75,7 @@ impl JsResolver {
             js::call(env, function.raw(), &[execution])
         };
         match call() {
+            Ok(value) if matches!(self.threadsafe, Threadsafe::Packed(_)) => read_packed(env, value),
             Ok(value) => read_outcome(env, value),
             Err(thrown) => Outcome::Threw(thrown),
         }
@@ -60,8 +84,23 @@ impl JsResolver {
     /// Calls the resolver from any thread; the JS call itself runs on the
     /// resolver's JS thread. A returned promise is awaited by the caller.
     pub async fn call_async(&self, execution: Arc<ExecutionRef>) -> std::result::Result<ResolverReturn, napi::Error> {
-        self.threadsafe.call_async_catch(execution).await
+        match &self.threadsafe {
+            Threadsafe::Raw(function) => function.call_async_catch(execution).await,
+            Threadsafe::Packed(function) => function.call_async_catch(execution).await.map(|packed| packed.0),
+        }
     }
+}
+
+/// A weak, callee-unhandled threadsafe function over `function`, whose
+/// calls are read as `Return`.
+fn threadsafe<Return: FromNapiValue + 'static>(env: &Env, function: Raw) -> Result<ResolverTsfn<Return>> {
+    // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
+    let callable = unsafe { Function::<ExecutionArg, Return>::from_napi_value(env.raw(), function)? };
+    callable
+        .build_threadsafe_function::<Arc<ExecutionRef>>()
+        .callee_handled::<false>()
+        .weak::<true>()
+        .build_callback(|context| Ok(ExecutionArg(context.value.value(&context.env)?)))
 }
 
 /// `contributor`'s answer for `execution`, from any thread: the resolver's
@@ -162,6 +201,44 @@ impl FromNapiValue for ResolverReturn {
             }
             outcome => ResolverReturn::Ready(outcome),
         })
+    }
+}
+
+/// What the JS layer's answer reader returned: an answer packed as the
+/// core's `packed` module reads it, or the resolver's answer boxed in a
+/// one-element array, as it was, for [`read_outcome`] (a promise, or an
+/// answer it does not pack: those are invalid, but for a rare valid one such
+/// as an object with a non-enumerable symbol key).
+pub fn read_packed(env: &Env, value: Raw) -> Outcome {
+    let read = || -> Result<Outcome> {
+        if js::type_of(env, value) == ValueType::String {
+            // The reader packs only well-formed text, so the UTF-8 copy is exact.
+            let text = js::lossy_string(env, value)?;
+            return Ok(match packed::Answers::new(&text).next_answer() {
+                Ok(values) => Outcome::Values(values),
+                Err(malformed) => Outcome::Invalid(malformed.to_string()),
+            });
+        }
+        Ok(read_outcome(env, js::element(env, value, 0)?))
+    };
+    read().unwrap_or_else(Outcome::Threw)
+}
+
+/// [`read_packed`] as the threadsafe call returns it: a boxed promise is
+/// awaited as a raw one would be.
+pub struct PackedReturn(ResolverReturn);
+
+impl FromNapiValue for PackedReturn {
+    unsafe fn from_napi_value(raw_env: sys::napi_env, value: sys::napi_value) -> Result<Self> {
+        let env = Env::from_raw(raw_env);
+        if js::type_of(&env, value) == ValueType::String {
+            return Ok(PackedReturn(ResolverReturn::Ready(read_packed(&env, value))));
+        }
+        match js::element(&env, value, 0) {
+            // SAFETY: forwarded from this function's own contract.
+            Ok(answer) => Ok(PackedReturn(unsafe { ResolverReturn::from_napi_value(raw_env, answer)? })),
+            Err(thrown) => Ok(PackedReturn(ResolverReturn::Ready(Outcome::Threw(thrown)))),
+        }
     }
 }
 

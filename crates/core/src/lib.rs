@@ -12,6 +12,7 @@ pub mod home;
 pub mod keys;
 pub mod launch;
 pub mod limits;
+pub mod packed;
 pub mod process;
 pub mod registry;
 pub mod snapshot;

@@ -223,6 +223,8 @@ struct State<R> {
     // order resolvers run and command directories are assembled in.
     contributors: BTreeMap<String, Arc<Contributor<R>>>,
     next_id: u64,
+    /// Counts changes to `contributors`.
+    generation: u64,
 }
 
 impl<R> Registry<R> {
@@ -231,7 +233,7 @@ impl<R> Registry<R> {
         Self {
             dsh_home,
             profile,
-            state: Mutex::new(State { contributors: BTreeMap::new(), next_id: 1 }),
+            state: Mutex::new(State { contributors: BTreeMap::new(), next_id: 1, generation: 0 }),
             left_out: Arc::default(),
         }
     }
@@ -241,6 +243,12 @@ impl<R> Registry<R> {
     /// the caller warns about.
     pub fn take_left_out(&self) -> Vec<LeftOut> {
         self.left_out.take_new()
+    }
+
+    /// Whether [`Self::take_left_out`] has anything to hand out: a check the
+    /// caller can make after every collection without copying anything.
+    pub fn has_left_out(&self) -> bool {
+        self.left_out.has_new()
     }
 
     /// The log collections record left-out directories in.
@@ -295,6 +303,7 @@ impl<R> Registry<R> {
         state.next_id += 1;
         let contributor = Contributor { id, name: name.clone(), variables, command_directories, resolver };
         state.contributors.insert(name.clone(), Arc::new(contributor));
+        state.generation += 1;
         Ok(Registration { name, id })
     }
 
@@ -305,6 +314,7 @@ impl<R> Registry<R> {
         match state.contributors.get(&registration.name) {
             Some(current) if current.id == registration.id => {
                 state.contributors.remove(&registration.name);
+                state.generation += 1;
                 true
             }
             _ => false,
@@ -315,6 +325,13 @@ impl<R> Registry<R> {
     /// copy, so resolvers may register or dispose while it runs.
     pub fn contributors(&self) -> Vec<Arc<Contributor<R>>> {
         self.lock().contributors.values().cloned().collect()
+    }
+
+    /// A number that changes whenever a contributor is added or removed: a
+    /// caller that keeps [`Self::contributors`] between collections asks it
+    /// whether the set it kept is still current.
+    pub fn generation(&self) -> u64 {
+        self.lock().generation
     }
 
     /// Plugin-declared variables sorted by key; no resolver runs.
@@ -425,6 +442,10 @@ impl LeftOutLog {
                 new.push(entry.clone());
             }
         }
+    }
+
+    fn has_new(&self) -> bool {
+        !self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).1.is_empty()
     }
 
     fn take_new(&self) -> Vec<LeftOut> {

@@ -64,6 +64,17 @@ impl<R> Collection<R> {
     /// Starts a collection: records the built-ins and copies the contributor set.
     /// `session_id` is the calling agent's session id (`None` for no agent).
     pub fn begin(registry: &Registry<R>, session_id: Option<ResolvedValue>) -> Result<Self, ShellEnvError> {
+        Self::begin_over(registry, registry.contributors(), session_id)
+    }
+
+    /// Starts a collection over `contributors`, a set [`Registry::contributors`]
+    /// returned earlier (a caller that keeps the set between collections
+    /// while the registry is unchanged).
+    pub fn begin_over(
+        registry: &Registry<R>,
+        contributors: Vec<Arc<Contributor<R>>>,
+        session_id: Option<ResolvedValue>,
+    ) -> Result<Self, ShellEnvError> {
         let mut values = Snapshot::new();
         values.insert(DSH_HOME.into(), registry.dsh_home().into());
         values.insert(DSH_SHELL.into(), "1".into());
@@ -75,7 +86,7 @@ impl<R> Collection<R> {
             let session_id = checked_value(BUILTIN_OWNER, DSH_SESSION_ID, session_id)?;
             values.insert(DSH_SESSION_ID.into(), session_id);
         }
-        Ok(Self { contributors: registry.contributors(), values, left_out: registry.left_out_log() })
+        Ok(Self { contributors, values, left_out: registry.left_out_log() })
     }
 
     /// The contributors whose resolvers must run, in name order.

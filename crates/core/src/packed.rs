@@ -1,0 +1,139 @@
+//! The packed text in which the package's JS layer hands resolvers' answers
+//! to the binding, and the binding hands a snapshot back: one string each way
+//! instead of a Node-API call per key and value, which is most of what a
+//! collection cost.
+//!
+//! Fields are separated by NUL, which no field holds: the JS layer packs an
+//! answer only when none of its keys and values holds a NUL or a lone
+//! surrogate (it hands any other answer over as it is, for the binding to
+//! read and report), and a snapshot's values hold no NUL by the time it is
+//! complete (keys are `DSH_*` names and `PATH`).
+//!
+//! - An answer: `<pairs>\0` then `<key>\0<value>\0` for each of its own
+//!   enumerable keys, in property order. Answers to one collection are
+//!   concatenated, in the order the resolvers ran.
+//! - A snapshot: `<key>\0<value>\0` for each variable, in key order.
+//!
+//! `registry.js` writes answers and reads snapshots; this module is the other
+//! side. Every collection through the package's JS layer goes through both.
+
+use crate::snapshot::{ResolvedValue, Snapshot};
+
+const SEPARATOR: char = '\0';
+
+/// Reads packed answers one after the other.
+#[derive(Debug)]
+pub struct Answers<'a> {
+    rest: &'a str,
+}
+
+/// Packed answers that do not follow the format: the JS layer never writes
+/// them, a direct caller of the binding might.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the packed answers are malformed")]
+pub struct Malformed;
+
+impl<'a> Answers<'a> {
+    /// The answers packed in `text`.
+    pub fn new(text: &'a str) -> Self {
+        Self { rest: text }
+    }
+
+    /// The next field, which must end with its separator.
+    fn field(&mut self) -> Result<&'a str, Malformed> {
+        let (field, rest) = self.rest.split_once(SEPARATOR).ok_or(Malformed)?;
+        self.rest = rest;
+        Ok(field)
+    }
+
+    /// The next answer's keys and values, in property order.
+    pub fn next_answer(&mut self) -> Result<Vec<(String, ResolvedValue)>, Malformed> {
+        let pairs: usize = self.field()?.parse().map_err(|_| Malformed)?;
+        let mut values = Vec::with_capacity(pairs.min(self.rest.len()));
+        for _ in 0..pairs {
+            let key = self.field()?;
+            let value = self.field()?;
+            values.push((key.to_string(), ResolvedValue::String(value.to_string())));
+        }
+        Ok(values)
+    }
+}
+
+/// Packs one answer as the JS layer does (tests and fuzzing use it).
+pub fn pack_answer<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let pairs: Vec<_> = pairs.into_iter().collect();
+    let mut text = format!("{}{SEPARATOR}", pairs.len());
+    for (key, value) in pairs {
+        text.push_str(key);
+        text.push(SEPARATOR);
+        text.push_str(value);
+        text.push(SEPARATOR);
+    }
+    text
+}
+
+/// Packs a complete snapshot for the JS layer.
+pub fn pack_snapshot(snapshot: &Snapshot) -> String {
+    let length = snapshot.iter().map(|(key, value)| key.len() + value.len() + 2).sum();
+    let mut text = String::with_capacity(length);
+    for (key, value) in snapshot {
+        text.push_str(key);
+        text.push(SEPARATOR);
+        text.push_str(value);
+        text.push(SEPARATOR);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn strings(values: Vec<(String, ResolvedValue)>) -> Vec<(String, String)> {
+        values
+            .into_iter()
+            .map(|(key, value)| match value {
+                ResolvedValue::String(value) => (key, value),
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn concatenated_answers_read_back_in_order_empty_keys_and_values_included() {
+        let text = [pack_answer([("DSH_A", "1"), ("", "")]), pack_answer([]), pack_answer([("DSH_B", "x=y")])].concat();
+        let mut answers = Answers::new(&text);
+        assert_eq!(
+            strings(answers.next_answer().unwrap()),
+            [("DSH_A".into(), "1".into()), (String::new(), String::new())]
+        );
+        assert_eq!(strings(answers.next_answer().unwrap()), []);
+        assert_eq!(strings(answers.next_answer().unwrap()), [("DSH_B".into(), "x=y".into())]);
+    }
+
+    #[test]
+    fn malformed_answers_are_refused_not_misread() {
+        for text in ["", "x\0", "2\0DSH_A\0a\0", "1\0DSH_A\0"] {
+            assert_eq!(Answers::new(text).next_answer(), Err(Malformed), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_snapshot_packs_in_key_order() {
+        let snapshot: Snapshot = [("PATH", "/bin"), ("DSH_HOME", "/srv/dsh")]
+            .into_iter()
+            .map(|(key, value)| (key.to_string(), value.to_string()))
+            .collect();
+        assert_eq!(pack_snapshot(&snapshot), "DSH_HOME\0/srv/dsh\0PATH\0/bin\0");
+    }
+
+    proptest! {
+        #[test]
+        fn any_answer_without_nul_reads_back_as_packed(pairs in proptest::collection::vec(("[^\0]*", "[^\0]*"), 0..8)) {
+            let text = pack_answer(pairs.iter().map(|(key, value)| (key.as_str(), value.as_str())));
+            let read = strings(Answers::new(&text).next_answer().unwrap());
+            prop_assert_eq!(read, pairs);
+        }
+    }
+}
