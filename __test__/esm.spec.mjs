@@ -22,7 +22,7 @@ describe('ESM entry (index.mjs)', () => {
   })
 
   // Identity of every export with require() is checked in plain Node
-  // (registry.spec.cjs, "ESM"): Vitest evaluates index.js a second time through
+  // (registry-exports.spec.cjs, "ESM"): Vitest evaluates index.js a second time through
   // its module runner, so only the native base class is shared here.
   it('exposes the same values as require()', () => {
     expect(Object.getPrototypeOf(ShellEnvRegistry)).toBe(Object.getPrototypeOf(cjs.ShellEnvRegistry))

@@ -7,7 +7,7 @@
 // Every fault ends with: the right flags, nothing of the process group alive
 // (`kill(-pgid, 0)` gives ESRCH, once PID 1 has reaped killed orphans), and no
 // zombie child of this process. Descriptors, waiter threads and spill files
-// are counted from /proc. execute.spec.cjs already covers single TERM-ignoring
+// are counted from /proc. execute-process.spec.cjs already covers single TERM-ignoring
 // leaders, grandchildren holding pipes, teardown at exit and one interleaving
 // script under strace; this file adds the fault matrix, the 1,000-execution
 // leak check, the garbage-collection lifetime of spill files, and waits

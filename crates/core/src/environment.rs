@@ -1623,7 +1623,7 @@ mod tests {
     }
 
     // Properties of the private matchers; the pipeline's own properties are in
-    // tests/properties.rs.
+    // tests/properties/environment.rs.
 
     /// The obvious recursive glob matcher, to check the backtracking one against.
     fn reference_glob(pattern: &[char], name: &[char]) -> bool {

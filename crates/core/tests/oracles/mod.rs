@@ -1,4 +1,4 @@
-//! The rules stated plainly, for the property tests (`tests/properties.rs`)
+//! The rules stated plainly, for the property tests (`tests/properties/`)
 //! and the fuzz targets (`fuzz/src/lib.rs` includes this file by path), so
 //! both check the code against one statement of each rule.
 
