@@ -124,9 +124,17 @@ impl Request {
     }
 }
 
-/// What a reaper tells the host about its command.
+/// What a reaper (and, for `Assigned`, the supervisor) tells the host about
+/// its command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Report {
+    /// From the supervisor, before the reaper hears of the command: which
+    /// reaper takes it. A command can kill its reaper before that reports
+    /// the start; the host then still knows whose exit it is.
+    Assigned {
+        /// The reaper's pid, the group id.
+        pid: u32,
+    },
     /// The command runs; `pid` is the reaper's, which leads the command's group.
     Started {
         /// The reaper's pid, the group id.
@@ -154,6 +162,7 @@ impl Report {
     /// The message's bytes.
     pub fn encode(self) -> [u8; MESSAGE_LEN] {
         let (tag, value, flag) = match self {
+            Self::Assigned { pid } => (b'a', pid as i32, 0),
             Self::Started { pid, .. } => (b's', pid as i32, 0),
             Self::Failed { errno } => (b'f', errno, 0),
             Self::Exited { status, lost, .. } => (b'x', status, u8::from(lost)),
@@ -170,7 +179,7 @@ impl Report {
                 let cpu = observed.cpu_ms.map_or(0, |ms| u32::try_from(ms).unwrap_or(u32::MAX - 1) + 1);
                 bytes[8..12].copy_from_slice(&cpu.to_le_bytes());
             }
-            Self::Failed { .. } => {}
+            Self::Assigned { .. } | Self::Failed { .. } => {}
         }
         bytes
     }
@@ -181,6 +190,7 @@ impl Report {
         let value = i32::from_le_bytes(bytes[4..8].try_into().ok()?);
         let extra = u32::from_le_bytes(bytes[8..12].try_into().ok()?);
         match (bytes[0], bytes[1]) {
+            (b'a', 0) => Some(Self::Assigned { pid: u32::try_from(value).ok().filter(|&pid| pid > 0)? }),
             (b's', 0) => Some(Self::Started {
                 pid: u32::try_from(value).ok().filter(|&pid| pid > 0)?,
                 command: Some(extra).filter(|&pid| pid > 0 && i32::try_from(pid).is_ok())?,
@@ -338,6 +348,7 @@ mod tests {
         }
         for report in [
             Report::Started { pid: 4_194_304, command: 4_194_305 },
+            Report::Assigned { pid: 7 },
             Report::Failed { errno: 2 },
             Report::Exited { status: 0x0f00, lost: false, observed: Observed::default() },
             Report::Exited {

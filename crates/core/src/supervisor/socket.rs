@@ -83,6 +83,26 @@ pub fn receive(socket: RawFd, buf: &mut [u8], nonblocking: bool) -> io::Result<O
     Ok(Some((read, fds)))
 }
 
+/// Waits for the next message on `socket` and copies it into `buf` without
+/// taking it (no descriptors come with the messages this is used on); `None`
+/// at the end.
+pub fn peek(socket: RawFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    loop {
+        // SAFETY: `buf` is live and writable for its length.
+        let read = unsafe { libc::recv(socket, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_PEEK) };
+        if read > 0 {
+            return Ok(Some(read as usize));
+        }
+        if read == 0 {
+            return Ok(None);
+        }
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
 /// Room for one `SCM_RIGHTS` message of up to [`MAX_FDS`] descriptors, aligned
 /// as `cmsghdr` needs.
 struct Control {

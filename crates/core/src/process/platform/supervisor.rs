@@ -176,7 +176,8 @@ fn start(
 
 /// Asks the supervisor for a reaper with the command's `remote` ends (link
 /// and stdio, in the order of `SPAWN_FDS`), sends `spec` on `link` and waits
-/// for the command to run: its reaper's pid, its own, and the host's number.
+/// for the command to run: its reaper's pid, its own (the reaper's again when
+/// the command killed its reaper before that reported), and the host's number.
 fn request(
     socket: &OwnedFd,
     link: &OwnedFd,
@@ -193,12 +194,25 @@ fn request(
         socket::send(link, chunk, &[], false).map_err(Failure::Lost)?;
     }
     let mut buf = [0; MESSAGE_LEN];
-    let report = socket::receive(link.as_raw_fd(), &mut buf, false).map_err(Failure::Lost)?;
-    match report.and_then(|(len, _)| Report::decode(&buf[..len])) {
-        Some(Report::Started { pid, command }) => Ok((pid, command, id)),
-        Some(Report::Failed { errno }) => Err(Failure::Refused(io::Error::from_raw_os_error(errno))),
-        // The reaper (or the supervisor with it) died before the command started.
-        _ => Err(Failure::Lost(io::Error::other("the command's reaper ended before it started the command"))),
+    let lost = || Failure::Lost(io::Error::other("the command's reaper ended before it started the command"));
+    let mut assigned = None;
+    loop {
+        let peeked = socket::peek(link.as_raw_fd(), &mut buf).map_err(Failure::Lost)?;
+        // The end first: the supervisor died before a reaper took the command.
+        let report = peeked.and_then(|len| Report::decode(&buf[..len])).ok_or_else(lost)?;
+        if !matches!(report, Report::Exited { .. }) {
+            // Taken; an exit report stays for the exit watch to read.
+            socket::receive(link.as_raw_fd(), &mut buf, false).map_err(Failure::Lost)?;
+        }
+        match report {
+            Report::Assigned { pid } => assigned = Some(pid),
+            Report::Started { pid, command } => return Ok((pid, command, id)),
+            Report::Failed { errno } => return Err(Failure::Refused(io::Error::from_raw_os_error(errno))),
+            // The reaper died of a signal before it reported the start: its
+            // command killed it (it may, at once), and the supervisor ended
+            // what was left. The command started; its own pid is unknown.
+            Report::Exited { .. } => return assigned.map(|pid| (pid, pid, id)).ok_or_else(lost),
+        }
     }
 }
 

@@ -106,6 +106,18 @@ async fn a_command_that_kills_its_reaper_still_has_its_group_ended() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_command_that_kills_its_reaper_first_thing_is_started_and_reported_killed() {
+    // Its reaper may not have reported the start yet: the spawn succeeds
+    // all the same, on the supervisor's word of which reaper took it.
+    for round in 0..20 {
+        let process = spawn(sh("kill -KILL $PPID; sleep 100")).unwrap_or_else(|error| panic!("round {round}: {error}"));
+        let result = tokio::time::timeout(SLACK, process.wait()).await.expect("the result in time");
+        assert_eq!(result.signal, Some("SIGKILL"), "round {round}");
+        assert_group_gone(process.pid()).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_kill_right_after_the_spawn_is_reported_as_sigkill_or_sigterm() {
     for _ in 0..20 {
         let process = spawn(sh("sleep 100")).unwrap();
