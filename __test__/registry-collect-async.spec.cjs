@@ -1,7 +1,7 @@
 'use strict'
 
 // The registry of managed DSH_* variables on its own, without Cordis
-// (cordis.spec.cjs has it as the service): collectAsync() on its own:
+// (cordis-*.spec.cjs have it as the service): collectAsync() on its own:
 // asynchronous resolvers, rejections, timeoutMs and the abort signal.
 //
 // Real calls into the addon, no mocks. Runs unchanged under `vitest run`

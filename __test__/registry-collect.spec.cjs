@@ -1,7 +1,7 @@
 'use strict'
 
 // The registry of managed DSH_* variables on its own, without Cordis
-// (cordis.spec.cjs has it as the service): collection, under collect() and
+// (cordis-*.spec.cjs have it as the service): collection, under collect() and
 // collectAsync() alike: the built-ins, contributors' resolvers, PATH assembly,
 // collection errors, and collect() refusing asynchronous resolvers.
 //

@@ -1,7 +1,7 @@
 'use strict'
 
 // The registry of managed DSH_* variables on its own, without Cordis
-// (cordis.spec.cjs has it as the service): registering contributors (what a
+// (cordis-*.spec.cjs have it as the service): registering contributors (what a
 // registration refuses, and that a refused one leaves nothing behind), their
 // disposers, and what list() and catalog() report.
 //

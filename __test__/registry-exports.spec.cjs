@@ -1,7 +1,7 @@
 'use strict'
 
 // The registry of managed DSH_* variables on its own, without Cordis
-// (cordis.spec.cjs has it as the service): the package's exports (the
+// (cordis-*.spec.cjs have it as the service): the package's exports (the
 // constants, the registry class and the home helpers), how resolveDshHome()
 // and reconcileDshHome() resolve the DSH home, the ShellEnvRegistry
 // constructor's options, and importing the package from ES modules.

@@ -1,9 +1,9 @@
 'use strict'
 
 // The registry of managed DSH_* variables on its own, without Cordis
-// (cordis.spec.cjs has it as the service): resolvers re-entering the registry
-// during a collection, and process safety: throwing resolvers never crash the
-// process, and the addon works from several worker_threads at once.
+// (cordis-*.spec.cjs have it as the service): resolvers re-entering the
+// registry during a collection, and process safety: throwing resolvers never
+// crash the process, and the addon works from several worker_threads at once.
 //
 // Real calls into the addon, no mocks. Runs unchanged under `vitest run`
 // (globals: true) and `jest`. Assertions on shapes the issue leaves open are
