@@ -85,23 +85,22 @@ export declare class ShellEnvRegistry {
   /** Collects the managed environment for one execution, synchronously. */
   collect(execution: ToolExecution, options?: CollectOptions, parentEnv?: Record<string, string | undefined>): DshEnvironment
   /**
-   * `collect()` as the JS layer makes it: `answer_all(resolvers,
-   * execution)` runs the contributors' own functions in JS, in order, and
-   * returns their answers packed (see [`packed`]), or, at the first answer
-   * it does not pack or the first throw, `[packed, index, value, threw]`
-   * (the answers before, the contributor's index, its boxed answer or the
-   * thrown value, and which). Each answer is checked here in contributor
-   * order, the first invalid one fails the collection, and the resolvers
-   * after an unpacked answer are called from here. Returns the snapshot
-   * packed, after a field that is `1` when [`Self::take_left_out`] has
-   * directories to report.
+   * `collect()` as the JS layer makes it: the resolvers answer at once
+   * through `answer_all` (see [`answer_at_once`]), each answer is checked
+   * here in contributor order (the first invalid one fails the
+   * collection), and the resolvers after an answer read here are called
+   * from here. Returns the snapshot packed (see [`packed`]), after a field
+   * that is `1` when [`Self::take_left_out`] has directories to report.
    */
-  collectPacked(execution: ToolExecution, options: CollectOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Function[], execution: ToolExecution) => unknown): string
+  collectPacked(execution: ToolExecution, options: CollectOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown): string
   /**
    * Collects the managed environment, awaiting async resolvers. Every
-   * failure, invalid options included, rejects the promise.
+   * failure, invalid options included, rejects the promise. With
+   * `answerAll` (the JS layer's), the resolvers answer at once first (see
+   * [`answer_at_once`]); only from the first promise on are they awaited,
+   * and called from Rust.
    */
-  collectAsync(execution: ToolExecution, options?: CollectAsyncOptions, parentEnv?: Record<string, string | undefined>): Promise<DshEnvironment>
+  collectAsync(execution: ToolExecution, options?: CollectAsyncOptions, parentEnv?: Record<string, string | undefined>, answerAll?: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown): Promise<DshEnvironment>
   /**
    * Every registered command directory that cannot be trusted now (see
    * the core's `trust`): what a collection would leave out of PATH.
@@ -139,7 +138,7 @@ export declare function endAllCommands(): void
  * Starts a command; the promise resolves with a native execution once the
  * child runs, or rejects with a coded error and nothing started.
  */
-export declare function execute(spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>): Promise<NativeExecution>
+export declare function execute(spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>, answerAll?: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown): Promise<NativeExecution>
 
 /**
  * The global object of the context the addon was loaded in: Node's own,

@@ -7,7 +7,7 @@ const { AsyncResource } = require('node:async_hooks')
 
 const binding = require('./native.js')
 const hostSignals = require('./host-signals.js')
-const { ShellEnvRegistry, registryOf, warnLeftOut } = require('./registry.js')
+const { ShellEnvRegistry, registryOf, warnLeftOut, answerAll } = require('./registry.js')
 const cordis = require('./cordis.js')
 const { invalidThis } = require('./js-errors.js')
 const { streamsOf } = require('./pipes.js')
@@ -194,7 +194,7 @@ async function execute(spec) {
   let native
   const withRegistry = withNativeRegistry(withReportedOutputErrors(spec))
   try {
-    native = await binding.execute(withRegistry, process.env)
+    native = await binding.execute(withRegistry, process.env, answerAll)
   } catch (error) {
     resource.ended()
     hostSignals.commandEnded()

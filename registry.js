@@ -69,13 +69,15 @@ function packable(text) {
 }
 
 /**
- * Runs `resolvers` (the contributors' own functions, in order) for one
- * synchronous collection: their answers packed, or at the first answer that
- * does not pack or the first throw, `[answers before, index, value, threw]`.
+ * Runs `resolvers` (the contributors' own functions, in order) at once for
+ * one collection: their answers packed; at the first answer that does not
+ * pack or the first throw, `[answers before, index, value, threw]`; when
+ * `signal` fired (a resolver aborted it), `[answers before, index]`.
  */
-function answerAll(resolvers, execution) {
+function answerAll(resolvers, execution, signal) {
   let packed = ''
   for (let index = 0; index < resolvers.length; index++) {
+    if (signal !== undefined && signal.aborted) return [packed, index]
     let answer
     try {
       answer = answerOf(resolvers[index], execution)
@@ -154,7 +156,7 @@ class ShellEnvRegistry {
     } catch (error) {
       return Promise.reject(error)
     }
-    return native.collectAsync(execution, options, process.env).then((snapshot) => {
+    return native.collectAsync(execution, options, process.env, answerAll).then((snapshot) => {
       warnLeftOut(native)
       return snapshot
     })
@@ -239,4 +241,4 @@ function registryOf(value) {
   return native instanceof binding.ShellEnvRegistry ? native : value
 }
 
-module.exports = { ShellEnvRegistry, registryOf, warnLeftOut }
+module.exports = { ShellEnvRegistry, registryOf, warnLeftOut, answerAll }

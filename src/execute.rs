@@ -20,17 +20,18 @@ use crate::abort::{watch_signal, AbortListener};
 use crate::errors::{rejected, Failure};
 use crate::js::{self, JsRaw, Raw};
 use crate::read::{self, Field, Kind, Read};
-use crate::registry::{begin, ShellEnvRegistry};
+use crate::registry::{begin, begin_over, AtOnce, AwaitedAtOnce, ShellEnvRegistry};
 use crate::resolver::{self, ExecutionRef, JsResolver};
 
 /// Starts a command; the promise resolves with a native execution once the
 /// child runs, or rejects with a coded error and nothing started.
 #[napi(
-    ts_args_type = "spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>",
+    ts_args_type = "spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>, answerAll?: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown",
     ts_return_type = "Promise<NativeExecution>"
 )]
-pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<JsRaw> {
-    let prepared = match prepare(env, spec.raw(), parent_env, false) {
+pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>, answer_all: Option<Unknown>) -> Result<JsRaw> {
+    let answer_all = answer_all.map(|answer_all| answer_all.raw());
+    let prepared = match prepare(env, spec.raw(), parent_env, false, answer_all) {
         Ok(prepared) => prepared,
         Err(failure) => return rejected(env, failure),
     };
@@ -61,8 +62,16 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
     // execution object itself. This clone is the last one and goes in the callback.
     let execution = Arc::clone(&collect.execution);
     let task = async move {
-        let RegistryCollection { pending, execution } = collect;
-        let answer = |contributor| resolver::answer(contributor, Arc::clone(&execution));
+        let RegistryCollection { mut pending, execution, at_once } = collect;
+        let first = match at_once {
+            Some(call) => match AwaitedAtOnce::of(call.call_async_catch(()).await).apply(&mut pending.collection) {
+                Ok(AtOnce::Answered) => None,
+                Ok(AtOnce::Pending(promise)) => Some(promise),
+                Err(failure) => return Ok(Err(failure)),
+            },
+            None => None,
+        };
+        let answer = resolver::answers(first, execution);
         // Off the runtime's workers: see spawn_async.
         Ok(launch.start_collected::<_, Failure, _, _>(pending, answer, process::spawn_async).await)
     };
@@ -90,7 +99,7 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<
 )]
 pub fn spawn_js(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<JsRaw> {
     let Prepared { launch, collect, listener } =
-        prepare(env, spec.raw(), parent_env, true).map_err(|f| f.into_js(env))?;
+        prepare(env, spec.raw(), parent_env, true, None).map_err(|f| f.into_js(env))?;
     if collect.is_some() {
         listener.detach(env);
         let error = ExecError::invalid_spec("registry", "spawn() cannot await a collection: pass dshEnv");
@@ -192,11 +201,33 @@ struct Prepared {
 struct RegistryCollection {
     pending: PendingCollection<JsResolver>,
     execution: Arc<ExecutionRef>,
+    /// The JS layer's `answer_all`, bound to the collection's functions, the
+    /// execution and the signal: called first, from the runtime, so that the
+    /// resolvers run after `execute()` returned, right before the spawn.
+    at_once: Option<AtOnceCall>,
+}
+
+/// A threadsafe call of a bound `answer_all` (see `AnsweredAtOnce`); weak and
+/// callee-unhandled like a resolver's.
+type AtOnceCall = ThreadsafeFunction<(), AwaitedAtOnce, (), Status, false, true>;
+
+/// `answer_all` bound to `args`, callable from the runtime.
+fn at_once_call(env: &Env, answer_all: Raw, [functions, execution, signal]: [Raw; 3]) -> Result<AtOnceCall> {
+    let bound = js::call_method(env, answer_all, "bind", &[js::undefined(env)?, functions, execution, signal])?;
+    // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
+    let function = unsafe { Function::<(), AwaitedAtOnce>::from_napi_value(env.raw(), bound)? };
+    function.build_threadsafe_function::<()>().callee_handled::<false>().weak::<true>().build_callback(|_| Ok(()))
 }
 
 /// Everything read on the JS thread: the spec, `process.env`, the caller's
 /// directory, the registry's contributor set, the output sink and the signal.
-fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>, terminals: bool) -> Read<Prepared> {
+fn prepare(
+    env: &Env,
+    spec: Raw,
+    parent_env: Option<Unknown>,
+    terminals: bool,
+    answer_all: Option<Raw>,
+) -> Read<Prepared> {
     let spec = spec_of(env, spec)?;
     let request = read_request(&spec)?;
     if request.stdio.terminal.is_some() && !terminals {
@@ -234,10 +265,20 @@ fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>, terminals: bool) -
                 Some(execution) => execution.raw(),
                 None => js::object_of_strings(env, []).map_err(|thrown| spec.threw(thrown))?,
             };
-            let collection = begin(env, registry.core(), execution)?;
+            let (collection, at_once) = match answer_all {
+                Some(answer_all) => {
+                    let (contributors, functions) = registry.functions(env).map_err(|thrown| spec.threw(thrown))?;
+                    (
+                        begin_over(env, registry.core(), contributors, execution)?,
+                        Some((answer_all, functions, execution)),
+                    )
+                }
+                None => (begin(env, registry.core(), execution)?, None),
+            };
             let inherited_path = command::path_before_managed(&request, parent.clone(), &Platform::current())?;
-            let execution = Arc::new(ExecutionRef::new(env, execution).map_err(|thrown| spec.threw(thrown))?);
-            Some(RegistryCollection { pending: PendingCollection { collection, inherited_path }, execution })
+            let reference = Arc::new(ExecutionRef::new(env, execution).map_err(|thrown| spec.threw(thrown))?);
+            let pending = PendingCollection { collection, inherited_path };
+            Some((RegistryCollection { pending, execution: reference, at_once: None }, at_once))
         }
     };
 
@@ -248,10 +289,28 @@ fn prepare(env: &Env, spec: Raw, parent_env: Option<Unknown>, terminals: bool) -
         }
         Some(on_output) => return Err(on_output.invalid("must be a function")),
     };
-    let signal = spec.get("signal")?;
-    let (abort, listener) = watch_signal(env, signal.map(|signal| signal.raw()))
+    let signal = spec.get("signal")?.map(|signal| signal.raw());
+    let (abort, listener) = watch_signal(env, signal)
         .map_err(|thrown| spec.threw(thrown))?
         .ok_or_else(|| ExecError::invalid_spec("signal", "must be an AbortSignal"))?;
+    // Last, once nothing else can be refused: the resolvers answer at once.
+    let collect = match collect {
+        Some((mut collect, Some((answer_all, functions, execution)))) => {
+            let call = js::undefined(env).and_then(|undefined| {
+                at_once_call(env, answer_all, [functions, execution, signal.unwrap_or(undefined)])
+            });
+            match call {
+                Ok(call) => collect.at_once = Some(call),
+                Err(thrown) => {
+                    listener.detach(env);
+                    return Err(spec.threw(thrown));
+                }
+            }
+            Some(collect)
+        }
+        Some((collect, None)) => Some(collect),
+        None => None,
+    };
     Ok(Prepared { launch: Launch { request, parent, cwd, on_output: sink, abort }, collect, listener })
 }
 

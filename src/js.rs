@@ -18,6 +18,8 @@
 //! never as undefined behaviour; a status is checked, or the out-value was
 //! initialised to a safe default before the call.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ptr;
 
 use dsh_shell_env_core::text::{self, IllFormedText};
@@ -135,8 +137,47 @@ pub fn is_object(env: &Env, value: Raw) -> bool {
 }
 
 /// `value[name]`, running getters and Proxy traps.
-pub fn get(env: &Env, value: Raw, name: &str) -> Result<Raw> {
-    get_key(env, value, env.create_string(name)?.raw())
+pub fn get(env: &Env, value: Raw, name: &'static str) -> Result<Raw> {
+    get_key(env, value, name_key(env, name)?)
+}
+
+thread_local! {
+    /// The JS strings of the property names the binding reads, made once per
+    /// thread's environment (the thread's only one) and kept in a referenced
+    /// array, by index: making and interning a name on every read was a
+    /// large part of a collection's fixed cost. (A reference to a string
+    /// itself needs Node-API 10.)
+    static NAMES: RefCell<Names> = RefCell::new(Names { env: ptr::null_mut(), array: ptr::null_mut(), index: HashMap::new() });
+}
+
+struct Names {
+    env: sys::napi_env,
+    array: sys::napi_ref,
+    index: HashMap<&'static str, u32>,
+}
+
+/// `name` as a JS string, from [`NAMES`].
+fn name_key(env: &Env, name: &'static str) -> Result<Raw> {
+    NAMES.with(|names| {
+        let mut names = names.borrow_mut();
+        if names.env != env.raw() {
+            // The first read in this thread's environment.
+            let mut array = ptr::null_mut();
+            // SAFETY: the Node-API contract (module documentation).
+            check(env, unsafe { sys::napi_create_array(env.raw(), &mut array) })?;
+            *names = Names { env: env.raw(), array: reference(env, array)?, index: HashMap::new() };
+        }
+        let array = dereference(env, names.array)?;
+        if let Some(&index) = names.index.get(name) {
+            return element(env, array, index);
+        }
+        let key = env.create_string(name)?.raw();
+        let index = names.index.len() as u32;
+        // SAFETY: the Node-API contract (module documentation).
+        check(env, unsafe { sys::napi_set_element(env.raw(), array, index, key) })?;
+        names.index.insert(name, index);
+        Ok(key)
+    })
 }
 
 /// `value[key]` for a key that already is a JS value (one from [`own_keys`]),
@@ -149,7 +190,7 @@ pub fn get_key(env: &Env, value: Raw, key: Raw) -> Result<Raw> {
 }
 
 /// `value[name]`, or `None` when `value` is not an object or the property is `undefined`.
-pub fn get_defined(env: &Env, value: Raw, name: &str) -> Result<Option<Raw>> {
+pub fn get_defined(env: &Env, value: Raw, name: &'static str) -> Result<Option<Raw>> {
     if !is_object(env, value) {
         return Ok(None);
     }
@@ -357,6 +398,13 @@ pub fn to_native_promise(env: &Env, value: Raw) -> Result<Raw> {
     call_method(env, promise_class, "resolve", &[value])
 }
 
+/// `a === b`; `false` if the engine cannot tell.
+pub fn strict_equals(env: &Env, a: Raw, b: Raw) -> bool {
+    let mut equal = false;
+    // SAFETY: the Node-API contract (module documentation).
+    unsafe { sys::napi_strict_equals(env.raw(), a, b, &mut equal) == sys::Status::napi_ok && equal }
+}
+
 /// `undefined`.
 pub fn undefined(env: &Env) -> Result<Raw> {
     let mut undefined = ptr::null_mut();
@@ -377,7 +425,7 @@ pub fn call(env: &Env, function: Raw, args: &[Raw]) -> Result<Raw> {
 }
 
 /// `receiver[name](...args)`.
-pub fn call_method(env: &Env, receiver: Raw, name: &str, args: &[Raw]) -> Result<Raw> {
+pub fn call_method(env: &Env, receiver: Raw, name: &'static str, args: &[Raw]) -> Result<Raw> {
     let method = get(env, receiver, name)?;
     let mut result = ptr::null_mut();
     // SAFETY: the Node-API contract (module documentation).
@@ -461,7 +509,7 @@ pub fn process_env(env: &Env) -> Result<Raw> {
 /// A string property of an environment-like object, read leniently: `None`
 /// when it is absent, not a string, or not well-formed (such a value could not
 /// come from a real environment and is treated as unset).
-pub fn get_string(env: &Env, value: Raw, name: &str) -> Result<Option<String>> {
+pub fn get_string(env: &Env, value: Raw, name: &'static str) -> Result<Option<String>> {
     match get_defined(env, value, name)? {
         Some(property) if type_of(env, property) == ValueType::String => Ok(string(env, property)?.ok()),
         _ => Ok(None),

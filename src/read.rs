@@ -414,7 +414,7 @@ impl<'a> Field<'a> {
 
     /// `value[name]` read leniently (see `js::get_string`); a throw is
     /// reported for this value, not for `name`.
-    pub fn lenient_string(&self, name: &str) -> Read<Option<String>> {
+    pub fn lenient_string(&self, name: &'static str) -> Read<Option<String>> {
         js::get_string(self.env, self.value, name).map_err(|thrown| self.threw(thrown))
     }
 }
@@ -441,6 +441,13 @@ pub fn caller_env<'a>(
         }
         Some(value) => {
             let parent = field(value);
+            // The calling thread's own `process.env`, which the package's JS
+            // layer passes on every call, is one by definition: asking its
+            // interceptor for a type tag would cost more than the rest of a
+            // collection's setup.
+            if js::process_env(env).is_ok_and(|own| js::strict_equals(env, own, value)) {
+                return Ok(parent);
+            }
             parent.options_object(expected)?;
             Ok(parent)
         }

@@ -14,14 +14,14 @@ use dsh_shell_env_core::snapshot::{check_inherited_path, collect_timeout, Collec
 use dsh_shell_env_core::text::ILL_FORMED;
 use dsh_shell_env_core::ShellEnvError;
 use napi::bindgen_prelude::*;
-use napi::ValueType;
+use napi::{sys, ValueType};
 use napi_derive::napi;
 
 use crate::abort::watch_signal;
 use crate::errors::{rejected, shell_env_error, Failure};
 use crate::js::{self, JsRaw, Raw};
 use crate::read::{self, Field, Kind, Read};
-use crate::resolver::{self, ExecutionRef, JsResolver, Outcome};
+use crate::resolver::{self, ExecutionRef, JsResolver, Outcome, ResolverReturn, Settled};
 
 /// The core registry as the binding stores it.
 pub type CoreRegistry = Registry<JsResolver>;
@@ -128,18 +128,14 @@ impl ShellEnvRegistry {
         result.map_err(|failure: Failure| failure.into_js(env)).and_then(|snapshot| frozen(env, &snapshot))
     }
 
-    /// `collect()` as the JS layer makes it: `answer_all(resolvers,
-    /// execution)` runs the contributors' own functions in JS, in order, and
-    /// returns their answers packed (see [`packed`]), or, at the first answer
-    /// it does not pack or the first throw, `[packed, index, value, threw]`
-    /// (the answers before, the contributor's index, its boxed answer or the
-    /// thrown value, and which). Each answer is checked here in contributor
-    /// order, the first invalid one fails the collection, and the resolvers
-    /// after an unpacked answer are called from here. Returns the snapshot
-    /// packed, after a field that is `1` when [`Self::take_left_out`] has
-    /// directories to report.
+    /// `collect()` as the JS layer makes it: the resolvers answer at once
+    /// through `answer_all` (see [`answer_at_once`]), each answer is checked
+    /// here in contributor order (the first invalid one fails the
+    /// collection), and the resolvers after an answer read here are called
+    /// from here. Returns the snapshot packed (see [`packed`]), after a field
+    /// that is `1` when [`Self::take_left_out`] has directories to report.
     #[napi(
-        ts_args_type = "execution: ToolExecution, options: CollectOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Function[], execution: ToolExecution) => unknown"
+        ts_args_type = "execution: ToolExecution, options: CollectOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown"
     )]
     pub fn collect_packed(
         &self,
@@ -151,61 +147,32 @@ impl ShellEnvRegistry {
     ) -> Result<String> {
         let execution = execution.raw();
         let (contributors, functions) = self.functions(env)?;
-        let started = (|| {
+        let collected = (|| {
             let options = options_object(env, options)?;
             let inherited_path = inherited_path(env, options.as_ref(), parent_env)?;
-            let collection = Collection::begin_over(&self.core, contributors, agent_session(env, execution)?)?;
-            Ok((collection, inherited_path))
+            let mut collection = begin_over(env, &self.core, contributors, execution)?;
+            let undefined = js::undefined(env).map_err(|thrown| resolver::failed("", thrown))?;
+            AnsweredAtOnce::call(env, answer_all.raw(), [functions, execution, undefined], false)
+                .apply(&mut collection)?;
+            let collection = collection.resolve_each(|contributor| {
+                contributor.resolver().call_sync(env, execution).into_values(contributor.name())
+            })?;
+            Ok(collection.finish(inherited_path.as_deref()))
         })();
-        let (collection, inherited_path) = started.map_err(|failure: Failure| failure.into_js(env))?;
-        // A throw here is the JS layer's own, not a resolver's: it goes on as it is.
-        let returned = js::call(env, answer_all.raw(), &[functions, execution])?;
-        let (text, answered, ending) = if js::type_of(env, returned) == ValueType::String {
-            (js::lossy_string(env, returned)?, usize::MAX, None)
-        } else {
-            let field = |index| js::element(env, returned, index);
-            let answered = js::number(env, field(1)?)? as usize;
-            let ending = if js::boolean(env, field(3)?)? {
-                Outcome::Threw(napi::Error::from_unknown_without_coercion(
-                    // SAFETY: a live value of the current scope, just read from the array.
-                    unsafe { Unknown::from_raw_unchecked(env.raw(), field(2)?) },
-                ))
-            } else {
-                resolver::read_packed(env, field(2)?)
-            };
-            (js::lossy_string(env, field(0)?)?, answered, Some(ending))
-        };
-        let mut answers = Answers::new(&text);
-        let mut ending = ending;
-        let mut index = 0;
-        let collected = collection
-            .resolve_each(|contributor| {
-                let name = contributor.name();
-                let at = index;
-                index += 1;
-                if at < answered {
-                    answers.next_answer().map_err(|malformed| {
-                        Failure::from(ShellEnvError::InvalidResult {
-                            contributor: name.into(),
-                            found: malformed.to_string(),
-                        })
-                    })
-                } else if let Some(outcome) = ending.take() {
-                    outcome.into_values(name)
-                } else {
-                    contributor.resolver().call_sync(env, execution).into_values(name)
-                }
-            })
-            .map(|collection| collection.finish(inherited_path.as_deref()));
         let snapshot = collected.map_err(|failure: Failure| failure.into_js(env))?;
         let left_out = if self.core.has_left_out() { "1" } else { "0" };
-        Ok(format!("{left_out}\0{}", packed::pack_snapshot(&snapshot)))
+        let mut text = packed::pack_snapshot(&snapshot);
+        text.insert_str(0, &format!("{left_out}\0"));
+        Ok(text)
     }
 
     /// Collects the managed environment, awaiting async resolvers. Every
-    /// failure, invalid options included, rejects the promise.
+    /// failure, invalid options included, rejects the promise. With
+    /// `answerAll` (the JS layer's), the resolvers answer at once first (see
+    /// [`answer_at_once`]); only from the first promise on are they awaited,
+    /// and called from Rust.
     #[napi(
-        ts_args_type = "execution: ToolExecution, options?: CollectAsyncOptions, parentEnv?: Record<string, string | undefined>",
+        ts_args_type = "execution: ToolExecution, options?: CollectAsyncOptions, parentEnv?: Record<string, string | undefined>, answerAll?: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown",
         ts_return_type = "Promise<DshEnvironment>"
     )]
     pub fn collect_async(
@@ -214,8 +181,11 @@ impl ShellEnvRegistry {
         execution: Unknown,
         options: Option<Unknown>,
         parent_env: Option<Unknown>,
+        answer_all: Option<Unknown>,
     ) -> Result<JsRaw> {
         let execution = execution.raw();
+        let answer_all = answer_all.map(|answer_all| answer_all.raw());
+        let set = answer_all.map(|_| self.functions(env)).transpose()?;
         let started = (|| {
             let options = options_object(env, options)?;
             let inherited_path = inherited_path(env, options.as_ref(), parent_env)?;
@@ -229,30 +199,57 @@ impl ShellEnvRegistry {
             let (token, listener) = watch_signal(env, signal.map(|signal| signal.raw()))
                 .map_err(|thrown| signal_field.threw(thrown))?
                 .ok_or_else(|| signal_field.invalid("must be an AbortSignal"))?;
-            let collection = if token.is_aborted() {
-                Err(Failure::from(ShellEnvError::Aborted))
-            } else {
-                begin(env, &self.core, execution)
-            };
-            match collection.and_then(|collection| {
+            let begun = || {
+                if token.is_aborted() {
+                    return Err(Failure::from(ShellEnvError::Aborted));
+                }
+                let (mut collection, functions) = match set {
+                    Some((contributors, functions)) => {
+                        (begin_over(env, &self.core, contributors, execution)?, Some(functions))
+                    }
+                    None => (begin(env, &self.core, execution)?, None),
+                };
                 let reference = ExecutionRef::new(env, execution)
                     .map_err(|thrown| Field::named(env, Kind::Option, execution, "execution").threw(thrown))?;
-                Ok((collection, Arc::new(reference)))
-            }) {
-                Ok((collection, reference)) => Ok((collection, reference, inherited_path, timeout, token, listener)),
+                let at_once = match (answer_all, functions) {
+                    (Some(answer_all), Some(functions)) => {
+                        let signal = match signal {
+                            Some(signal) => signal.raw(),
+                            None => js::undefined(env).map_err(|thrown| signal_field.threw(thrown))?,
+                        };
+                        AnsweredAtOnce::call(env, answer_all, [functions, execution, signal], true)
+                            .apply(&mut collection)?
+                    }
+                    _ => AtOnce::Answered,
+                };
+                Ok((collection, Arc::new(reference), at_once))
+            };
+            match begun() {
+                Ok((collection, reference, at_once)) => {
+                    Ok((collection, reference, at_once, inherited_path, timeout, token, listener))
+                }
                 Err(failure) => {
                     listener.detach(env);
                     Err(failure)
                 }
             }
         })();
-        let (collection, execution, inherited_path, timeout, token, listener) = match started {
+        let (collection, execution, at_once, inherited_path, timeout, token, listener) = match started {
             Ok(started) => started,
             Err(failure) => return rejected(env, failure),
         };
-        let task_execution = Arc::clone(&execution);
+        let pending = match at_once {
+            // Every resolver answered at once: no thread to visit.
+            AtOnce::Answered if collection.next_contributor().is_none() => {
+                listener.detach(env);
+                let snapshot = collection.finish(inherited_path.as_deref());
+                return Ok(JsRaw(js::settled_promise(env, Ok(frozen(env, &snapshot)?.0))?));
+            }
+            AtOnce::Answered => None,
+            AtOnce::Pending(promise) => Some(promise),
+        };
+        let answer = resolver::answers(pending, Arc::clone(&execution));
         let task = async move {
-            let answer = |contributor| resolver::answer(contributor, Arc::clone(&task_execution));
             let snapshot = collection.resolve_all(timeout, token, answer).await;
             Ok(snapshot.map(|collection| collection.finish(inherited_path.as_deref())))
         };
@@ -329,7 +326,7 @@ impl ShellEnvRegistry {
 
     /// The current contributor set and its resolvers' own functions as a JS
     /// array, made again only when the registry changed.
-    fn functions(&self, env: &Env) -> Result<(Vec<Arc<Contributor<JsResolver>>>, Raw)> {
+    pub fn functions(&self, env: &Env) -> Result<(Vec<Arc<Contributor<JsResolver>>>, Raw)> {
         let generation = self.core.generation();
         let mut cache = self.functions.borrow_mut();
         if let Some(kept) = cache.as_ref().filter(|kept| kept.generation == generation) {
@@ -406,9 +403,149 @@ pub struct ShellEnvCatalog {
     pub command_directories: Vec<ShellEnvCommandDirectories>,
 }
 
+/// What answering at once left of a collection.
+pub enum AtOnce {
+    /// Nothing to await: every contributor answered, or the next is to be called.
+    Answered,
+    /// The next contributor answered with this promise; await it, then go on.
+    Pending(Promise<Settled>),
+}
+
+/// What the JS layer's `answer_all(functions, execution, signal)` returned,
+/// read on the JS thread: it calls the resolvers of a collection none of
+/// whose contributors has answered yet, in order, and returns their answers
+/// packed (see [`packed`]); `[packed, index]` when `signal` fired before
+/// `index` (a resolver aborted it: nothing else runs meanwhile); `[packed,
+/// index, value, threw]` at the first throw or answer that does not pack.
+/// Applied to the collection on any thread ([`AnsweredAtOnce::apply`]).
+pub struct AnsweredAtOnce {
+    packed: String,
+    /// How many answers `packed` holds; `None`: every contributor's.
+    answered: Option<usize>,
+    ending: Ending,
+}
+
+/// Where `answer_all` stopped.
+enum Ending {
+    /// It did not: every resolver answered packed.
+    Nowhere,
+    /// Before the next resolver: the signal fired.
+    Aborted,
+    /// At the next resolver, which threw this (or `answer_all` itself did:
+    /// out of stack or memory, put down to the resolver that was to run).
+    Threw(napi::Error),
+    /// At the next resolver, whose answer does not pack: read as any
+    /// answer of a resolver called from Rust is.
+    Unpacked(ResolverReturn),
+}
+
+impl AnsweredAtOnce {
+    /// Calls `answer_all` now, on this JS thread. With `awaits`, a promise
+    /// is left to await; without, it fails the collection (as `collect()`
+    /// refuses one) and is never asked for its `then`'s result.
+    pub fn call(env: &Env, answer_all: Raw, args: [Raw; 3], awaits: bool) -> Self {
+        match js::call(env, answer_all, &args) {
+            Ok(returned) => Self::read(env, returned, awaits),
+            Err(thrown) => Self::threw(thrown),
+        }
+    }
+
+    fn threw(thrown: napi::Error) -> Self {
+        Self { packed: String::new(), answered: Some(0), ending: Ending::Threw(thrown) }
+    }
+
+    /// Reads what `answer_all` returned (see the type's documentation).
+    fn read(env: &Env, returned: Raw, awaits: bool) -> Self {
+        let read = || -> Result<Self> {
+            if js::type_of(env, returned) == ValueType::String {
+                return Ok(Self { packed: js::lossy_string(env, returned)?, answered: None, ending: Ending::Nowhere });
+            }
+            let field = |index| js::element(env, returned, index);
+            let packed = js::lossy_string(env, field(0)?)?;
+            let answered = Some(js::number(env, field(1)?)? as usize);
+            let ending = if js::array_length(env, returned)? == 2 {
+                Ending::Aborted
+            } else if js::boolean(env, field(3)?)? {
+                // SAFETY: a live value of the current scope, just read from the array.
+                let thrown = unsafe { Unknown::from_raw_unchecked(env.raw(), field(2)?) };
+                Ending::Threw(napi::Error::from_unknown_without_coercion(thrown))
+            } else {
+                let answer = js::element(env, field(2)?, 0)?;
+                Ending::Unpacked(if awaits {
+                    // SAFETY: a live value of the current scope, read on this thread.
+                    unsafe { ResolverReturn::from_napi_value(env.raw(), answer)? }
+                } else {
+                    ResolverReturn::Ready(resolver::read_outcome(env, answer))
+                })
+            };
+            Ok(Self { packed, answered, ending })
+        };
+        read().unwrap_or_else(Self::threw)
+    }
+
+    /// Checks and adds each answer to `collection`, in order; what is left
+    /// to await, if anything.
+    pub fn apply(self, collection: &mut Collection<JsResolver>) -> Read<AtOnce> {
+        let next = |collection: &Collection<JsResolver>| {
+            collection.next_contributor().map(|next| next.name().to_string()).unwrap_or_default()
+        };
+        let mut answers = Answers::new(&self.packed);
+        for _ in 0..self.answered.unwrap_or(usize::MAX) {
+            if collection.next_contributor().is_none() {
+                break;
+            }
+            let values = answers.next_answer().map_err(|malformed| {
+                Failure::from(ShellEnvError::InvalidResult {
+                    contributor: next(collection),
+                    found: malformed.to_string(),
+                })
+            })?;
+            collection.accept_next(values)?;
+        }
+        let outcome = match self.ending {
+            Ending::Nowhere => return Ok(AtOnce::Answered),
+            Ending::Aborted => return Err(ShellEnvError::Aborted.into()),
+            Ending::Threw(thrown) => Outcome::Threw(thrown),
+            Ending::Unpacked(ResolverReturn::Pending(promise)) => return Ok(AtOnce::Pending(promise)),
+            Ending::Unpacked(ResolverReturn::Ready(outcome)) => outcome,
+        };
+        let values = outcome.into_values(&next(collection))?;
+        collection.accept_next(values)?;
+        Ok(AtOnce::Answered)
+    }
+}
+
+/// A JS value as the read result of a threadsafe call of `answer_all`
+/// (bound to its arguments), which awaits a promise it stopped at.
+pub struct AwaitedAtOnce(pub AnsweredAtOnce);
+
+impl FromNapiValue for AwaitedAtOnce {
+    unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> Result<Self> {
+        Ok(Self(AnsweredAtOnce::read(&Env::from_raw(env), value, true)))
+    }
+}
+
+impl AwaitedAtOnce {
+    /// What a threadsafe call of `answer_all` came to: its answers, or its
+    /// own throw.
+    pub fn of(called: std::result::Result<Self, napi::Error>) -> AnsweredAtOnce {
+        called.map_or_else(AnsweredAtOnce::threw, |awaited| awaited.0)
+    }
+}
+
 /// Starts a collection: validates the execution and reads the built-ins.
 pub fn begin(env: &Env, core: &CoreRegistry, execution: Raw) -> Read<Collection<JsResolver>> {
     Ok(Collection::begin(core, agent_session(env, execution)?)?)
+}
+
+/// [`begin`] over `contributors`, a set [`ShellEnvRegistry::functions`] gave.
+pub fn begin_over(
+    env: &Env,
+    core: &CoreRegistry,
+    contributors: Vec<Arc<Contributor<JsResolver>>>,
+    execution: Raw,
+) -> Read<Collection<JsResolver>> {
+    Ok(Collection::begin_over(core, contributors, agent_session(env, execution)?)?)
 }
 
 /// The calling agent's session id, checked: `None` for no agent.

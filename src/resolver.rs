@@ -7,6 +7,8 @@
 //! getter that throws — ends up as an [`Outcome`], never as a pending
 //! exception or a fatal one.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::thread::{self, ThreadId};
 
@@ -118,6 +120,31 @@ pub async fn answer(
     outcome.into_values(contributor.name())
 }
 
+/// One contributor's answer, awaited on any thread.
+pub type Answer = Pin<Box<dyn Future<Output = std::result::Result<Vec<(String, ResolvedValue)>, Failure>> + Send>>;
+
+/// The answers of the contributors a collection still waits for, for the
+/// core's `Collection::resolve_all`: the first from `pending` when given (the
+/// promise the next contributor answered with at once), the others by
+/// calling their resolvers from any thread ([`answer`]).
+pub fn answers(
+    mut pending: Option<Promise<Settled>>,
+    execution: Arc<ExecutionRef>,
+) -> impl FnMut(Arc<Contributor<JsResolver>>) -> Answer {
+    move |contributor| {
+        let first = pending.take();
+        let execution = Arc::clone(&execution);
+        Box::pin(async move {
+            match first {
+                Some(promise) => {
+                    promise.await.map_or_else(Outcome::Threw, |settled| settled.0).into_values(contributor.name())
+                }
+                None => answer(contributor, execution).await,
+            }
+        })
+    }
+}
+
 /// What a resolver produced, read on the JS thread.
 pub enum Outcome {
     /// Own enumerable properties of a plain object, in property order.
@@ -138,12 +165,16 @@ impl Outcome {
             Outcome::Values(values) => Ok(values),
             Outcome::Thenable => Err(ShellEnvError::AsyncResolver { contributor }.into()),
             Outcome::Invalid(found) => Err(ShellEnvError::InvalidResult { contributor, found }.into()),
-            Outcome::Threw(cause) => {
-                let message = if cause.reason.is_empty() { "threw".to_string() } else { cause.reason.clone() };
-                Err(Failure::caused_by(ShellEnvError::ResolverFailed { contributor, message }, cause))
-            }
+            Outcome::Threw(cause) => Err(failed(&contributor, cause)),
         }
     }
+}
+
+/// The error for `contributor`'s resolver having thrown `cause` (or
+/// rejected with it), which it keeps as `.cause`.
+pub fn failed(contributor: &str, cause: napi::Error) -> Failure {
+    let message = if cause.reason.is_empty() { "threw".to_string() } else { cause.reason.clone() };
+    Failure::caused_by(ShellEnvError::ResolverFailed { contributor: contributor.to_string(), message }, cause)
 }
 
 /// Reads a resolver's return value. Never leaves an exception pending.

@@ -56,6 +56,8 @@ pub enum ResolvedValue {
 #[derive(Debug)]
 pub struct Collection<R> {
     contributors: Vec<Arc<Contributor<R>>>,
+    /// How many contributors have answered, in order.
+    answered: usize,
     values: Snapshot,
     left_out: Arc<LeftOutLog>,
 }
@@ -86,7 +88,7 @@ impl<R> Collection<R> {
             let session_id = checked_value(BUILTIN_OWNER, DSH_SESSION_ID, session_id)?;
             values.insert(DSH_SESSION_ID.into(), session_id);
         }
-        Ok(Self { contributors, values, left_out: registry.left_out_log() })
+        Ok(Self { contributors, answered: 0, values, left_out: registry.left_out_log() })
     }
 
     /// The contributors whose resolvers must run, in name order.
@@ -114,9 +116,28 @@ impl<R> Collection<R> {
         Ok(())
     }
 
-    /// Has every contributor's resolver answered on this thread, in
-    /// [`Collection::contributors`] order; the first error (`resolve`'s own or
-    /// a refused value) ends the collection.
+    /// The contributor whose answer [`Collection::accept_next`] takes: the
+    /// first that has not answered; `None` once all have.
+    pub fn next_contributor(&self) -> Option<&Arc<Contributor<R>>> {
+        self.contributors.get(self.answered)
+    }
+
+    /// Checks and adds the answer of [`Collection::next_contributor`] (see
+    /// [`Collection::accept`]). A caller that got answers some other way
+    /// (several at once) hands them in here in order; `resolve_each` and
+    /// `resolve_all` go on from the next.
+    pub fn accept_next(&mut self, resolved: Vec<(String, ResolvedValue)>) -> Result<(), ShellEnvError> {
+        let Some(contributor) = self.contributors.get(self.answered).cloned() else {
+            return Ok(());
+        };
+        self.accept(&contributor, resolved)?;
+        self.answered += 1;
+        Ok(())
+    }
+
+    /// Has every contributor that has not answered yet answer on this
+    /// thread, in [`Collection::contributors`] order; the first error
+    /// (`resolve`'s own or a refused value) ends the collection.
     pub fn resolve_each<E>(
         mut self,
         mut resolve: impl FnMut(&Contributor<R>) -> Result<Vec<(String, ResolvedValue)>, E>,
@@ -124,18 +145,19 @@ impl<R> Collection<R> {
     where
         E: From<ShellEnvError>,
     {
-        for contributor in self.contributors.clone() {
+        while let Some(contributor) = self.next_contributor().cloned() {
             let values = resolve(&contributor)?;
-            self.accept(&contributor, values)?;
+            self.accept_next(values)?;
         }
         Ok(self)
     }
 
-    /// Has every contributor's resolver answered, one after the other in
-    /// [`Collection::contributors`] order, within one `timeout` for all of
-    /// them together. An abort wins over an answer that is ready at the same
-    /// moment; the resolver still running when the time is up or the token
-    /// fires is named in the timeout error, or dropped for the abort error.
+    /// Has every contributor that has not answered yet answer, one after the
+    /// other in [`Collection::contributors`] order, within one `timeout` for
+    /// all of them together. An abort wins over an answer that is ready at
+    /// the same moment; the resolver still running when the time is up or the
+    /// token fires is named in the timeout error, or dropped for the abort
+    /// error.
     pub async fn resolve_all<E, Answer>(
         mut self,
         timeout: Duration,
@@ -149,7 +171,7 @@ impl<R> Collection<R> {
         let deadline = Instant::now() + timeout;
         let aborted = abort.clone().aborted();
         tokio::pin!(aborted);
-        for contributor in self.contributors.clone() {
+        while let Some(contributor) = self.next_contributor().cloned() {
             // Checked first: `select!` below asks the resolver before it polls anything.
             if abort.is_aborted() {
                 return Err(ShellEnvError::Aborted.into());
@@ -163,7 +185,7 @@ impl<R> Collection<R> {
                     return Err(ShellEnvError::ResolverTimeout { contributor: contributor.name().into(), timeout_ms }.into());
                 }
             };
-            self.accept(&contributor, values)?;
+            self.accept_next(values)?;
         }
         Ok(self)
     }
