@@ -143,3 +143,51 @@ describe('the order answers are checked in', () => {
     expect(reads).toBe(1)
   })
 })
+
+describe('collectAsync(): resolvers that answer at once run within the call', () => {
+  it('runs the resolvers up to the first promise before it returns, and the rest after that promise settles', async () => {
+    const calls = []
+    let settle
+    const { packaged } = registries([
+      { name: 'a', variables: { DSH_A: { description: 'a' } }, resolve: () => (calls.push('a'), { DSH_A: 'a' }) },
+      { name: 'b', variables: { DSH_B: { description: 'b' } }, resolve: () => (calls.push('b'), new Promise((resolve) => (settle = resolve))) },
+      { name: 'c', variables: { DSH_C: { description: 'c' } }, resolve: () => (calls.push('c'), { DSH_C: 'c' }) },
+    ])
+    const collected = packaged.collectAsync({})
+    expect(calls).toEqual(['a', 'b'])
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(calls).toEqual(['a', 'b'])
+    settle({ DSH_B: 'b' })
+    expect(await collected).toEqual({ DSH_A: 'a', DSH_B: 'b', DSH_C: 'c', DSH_HOME: HOME, DSH_SHELL: '1' })
+    expect(calls).toEqual(['a', 'b', 'c'])
+  })
+
+  it('a resolver that aborts the signal is the last to run', async () => {
+    const calls = []
+    const controller = new AbortController()
+    const { packaged } = registries([
+      { name: 'a', variables: {}, resolve: () => (calls.push('a'), controller.abort(), {}) },
+      { name: 'b', variables: {}, resolve: () => (calls.push('b'), {}) },
+    ])
+    let error
+    try {
+      await packaged.collectAsync({}, { signal: controller.signal })
+    } catch (caught) {
+      error = caught
+    }
+    expectCode(error, 'ERR_SHELL_ENV_ABORTED')
+    expect(calls).toEqual(['a'])
+  })
+
+  it('an invalid answer given at once rejects the promise, it does not throw', async () => {
+    const { packaged } = registries([{ name: 'a', variables: {}, resolve: () => ({ DSH_UNDECLARED: 'x' }) }])
+    const collected = packaged.collectAsync({})
+    let error
+    try {
+      await collected
+    } catch (caught) {
+      error = caught
+    }
+    expectCode(error, 'ERR_SHELL_ENV_UNDECLARED_KEY')
+  })
+})

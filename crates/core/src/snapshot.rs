@@ -414,6 +414,35 @@ mod tests {
         assert_eq!(collection.contributors().len(), 1);
     }
 
+    #[test]
+    fn answers_taken_one_by_one_and_then_resolved_go_on_from_the_next_contributor() {
+        let registry = Registry::new("/h".into(), None);
+        for name in ["a", "b", "c"] {
+            let key = format!("DSH_{}", name.to_uppercase());
+            register(&registry, name, &[&key], &[], vec![(key.clone(), string(name))]);
+        }
+        let mut collection = Collection::begin(&registry, None).unwrap();
+        assert_eq!(collection.next_contributor().map(|next| next.name()), Some("a"));
+        collection.accept_next(vec![("DSH_A".into(), string("at once"))]).unwrap();
+        assert_eq!(collection.next_contributor().map(|next| next.name()), Some("b"));
+        let mut called = Vec::new();
+        let collection = collection
+            .resolve_each(|contributor| {
+                called.push(contributor.name().to_string());
+                Ok::<_, ShellEnvError>(contributor.resolver().clone())
+            })
+            .unwrap();
+        assert_eq!(called, ["b", "c"]);
+        assert!(collection.next_contributor().is_none());
+        let snapshot = collection.finish(None);
+        assert_eq!((snapshot["DSH_A"].as_str(), snapshot["DSH_C"].as_str()), ("at once", "c"));
+        // A refused answer leaves the contributor next, so nothing goes on past it.
+        let mut collection = Collection::begin(&registry, None).unwrap();
+        let refused = collection.accept_next(vec![("DSH_B".into(), string("not a's"))]).unwrap_err();
+        assert_eq!(refused.code(), "ERR_SHELL_ENV_UNDECLARED_KEY");
+        assert_eq!(collection.next_contributor().map(|next| next.name()), Some("a"));
+    }
+
     /// Three contributors whose resolvers answer after `delays` (paused time),
     /// collected asynchronously; the names called, in order, and the result.
     async fn resolve_all_after(
