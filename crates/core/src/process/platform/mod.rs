@@ -62,6 +62,21 @@ pub(super) use unix::*;
 #[cfg(not(unix))]
 pub(super) use windows::*;
 
+/// A child that leads its own process group (on Windows, its own job), with
+/// the host's ends of its pipes: what `spawn_leader` returns.
+pub(crate) struct Leader {
+    /// Its pid, which also names its group (its job).
+    pub(crate) pid: u32,
+    /// The read end of its stdout, unless inherited (never on Windows).
+    pub(crate) stdout: Option<Fd>,
+    /// The read end of its stderr, unless inherited (never on Windows).
+    pub(crate) stderr: Option<Fd>,
+    /// The write end of its stdin, when it reads from a pipe (else the null device).
+    pub(crate) stdin: Option<Fd>,
+    /// On a terminal: its master (never where `TERMINALS` is false).
+    pub(crate) terminal: Option<Fd>,
+}
+
 /// How a child's standard streams are connected: stdin a pipe from the host
 /// (else `/dev/null`), and which output streams are the host's own (its fd 1
 /// or 2, passed through) rather than a pipe to the host.

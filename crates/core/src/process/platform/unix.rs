@@ -35,7 +35,7 @@ use tokio::sync::oneshot;
 use super::generic::pidfd_open;
 #[cfg(target_os = "linux")]
 use super::linux::pidfd_open;
-use super::StdioPlan;
+use super::{Leader, StdioPlan};
 use crate::limits::{rlimits, Limits};
 use crate::process::exit::{Exit, Signal};
 
@@ -87,20 +87,6 @@ pub fn os_error_name(code: i32) -> Option<&'static str> {
 /// Process control works here.
 pub(crate) fn supported() -> io::Result<()> {
     Ok(())
-}
-
-/// A child that leads its own group, with the ends of its pipes.
-pub(crate) struct Leader {
-    /// Its pid, which is also the group id.
-    pub(crate) pid: u32,
-    /// The read end of its stdout, unless inherited.
-    pub(crate) stdout: Option<Fd>,
-    /// The read end of its stderr, unless inherited.
-    pub(crate) stderr: Option<Fd>,
-    /// The write end of its stdin, when it reads from a pipe (else `/dev/null`).
-    pub(crate) stdin: Option<Fd>,
-    /// On a terminal: its master.
-    pub(crate) terminal: Option<Fd>,
 }
 
 /// Commands can run on a pseudo-terminal.

@@ -22,25 +22,11 @@ use windows_sys::Win32::System::Threading::{
 
 use crate::limits::{Limits, Observed};
 use crate::process::platform::command_line::{batch_arguments_are_safe, command_line, environment_block};
-use crate::process::platform::StdioPlan;
+use crate::process::platform::{Leader, StdioPlan};
 
 use super::job::{associate, children, completion_port, new_job, Child};
 use super::pipes::{null_device, pipe, Direction};
-use super::{wide, Fd};
-
-/// A child that leads its own job, with the host's ends of its pipes.
-pub(crate) struct Leader {
-    /// Its process id, which also names its job here.
-    pub(crate) pid: u32,
-    /// The read end of its stdout (never inherited here).
-    pub(crate) stdout: Option<Fd>,
-    /// The read end of its stderr (never inherited here).
-    pub(crate) stderr: Option<Fd>,
-    /// The write end of its stdin, when it reads from a pipe (else `NUL`).
-    pub(crate) stdin: Option<Fd>,
-    /// Never a terminal here (see `spawn_leader`).
-    pub(crate) terminal: Option<Fd>,
-}
+use super::wide;
 
 /// Commands cannot run on a terminal here yet (ConPTY is not wired).
 pub(crate) const TERMINALS: bool = false;
