@@ -21,7 +21,7 @@ use crate::errors::{rejected, Failure};
 use crate::js::{self, JsRaw, Raw};
 use crate::read::{self, Field, Kind, Read};
 use crate::registry::{begin, begin_over, AtOnce, AwaitedAtOnce, ShellEnvRegistry};
-use crate::resolver::{self, ExecutionRef, JsResolver};
+use crate::resolver::{self, JsRef, JsResolver};
 
 /// Starts a command; the promise resolves with a native execution once the
 /// child runs, or rejects with a coded error and nothing started.
@@ -200,7 +200,7 @@ struct Prepared {
 /// spawn, and the caller's execution its resolvers receive.
 struct RegistryCollection {
     pending: PendingCollection<JsResolver>,
-    execution: Arc<ExecutionRef>,
+    execution: Arc<JsRef>,
     /// The JS layer's `answer_all`, bound to the collection's functions, the
     /// execution and the signal: called first, from the runtime, so that the
     /// resolvers run after `execute()` returned, right before the spawn.
@@ -276,7 +276,7 @@ fn prepare(
                 None => (begin(env, registry.core(), execution)?, None),
             };
             let inherited_path = command::path_before_managed(&request, parent.clone(), &Platform::current())?;
-            let reference = Arc::new(ExecutionRef::new(env, execution).map_err(|thrown| spec.threw(thrown))?);
+            let reference = Arc::new(JsRef::new(env, execution).map_err(|thrown| spec.threw(thrown))?);
             let pending = PendingCollection { collection, inherited_path };
             Some((RegistryCollection { pending, execution: reference, at_once: None }, at_once))
         }
@@ -293,7 +293,7 @@ fn prepare(
     let (abort, listener) = watch_signal(env, signal)
         .map_err(|thrown| spec.threw(thrown))?
         .ok_or_else(|| ExecError::invalid_spec("signal", "must be an AbortSignal"))?;
-    // Last, once nothing else can be refused: the resolvers answer at once.
+    // With the signal known: the call that has the resolvers answer at once.
     let collect = match collect {
         Some((mut collect, Some((answer_all, functions, execution)))) => {
             let call = js::undefined(env).and_then(|undefined| {

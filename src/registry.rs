@@ -21,7 +21,7 @@ use crate::abort::watch_signal;
 use crate::errors::{rejected, shell_env_error, Failure};
 use crate::js::{self, JsRaw, Raw};
 use crate::read::{self, Field, Kind, Read};
-use crate::resolver::{self, ExecutionRef, JsResolver, Outcome, ResolverReturn, Settled};
+use crate::resolver::{self, JsRef, JsResolver, Outcome, ResolverReturn, Settled};
 
 /// The core registry as the binding stores it.
 pub type CoreRegistry = Registry<JsResolver>;
@@ -39,7 +39,7 @@ pub struct ShellEnvRegistry {
 struct Functions {
     generation: u64,
     contributors: Vec<Arc<Contributor<JsResolver>>>,
-    array: ExecutionRef,
+    array: JsRef,
 }
 
 #[napi]
@@ -129,7 +129,7 @@ impl ShellEnvRegistry {
     }
 
     /// `collect()` as the JS layer makes it: the resolvers answer at once
-    /// through `answer_all` (see [`answer_at_once`]), each answer is checked
+    /// through `answer_all` (see [`AnsweredAtOnce`]), each answer is checked
     /// here in contributor order (the first invalid one fails the
     /// collection), and the resolvers after an answer read here are called
     /// from here. Returns the snapshot packed (see [`packed`]), after a field
@@ -147,11 +147,11 @@ impl ShellEnvRegistry {
     ) -> Result<String> {
         let execution = execution.raw();
         let (contributors, functions) = self.functions(env)?;
+        let undefined = js::undefined(env)?;
         let collected = (|| {
             let options = options_object(env, options)?;
             let inherited_path = inherited_path(env, options.as_ref(), parent_env)?;
             let mut collection = begin_over(env, &self.core, contributors, execution)?;
-            let undefined = js::undefined(env).map_err(|thrown| resolver::failed("", thrown))?;
             AnsweredAtOnce::call(env, answer_all.raw(), [functions, execution, undefined], false)
                 .apply(&mut collection)?;
             let collection = collection.resolve_each(|contributor| {
@@ -169,7 +169,7 @@ impl ShellEnvRegistry {
     /// Collects the managed environment, awaiting async resolvers. Every
     /// failure, invalid options included, rejects the promise. With
     /// `answerAll` (the JS layer's), the resolvers answer at once first (see
-    /// [`answer_at_once`]); only from the first promise on are they awaited,
+    /// [`AnsweredAtOnce`]); only from the first promise on are they awaited,
     /// and called from Rust.
     #[napi(
         ts_args_type = "execution: ToolExecution, options?: CollectAsyncOptions, parentEnv?: Record<string, string | undefined>, answerAll?: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown",
@@ -209,7 +209,7 @@ impl ShellEnvRegistry {
                     }
                     None => (begin(env, &self.core, execution)?, None),
                 };
-                let reference = ExecutionRef::new(env, execution)
+                let reference = JsRef::new(env, execution)
                     .map_err(|thrown| Field::named(env, Kind::Option, execution, "execution").threw(thrown))?;
                 let at_once = match (answer_all, functions) {
                     (Some(answer_all), Some(functions)) => {
@@ -334,8 +334,7 @@ impl ShellEnvRegistry {
         }
         let contributors = self.core.contributors();
         let array = js::array_of(env, contributors.iter().map(|contributor| contributor.resolver().resolve(env)))?;
-        *cache =
-            Some(Functions { generation, contributors: contributors.clone(), array: ExecutionRef::new(env, array)? });
+        *cache = Some(Functions { generation, contributors: contributors.clone(), array: JsRef::new(env, array)? });
         Ok((contributors, array))
     }
 }

@@ -35,7 +35,7 @@ pub struct JsResolver {
 
 /// Weak (does not keep the event loop alive) and callee-unhandled: a throw
 /// comes back as an `Err` through `call_async_catch`, never a fatal exception.
-type ResolverTsfn<Return> = ThreadsafeFunction<Arc<ExecutionRef>, Return, ExecutionArg, Status, false, true>;
+type ResolverTsfn<Return> = ThreadsafeFunction<Arc<JsRef>, Return, ExecutionArg, Status, false, true>;
 
 /// The threadsafe function over [`JsResolver::function`], typed by what it returns.
 enum Threadsafe {
@@ -85,7 +85,7 @@ impl JsResolver {
 
     /// Calls the resolver from any thread; the JS call itself runs on the
     /// resolver's JS thread. A returned promise is awaited by the caller.
-    pub async fn call_async(&self, execution: Arc<ExecutionRef>) -> std::result::Result<ResolverReturn, napi::Error> {
+    pub async fn call_async(&self, execution: Arc<JsRef>) -> std::result::Result<ResolverReturn, napi::Error> {
         match &self.threadsafe {
             Threadsafe::Raw(function) => function.call_async_catch(execution).await,
             Threadsafe::Packed(function) => function.call_async_catch(execution).await.map(|packed| packed.0),
@@ -99,7 +99,7 @@ fn threadsafe<Return: FromNapiValue + 'static>(env: &Env, function: Raw) -> Resu
     // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
     let callable = unsafe { Function::<ExecutionArg, Return>::from_napi_value(env.raw(), function)? };
     callable
-        .build_threadsafe_function::<Arc<ExecutionRef>>()
+        .build_threadsafe_function::<Arc<JsRef>>()
         .callee_handled::<false>()
         .weak::<true>()
         .build_callback(|context| Ok(ExecutionArg(context.value.value(&context.env)?)))
@@ -110,7 +110,7 @@ fn threadsafe<Return: FromNapiValue + 'static>(env: &Env, function: Raw) -> Resu
 /// contributor. What the core's `Collection::resolve_all` awaits.
 pub async fn answer(
     contributor: Arc<Contributor<JsResolver>>,
-    execution: Arc<ExecutionRef>,
+    execution: Arc<JsRef>,
 ) -> std::result::Result<Vec<(String, ResolvedValue)>, Failure> {
     let outcome = match contributor.resolver().call_async(execution).await {
         Err(thrown) => Outcome::Threw(thrown),
@@ -129,7 +129,7 @@ pub type Answer = Pin<Box<dyn Future<Output = std::result::Result<Vec<(String, R
 /// calling their resolvers from any thread ([`answer`]).
 pub fn answers(
     mut pending: Option<Promise<Settled>>,
-    execution: Arc<ExecutionRef>,
+    execution: Arc<JsRef>,
 ) -> impl FnMut(Arc<Contributor<JsResolver>>) -> Answer {
     move |contributor| {
         let first = pending.take();
@@ -282,9 +282,10 @@ impl FromNapiValue for Settled {
     }
 }
 
-/// A reference to the caller's `execution` object, so resolvers called from
-/// other threads receive the very same object.
-pub struct ExecutionRef {
+/// A reference to a JS object, made on its JS thread and used only there:
+/// the caller's `execution`, so resolvers called from other threads receive
+/// the very same object, or the array of functions a registry keeps.
+pub struct JsRef {
     reference: sys::napi_ref,
     env: sys::napi_env,
     owner: ThreadId,
@@ -292,14 +293,14 @@ pub struct ExecutionRef {
 
 // SAFETY: the reference is only dereferenced and deleted on its owning JS
 // thread (checked against `owner`); other threads merely move the handle.
-unsafe impl Send for ExecutionRef {}
+unsafe impl Send for JsRef {}
 // SAFETY: as for `Send` above.
-unsafe impl Sync for ExecutionRef {}
+unsafe impl Sync for JsRef {}
 
-impl ExecutionRef {
-    /// References `execution` from the current JS thread.
-    pub fn new(env: &Env, execution: Raw) -> Result<Self> {
-        let reference = js::reference(env, execution)?;
+impl JsRef {
+    /// References `value` from the current JS thread.
+    pub fn new(env: &Env, value: Raw) -> Result<Self> {
+        let reference = js::reference(env, value)?;
         Ok(Self { reference, env: env.raw(), owner: thread::current().id() })
     }
 
@@ -309,7 +310,7 @@ impl ExecutionRef {
     }
 }
 
-impl Drop for ExecutionRef {
+impl Drop for JsRef {
     fn drop(&mut self) {
         // Only the owning JS thread may touch the reference. A last drop
         // elsewhere (a timed-out call still queued when its environment was
