@@ -86,7 +86,7 @@ export declare class ShellEnvRegistry {
   collect(execution: ToolExecution, options?: CollectOptions, parentEnv?: Record<string, string | undefined>): DshEnvironment
   /**
    * `collect()` as the JS layer makes it: the resolvers answer at once
-   * through `answer_all` (see [`answer_at_once`]), each answer is checked
+   * through `answer_all` (see [`AnsweredAtOnce`]), each answer is checked
    * here in contributor order (the first invalid one fails the
    * collection), and the resolvers after an answer read here are called
    * from here. Returns the snapshot packed (see [`packed`]), after a field
@@ -97,7 +97,7 @@ export declare class ShellEnvRegistry {
    * Collects the managed environment, awaiting async resolvers. Every
    * failure, invalid options included, rejects the promise. With
    * `answerAll` (the JS layer's), the resolvers answer at once first (see
-   * [`answer_at_once`]); only from the first promise on are they awaited,
+   * [`AnsweredAtOnce`]); only from the first promise on are they awaited,
    * and called from Rust.
    */
   collectAsync(execution: ToolExecution, options?: CollectAsyncOptions, parentEnv?: Record<string, string | undefined>, answerAll?: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown): Promise<DshEnvironment>
