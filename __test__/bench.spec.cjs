@@ -28,6 +28,7 @@ const ROWS = [
   'collect/1',
   'collect/10',
   'collect/50',
+  'collect-async/10',
   'concurrent',
   'throughput',
   ...toolRows('none'),
@@ -116,6 +117,7 @@ posix.describe('npm run bench (quick mode)', () => {
       expect(ids(rowId)).toEqual(['execute', 'child_process', 'execa', 'rust-floor'])
     }
     for (const count of [1, 10, 50]) expect(ids(`collect/${count}`)).toEqual(['native', 'plain-js'])
+    expect(ids('collect-async/10')).toEqual(['native', 'plain-js'])
     expect(ids('concurrent')).toEqual(['execute', 'child_process'])
     expect(ids('throughput')).toEqual(['execute', 'execute-nospill', 'child_process'])
     if (process.platform === 'linux') expect(ids('terminal')).toEqual(['native', 'reference'])
@@ -134,7 +136,7 @@ posix.describe('npm run bench (quick mode)', () => {
   })
 
   it('reports every target', () => {
-    expect(results.targets.length).toBe(18)
+    expect(results.targets.length).toBe(20)
     for (const target of results.targets) {
       expect(typeof target.name).toBe('string')
       expect(typeof target.limit).toBe('number')

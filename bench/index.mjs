@@ -11,7 +11,8 @@
 // Rows:
 //  1. spawn and wait for /bin/true   — execute() + result() vs child_process vs execa vs the Rust floor
 //  2. bash -c true                    — the same, through the default shell
-//  3. collect() with 1/10/50 contributors vs a plain-JS registry (plain-registry.mjs)
+//  3. collect() with 1/10/50 contributors vs a plain-JS registry (plain-registry.mjs),
+//     and collectAsync() with 10 vs the same registry awaiting each answer
 //  4. 256 MiB of stdout               — execute() vs child_process, each in a fresh process (throughput-child.mjs)
 //  5. 64 concurrent /bin/true         — wall time per batch and p99 per-call latency
 //  6. one call of the published bash tool (`true`) through this package's
@@ -505,6 +506,40 @@ async function main() {
     })
   }
 
+  // 3b. collectAsync(): the resolvers answer at once, as most do.
+  {
+    const count = 10
+    log(`row: collectAsync() with ${count} contributors`)
+    const { native, plain } = registries(count)
+    assertSameSnapshot(await native.collectAsync(EXECUTION), await plain.collectAsync(EXECUTION))
+    const batch = SIZE.collect.batch[count]
+    const contenders = [
+      {
+        id: 'native',
+        label: `ShellEnvRegistry#collectAsync(), ${count} contributors`,
+        fn: async () => {
+          for (let i = 0; i < batch; i++) await native.collectAsync(EXECUTION)
+        },
+      },
+      {
+        id: 'plain-js',
+        label: 'plain-JS registry, each answer awaited',
+        fn: async () => {
+          for (let i = 0; i < batch; i++) await plain.collectAsync(EXECUTION)
+        },
+      },
+    ]
+    const raw = await interleave(contenders, { rounds: SIZE.collect.rounds, perRound: SIZE.collect.perRound })
+    const perCall = new Map([...raw].map(([id, values]) => [id, values.map((ms) => ms / batch)]))
+    addRow({
+      id: `collect-async/${count}`,
+      title: `collectAsync(), ${count} contributors answering at once (3 keys declared, 2 returned each); per call, ${batch} calls per sample`,
+      heap: { phase: 'default', ...heapInfo() },
+      contenders,
+      samples: perCall,
+    })
+  }
+
   // 5. 64 concurrent calls (before the throughput children, still default heap).
   {
     const { calls } = SIZE.concurrent
@@ -687,7 +722,9 @@ async function main() {
     target('spawn /bin/true, default heap: ≤ 1.3× the Rust floor', 'spawn-true/default', 'rust-floor', 1.3),
     target('spawn bash -c true, default heap: ≤ 1.3× the Rust floor', 'spawn-bash/default', 'rust-floor', 1.3),
     target('64 concurrent /bin/true: ≤ 0.3× child_process wall time', 'concurrent', 'child_process', 0.3),
+    target('collect(), 1 contributor: ≤ 2× plain JS', 'collect/1', 'plain-js', 2),
     target('collect(), 10 contributors: ≤ 1.0× plain JS', 'collect/10', 'plain-js', 1.0),
+    target('collect(), 50 contributors: ≤ 1.2× plain JS', 'collect/50', 'plain-js', 1.2),
     target('bash tool call, default heap: ≤ 0.7× dsh-bash-local', 'tool-bash/none', 'reference', 0.7),
     target('bash tool call, ~1 GiB of strings: ≤ 0.06× dsh-bash-local', 'tool-bash/strings', 'reference', 0.06),
     target('bash tool call, ~1 GiB of small objects: ≤ 0.3× dsh-bash-local', 'tool-bash/objects', 'reference', 0.3),

@@ -4,6 +4,7 @@
 // validated with `Object.entries` against its declaration, and the snapshot is
 // a frozen object with sorted keys. Same inputs, same outputs as the native
 // `ShellEnvRegistry#collect` (the bench asserts deep equality before timing).
+// `collectAsync()` awaits each resolver's answer before the next runs.
 
 const KEY_RULE = /^DSH_[A-Z][A-Z0-9_]*$/
 const RESERVED = new Set(['DSH_HOME', 'DSH_SHELL', 'DSH_SESSION_ID', 'DSH_PROFILE', 'DSH_PROFILE_DIR'])
@@ -54,6 +55,33 @@ export class PlainShellEnvRegistry {
   }
 
   collect(execution, { inheritedPath = process.env.PATH } = {}) {
+    const { values, contributors } = this.#begin(execution)
+    for (const contributor of contributors) {
+      const result = this.#resolve(contributor, execution)
+      if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
+        throw fail('ERR_SHELL_ENV_ASYNC_RESOLVER', `${contributor.name} returned a promise`)
+      }
+      this.#accept(values, contributor, result)
+    }
+    return this.#finish(values, contributors, inheritedPath)
+  }
+
+  /** The same, awaiting each resolver's answer before the next runs. */
+  async collectAsync(execution, { inheritedPath = process.env.PATH } = {}) {
+    const { values, contributors } = this.#begin(execution)
+    for (const contributor of contributors) {
+      let result
+      try {
+        result = await contributor.resolve(execution)
+      } catch (cause) {
+        throw Object.assign(fail('ERR_SHELL_ENV_RESOLVER_FAILED', `${contributor.name} threw`), { cause })
+      }
+      this.#accept(values, contributor, result)
+    }
+    return this.#finish(values, contributors, inheritedPath)
+  }
+
+  #begin(execution) {
     if (execution === null || typeof execution !== 'object') {
       throw fail('ERR_SHELL_ENV_INVALID_EXECUTION', 'execution must be an object')
     }
@@ -67,32 +95,37 @@ export class PlainShellEnvRegistry {
       values.DSH_PROFILE = this.profile.name
       values.DSH_PROFILE_DIR = this.profile.dir
     }
-
     // Sorted by name on every call, as the original did.
     const contributors = [...this.#contributors.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    return { values, contributors }
+  }
+
+  #resolve(contributor, execution) {
+    try {
+      return contributor.resolve(execution)
+    } catch (cause) {
+      throw Object.assign(fail('ERR_SHELL_ENV_RESOLVER_FAILED', `${contributor.name} threw`), { cause })
+    }
+  }
+
+  #accept(values, contributor, result) {
+    if (result === null || typeof result !== 'object' || Array.isArray(result)) {
+      throw fail('ERR_SHELL_ENV_INVALID_RESULT', `${contributor.name} returned a non-object`)
+    }
+    for (const [key, value] of Object.entries(result)) {
+      if (!Object.hasOwn(contributor.variables, key)) {
+        throw fail('ERR_SHELL_ENV_UNDECLARED_KEY', `${contributor.name} returned undeclared ${key}`)
+      }
+      if (typeof value !== 'string') throw fail('ERR_SHELL_ENV_NON_STRING_VALUE', `${contributor.name}: ${key} is not a string`)
+      if (value.includes('\0')) throw fail('ERR_SHELL_ENV_INVALID_VALUE', `${contributor.name}: ${key} holds NUL`)
+      values[key] = value
+    }
+  }
+
+  #finish(values, contributors, inheritedPath) {
     const directories = []
     const seen = new Set()
     for (const contributor of contributors) {
-      let result
-      try {
-        result = contributor.resolve(execution)
-      } catch (cause) {
-        throw Object.assign(fail('ERR_SHELL_ENV_RESOLVER_FAILED', `${contributor.name} threw`), { cause })
-      }
-      if (result === null || typeof result !== 'object' || Array.isArray(result)) {
-        throw fail('ERR_SHELL_ENV_INVALID_RESULT', `${contributor.name} returned a non-object`)
-      }
-      if (typeof result.then === 'function') {
-        throw fail('ERR_SHELL_ENV_ASYNC_RESOLVER', `${contributor.name} returned a promise`)
-      }
-      for (const [key, value] of Object.entries(result)) {
-        if (!Object.hasOwn(contributor.variables, key)) {
-          throw fail('ERR_SHELL_ENV_UNDECLARED_KEY', `${contributor.name} returned undeclared ${key}`)
-        }
-        if (typeof value !== 'string') throw fail('ERR_SHELL_ENV_NON_STRING_VALUE', `${contributor.name}: ${key} is not a string`)
-        if (value.includes('\0')) throw fail('ERR_SHELL_ENV_INVALID_VALUE', `${contributor.name}: ${key} holds NUL`)
-        values[key] = value
-      }
       for (const directory of contributor.commandDirectories) {
         if (!seen.has(directory)) {
           seen.add(directory)
@@ -103,7 +136,6 @@ export class PlainShellEnvRegistry {
     if (directories.length > 0) {
       values.PATH = inheritedPath ? `${directories.join(':')}:${inheritedPath}` : directories.join(':')
     }
-
     const snapshot = {}
     for (const key of Object.keys(values).sort()) snapshot[key] = values[key]
     return Object.freeze(snapshot)
