@@ -273,20 +273,23 @@ async fn a_commands_leader_is_reaped_before_its_result_is_published_in_either_ti
     .await;
 }
 
-/// Children of `pid`, over all of its threads.
-fn children_of(pid: i32) -> Vec<i32> {
-    let tasks = fs::read_dir(format!("/proc/{pid}/task")).expect("tasks");
-    tasks
+/// Children of `pid`, over all of its threads; `None` once it is gone (a
+/// reaper can end between the listing of its parent's children and this).
+fn children_of(pid: i32) -> Option<Vec<i32>> {
+    let tasks = fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let children = tasks
         .flatten()
         .filter_map(|task| fs::read_to_string(task.path().join("children")).ok())
         .flat_map(|list| list.split_whitespace().filter_map(|pid| pid.parse::<i32>().ok()).collect::<Vec<_>>())
-        .collect()
+        .collect();
+    Some(children)
 }
 
 /// The supervisor's children without children of their own: its reapers on
 /// standby (a running command's reaper has the command).
 fn standby_reapers(supervisor: i32) -> Vec<i32> {
-    children_of(supervisor).into_iter().filter(|&pid| children_of(pid).is_empty()).collect()
+    let reapers = children_of(supervisor).expect("the supervisor runs");
+    reapers.into_iter().filter(|&pid| children_of(pid).is_some_and(|children| children.is_empty())).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
