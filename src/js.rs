@@ -156,28 +156,34 @@ struct Names {
     index: HashMap<&'static str, u32>,
 }
 
-/// `name` as a JS string, from [`NAMES`].
+/// `name` as a JS string, from [`NAMES`]. The borrow is never held across a
+/// call into the engine, and the array gets own data properties only, so
+/// nothing on `Array.prototype` runs here.
 fn name_key(env: &Env, name: &'static str) -> Result<Raw> {
-    NAMES.with(|names| {
-        let mut names = names.borrow_mut();
-        if names.env != env.raw() {
+    let kept = NAMES.with(|names| {
+        let names = names.borrow();
+        (names.env == env.raw()).then(|| (names.array, names.index.get(name).copied()))
+    });
+    let array = match kept {
+        Some((array, Some(index))) => return element(env, dereference(env, array)?, index),
+        Some((array, None)) => dereference(env, array)?,
+        None => {
             // The first read in this thread's environment.
             let mut array = ptr::null_mut();
             // SAFETY: the Node-API contract (module documentation).
             check(env, unsafe { sys::napi_create_array(env.raw(), &mut array) })?;
-            *names = Names { env: env.raw(), array: reference(env, array)?, index: HashMap::new() };
+            let reference = reference(env, array)?;
+            NAMES.with(|names| *names.borrow_mut() = Names { env: env.raw(), array: reference, index: HashMap::new() });
+            array
         }
-        let array = dereference(env, names.array)?;
-        if let Some(&index) = names.index.get(name) {
-            return element(env, array, index);
-        }
-        let key = env.create_string(name)?.raw();
-        let index = names.index.len() as u32;
-        // SAFETY: the Node-API contract (module documentation).
-        check(env, unsafe { sys::napi_set_element(env.raw(), array, index, key) })?;
-        names.index.insert(name, index);
-        Ok(key)
-    })
+    };
+    let key = env.create_string(name)?.raw();
+    let index = NAMES.with(|names| names.borrow().index.len() as u32);
+    let descriptor = data_property(ptr::null(), env.create_string(index.to_string())?.raw(), key);
+    // SAFETY: the Node-API contract (module documentation).
+    check(env, unsafe { sys::napi_define_properties(env.raw(), array, 1, &descriptor) })?;
+    NAMES.with(|names| names.borrow_mut().index.insert(name, index));
+    Ok(key)
 }
 
 /// `value[key]` for a key that already is a JS value (one from [`own_keys`]),
