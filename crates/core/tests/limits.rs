@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use dsh_shell_env_core::limits::{Limit, Limits};
 use dsh_shell_env_core::process::{limit_controllers, spawn, ProcessSpec, RunResult};
 use dsh_shell_env_core::supervisor::NO_CGROUPS;
+use dsh_shell_env_core::ExecError;
 use tokio::sync::{Mutex, MutexGuard};
 
 async fn one_at_a_time() -> MutexGuard<'static, ()> {
@@ -117,6 +118,31 @@ async fn file_size_cpu_and_open_files_are_enforced_per_process_in_both_tiers() {
         let unlimited = run("ulimit -f", Limits::default()).await;
         assert_eq!(unlimited.stdout.text, "unlimited\n", "no limit unless asked for");
     }
+}
+
+/// A command with limits starts through a child of the reaper that sets
+/// them before `execve`: a program that cannot be executed fails to start
+/// with `execve`'s errno, in both tiers, and the next command runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limited_command_that_cannot_be_executed_fails_to_start_with_its_errno() {
+    let _turn = one_at_a_time().await;
+    for no_cgroups in [false, true] {
+        restart_supervisor(no_cgroups).await;
+        let dir = TestDir::new("exec");
+        let plain = dir.0.join("plain");
+        fs::write(&plain, "#!/bin/sh\necho ran\n").expect("a file");
+        let mut spec = ProcessSpec::new(&plain, &dir.0);
+        spec.limits = Limits { open_files: Some(64), cpu_seconds: Some(10), ..Limits::default() };
+        let error = spawn(spec).err().expect("refused");
+        assert_eq!(error.code(), "ERR_SHELL_EXEC_SPAWN_FAILED");
+        match &error {
+            ExecError::SpawnFailed { source, .. } => assert_eq!(source.raw_os_error(), Some(libc::EACCES), "{error}"),
+            other => panic!("not a spawn failure: {other}"),
+        }
+        let next = run("ulimit -n", Limits { open_files: Some(64), ..Limits::default() }).await;
+        assert_eq!(next.stdout.text, "64\n", "{next:?}");
+    }
+    std::env::remove_var(NO_CGROUPS);
 }
 
 /// With the `memory` controller, the whole command is held to

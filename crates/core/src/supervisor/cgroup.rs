@@ -26,8 +26,10 @@
 use std::ffi::CString;
 use std::fs;
 use std::io;
+use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::limits::{Limits, Mechanisms, Observed};
@@ -54,6 +56,27 @@ pub(crate) struct Leaf {
     controllers: Mechanisms,
     v1_memory: Option<PathBuf>,
     v1_pids: Option<PathBuf>,
+    /// Its control files, opened on standby (see [`Leaf::open_controls`]).
+    controls: Controls,
+}
+
+/// The files through which a leaf's limits are set and its counters read,
+/// each open already, or `None` (then the file is reached by its path). A
+/// reaper on standby opens them ahead, so that a command with limits pays one
+/// write or read per file, not the path walk of an open and a close too.
+#[derive(Default)]
+struct Controls {
+    /// `memory.max`, or v1's `memory.limit_in_bytes`.
+    memory_max: Option<fs::File>,
+    /// `memory.swap.max`, or v1's `memory.memsw.limit_in_bytes`: absent
+    /// without swap accounting.
+    swap_max: Option<fs::File>,
+    /// `pids.max`.
+    pids_max: Option<fs::File>,
+    /// `memory.events`, or v1's `memory.oom_control`.
+    memory_events: Option<fs::File>,
+    /// `pids.events`.
+    pids_events: Option<fs::File>,
 }
 
 impl Cgroups {
@@ -117,7 +140,13 @@ impl Cgroups {
         let path = self.base.join(name.to_string());
         fs::create_dir(&path).ok()?;
         let v1 = |directory: &Option<PathBuf>| directory.as_ref().map(|directory| directory.join(name.to_string()));
-        Some(Leaf { path, controllers: self.controllers, v1_memory: v1(&self.v1_memory), v1_pids: v1(&self.v1_pids) })
+        Some(Leaf {
+            path,
+            controllers: self.controllers,
+            v1_memory: v1(&self.v1_memory),
+            v1_pids: v1(&self.v1_pids),
+            controls: Controls::default(),
+        })
     }
 
     /// Kills every leaf and removes what is empty, the directory last: the
@@ -179,6 +208,34 @@ impl Leaf {
         [&self.v1_memory, &self.v1_pids].into_iter().flatten().all(|directory| join_v1(directory, &[]).is_ok())
     }
 
+    /// Opens the control files of the directories that hold this leaf's
+    /// limits (its v2 directory, or the v1 ones it joined), for
+    /// [`Leaf::apply`] and [`Leaf::observed`]; on standby, ahead of a
+    /// command. A file that cannot be opened is reached by its path then.
+    pub(crate) fn open_controls(&mut self, joined: bool) {
+        let memory = match self.controllers.memory {
+            Some(true) => Some((self.path.clone(), ["memory.max", "memory.swap.max", "memory.events"])),
+            Some(false) if joined => self.v1_memory.clone().map(|directory| {
+                (directory, ["memory.limit_in_bytes", "memory.memsw.limit_in_bytes", "memory.oom_control"])
+            }),
+            _ => None,
+        };
+        if let Some((directory, [max, swap, events])) = memory {
+            self.controls.memory_max = open_for_writing(&directory.join(max));
+            self.controls.swap_max = open_for_writing(&directory.join(swap));
+            self.controls.memory_events = fs::File::open(directory.join(events)).ok();
+        }
+        let pids = match self.controllers.pids {
+            Some(true) => Some(self.path.clone()),
+            Some(false) if joined => self.v1_pids.clone(),
+            _ => None,
+        };
+        if let Some(directory) = pids {
+            self.controls.pids_max = open_for_writing(&directory.join("pids.max"));
+            self.controls.pids_events = fs::File::open(directory.join("pids.events")).ok();
+        }
+    }
+
     /// Sets `limits`' memory and process counts on this leaf, moving the
     /// calling process (the reaper, before it starts its command) into its v1
     /// directories where those hold them, unless it `joined` them ahead. The
@@ -186,32 +243,38 @@ impl Leaf {
     /// one above the command's `processes`. Memory is held to the limit with
     /// swap included.
     pub(crate) fn apply(&self, limits: &Limits, joined: bool) -> io::Result<()> {
-        let set = |directory: &Path, settings: &[(&str, &str)]| {
+        let controls = &self.controls;
+        let set = |directory: &Path, settings: &[(&str, &str, Option<&fs::File>)]| {
             if joined {
-                settings.iter().try_for_each(|(file, value)| write_if_present(&directory.join(file), value))
+                settings.iter().try_for_each(|(file, value, opened)| write_control(*opened, &directory.join(file), value))
             } else {
-                join_v1(directory, settings)
+                let settings: Vec<_> = settings.iter().map(|(file, value, _)| (*file, *value)).collect();
+                join_v1(directory, &settings)
             }
         };
         if let Some(bytes) = limits.memory_bytes {
             let bytes = bytes.to_string();
             match (self.controllers.memory, &self.v1_memory) {
                 (Some(true), _) => {
-                    fs::write(self.path.join("memory.max"), &bytes)?;
+                    write_required(controls.memory_max.as_ref(), &self.path.join("memory.max"), &bytes)?;
                     // Absent without swap accounting: then there is no swap to hold.
-                    write_if_present(&self.path.join("memory.swap.max"), "0")?;
+                    write_control(controls.swap_max.as_ref(), &self.path.join("memory.swap.max"), "0")?;
                 }
-                (Some(false), Some(directory)) => {
-                    set(directory, &[("memory.limit_in_bytes", &bytes), ("memory.memsw.limit_in_bytes", &bytes)])?
-                }
+                (Some(false), Some(directory)) => set(
+                    directory,
+                    &[
+                        ("memory.limit_in_bytes", &bytes, controls.memory_max.as_ref()),
+                        ("memory.memsw.limit_in_bytes", &bytes, controls.swap_max.as_ref()),
+                    ],
+                )?,
                 _ => return Err(io::Error::from_raw_os_error(libc::ENOTSUP)),
             }
         }
         if let Some(processes) = limits.processes {
             let most = processes.saturating_add(1).to_string();
             match (self.controllers.pids, &self.v1_pids) {
-                (Some(true), _) => fs::write(self.path.join("pids.max"), &most)?,
-                (Some(false), Some(directory)) => set(directory, &[("pids.max", &most)])?,
+                (Some(true), _) => write_required(controls.pids_max.as_ref(), &self.path.join("pids.max"), &most)?,
+                (Some(false), Some(directory)) => set(directory, &[("pids.max", &most, controls.pids_max.as_ref())])?,
                 _ => return Err(io::Error::from_raw_os_error(libc::ENOTSUP)),
             }
         }
@@ -221,16 +284,29 @@ impl Leaf {
     /// What the kernel's counters say the leaf's limits did: processes
     /// killed for memory, forks refused.
     pub(crate) fn observed(&self) -> Observed {
+        self.counted(true, true)
+    }
+
+    /// [`Leaf::observed`], reading only the counters of the limits in `limits`.
+    pub(crate) fn observed_for(&self, limits: &Limits) -> Observed {
+        self.counted(limits.memory_bytes.is_some(), limits.processes.is_some())
+    }
+
+    fn counted(&self, memory: bool, pids: bool) -> Observed {
         let events = |controller: Option<bool>, v1: &Option<PathBuf>, v2_file, v1_file| match controller {
             Some(true) => Some(self.path.join(v2_file)),
             Some(false) => v1.as_ref().map(|directory| directory.join(v1_file)),
             None => None,
         };
-        let memory_events = events(self.controllers.memory, &self.v1_memory, "memory.events", "memory.oom_control");
-        let pids_events = events(self.controllers.pids, &self.v1_pids, "pids.events", "pids.events");
+        let memory_events = memory
+            .then(|| events(self.controllers.memory, &self.v1_memory, "memory.events", "memory.oom_control"))
+            .flatten();
+        let pids_events =
+            pids.then(|| events(self.controllers.pids, &self.v1_pids, "pids.events", "pids.events")).flatten();
+        let controls = &self.controls;
         Observed {
-            oom_kills: memory_events.is_some_and(|file| counter(&file, "oom_kill") > 0),
-            forks_refused: pids_events.is_some_and(|file| counter(&file, "max") > 0),
+            oom_kills: memory_events.is_some_and(|file| counter(controls.memory_events.as_ref(), &file, "oom_kill") > 0),
+            forks_refused: pids_events.is_some_and(|file| counter(controls.pids_events.as_ref(), &file, "max") > 0),
             ..Observed::NONE
         }
     }
@@ -251,6 +327,28 @@ fn join_v1(directory: &Path, settings: &[(&str, &str)]) -> io::Result<()> {
     fs::write(directory.join("cgroup.procs"), unsafe { libc::getpid() }.to_string())
 }
 
+/// Writes `value` to a control file: through `opened` when it is open, else
+/// by its `path`, skipped when that does not exist.
+fn write_control(opened: Option<&fs::File>, path: &Path, value: &str) -> io::Result<()> {
+    match opened {
+        Some(mut file) => file.write_all(value.as_bytes()),
+        None => write_if_present(path, value),
+    }
+}
+
+/// [`write_control`] to a file that must exist.
+fn write_required(opened: Option<&fs::File>, path: &Path, value: &str) -> io::Result<()> {
+    match opened {
+        Some(mut file) => file.write_all(value.as_bytes()),
+        None => fs::write(path, value),
+    }
+}
+
+/// Opens a control file to write to, `None` when it cannot be.
+fn open_for_writing(path: &Path) -> Option<fs::File> {
+    fs::OpenOptions::new().write(true).open(path).ok()
+}
+
 fn write_if_present(file: &Path, value: &str) -> io::Result<()> {
     match fs::write(file, value) {
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -258,9 +356,18 @@ fn write_if_present(file: &Path, value: &str) -> io::Result<()> {
     }
 }
 
-/// The value of `key` in a flat-keyed cgroup file (`oom_kill 2`), 0 when absent.
-fn counter(file: &Path, key: &str) -> u64 {
-    let text = fs::read_to_string(file).unwrap_or_default();
+/// The value of `key` in a flat-keyed cgroup file (`oom_kill 2`), read
+/// through `opened` when it is open, else by its `path`; 0 when absent.
+fn counter(opened: Option<&fs::File>, path: &Path, key: &str) -> u64 {
+    let text = match opened {
+        Some(file) => {
+            let mut buf = [0; 512];
+            // A control file reads whole from offset 0, each time.
+            let len = file.read_at(&mut buf, 0).unwrap_or(0);
+            String::from_utf8_lossy(&buf[..len]).into_owned()
+        }
+        None => fs::read_to_string(path).unwrap_or_default(),
+    };
     text.lines()
         .filter_map(|line| line.split_once(' '))
         .find(|(name, _)| *name == key)
@@ -486,9 +593,13 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         let file = dir.join("memory.oom_control");
         fs::write(&file, "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n").unwrap();
-        assert_eq!(counter(&file, "oom_kill"), 3);
-        assert_eq!(counter(&file, "max"), 0);
-        assert_eq!(counter(&dir.join("absent"), "max"), 0);
+        assert_eq!(counter(None, &file, "oom_kill"), 3);
+        assert_eq!(counter(None, &file, "max"), 0);
+        assert_eq!(counter(None, &dir.join("absent"), "max"), 0);
+        let opened = fs::File::open(&file).unwrap();
+        assert_eq!(counter(Some(&opened), &dir.join("absent"), "oom_kill"), 3);
+        // Read again from the start, as a reaper reads at the end what it opened on standby.
+        assert_eq!(counter(Some(&opened), &dir.join("absent"), "oom_kill"), 3);
         fs::remove_dir_all(&dir).unwrap();
     }
 }
