@@ -246,7 +246,9 @@ impl Leaf {
         let controls = &self.controls;
         let set = |directory: &Path, settings: &[(&str, &str, Option<&fs::File>)]| {
             if joined {
-                settings.iter().try_for_each(|(file, value, opened)| write_control(*opened, &directory.join(file), value))
+                settings
+                    .iter()
+                    .try_for_each(|(file, value, opened)| write_control(*opened, &directory.join(file), value))
             } else {
                 let settings: Vec<_> = settings.iter().map(|(file, value, _)| (*file, *value)).collect();
                 join_v1(directory, &settings)
@@ -305,7 +307,8 @@ impl Leaf {
             pids.then(|| events(self.controllers.pids, &self.v1_pids, "pids.events", "pids.events")).flatten();
         let controls = &self.controls;
         Observed {
-            oom_kills: memory_events.is_some_and(|file| counter(controls.memory_events.as_ref(), &file, "oom_kill") > 0),
+            oom_kills: memory_events
+                .is_some_and(|file| counter(controls.memory_events.as_ref(), &file, "oom_kill") > 0),
             forks_refused: pids_events.is_some_and(|file| counter(controls.pids_events.as_ref(), &file, "max") > 0),
             ..Observed::NONE
         }
