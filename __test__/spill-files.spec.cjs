@@ -31,6 +31,7 @@ posix.describe('spillDir', () => {
   it.each([
     ['missing', () => path.join(base, 'missing'), 'ENOENT', 'does not exist'],
     ['a file', () => fs.writeFileSync(path.join(base, 'file'), '') ?? path.join(base, 'file'), 'ENOTDIR', 'is not a directory'],
+    ...(LINUX ? [['/proc, where no directory can be made', () => '/proc', 'ENOENT', 'cannot hold spill files: no directory can be made in it']] : []),
   ])('%s is refused at the call with ERR_SHELL_EXEC_INVALID_SPILL_DIR and the OS error as cause; nothing runs', async (_title, make, code, words) => {
     const dir = make()
     const marker = path.join(base, 'ran')

@@ -129,7 +129,7 @@ pub enum ExecError {
     /// The `spillDir` cannot hold spill files: it does not exist, is not a
     /// directory, or this user cannot make its private directory in it; the
     /// OS error is kept.
-    #[error("spillDir '{path}' {} ({})", workdir_reason(.source), os_error_code(.source))]
+    #[error("spillDir '{path}' {} ({})", spill_dir_reason(path, .source), os_error_code(.source))]
     InvalidSpillDir {
         path: String,
         #[source]
@@ -166,6 +166,16 @@ fn workdir_reason(error: &io::Error) -> String {
         "ENOTDIR" => "is not a directory".into(),
         _ => format!("cannot be used: {error}"),
     }
+}
+
+/// What an OS error means for a spill directory: as for a working directory,
+/// except that `ENOENT` for a directory that exists means nothing can be
+/// made in it (procfs answers so for `/proc`).
+fn spill_dir_reason(path: &str, error: &io::Error) -> String {
+    if os_error_code(error) == "ENOENT" && std::path::Path::new(path).is_dir() {
+        return "cannot hold spill files: no directory can be made in it".into();
+    }
+    workdir_reason(error)
 }
 
 /// The name Node would give `error` in `error.code`, `UNKNOWN` for one without.
@@ -218,6 +228,22 @@ mod tests {
         }
         assert_eq!(os_error_code(&io::Error::other("no OS error")), "UNKNOWN");
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_spill_dir_that_exists_but_takes_no_directory_is_not_called_missing() {
+        let error = crate::process::check_spill_base(std::path::Path::new("/proc")).unwrap_err();
+        let error = ExecError::InvalidSpillDir { path: "/proc".into(), source: error };
+        assert_eq!(
+            error.to_string(),
+            "spillDir '/proc' cannot hold spill files: no directory can be made in it (ENOENT)"
+        );
+        let missing = ExecError::InvalidSpillDir {
+            path: "/no/such/spill/dir".into(),
+            source: io::Error::from_raw_os_error(libc::ENOENT),
+        };
+        assert_eq!(missing.to_string(), "spillDir '/no/such/spill/dir' does not exist (ENOENT)");
     }
 
     /// A fresh directory under the system temp directory.
