@@ -160,6 +160,14 @@ export interface Interruption {
   message: string
 }
 
+/**
+ * Whether `name` is a key the registry could set (`DSH_[A-Z][A-Z0-9_]*`).
+ * `ctx.subprocess` passes such entries of a caller's `env` on as managed
+ * values; any other spelling in the `DSH_` namespace stays in `env`, where
+ * the environment pipeline removes it (`unmanaged`).
+ */
+export declare function isManagedKey(name: string): boolean
+
 /** How this host enforces one limit, or why it cannot. */
 export interface LimitMechanism {
   /** The limit, as a result names it. */

@@ -842,6 +842,7 @@ module.exports.DSH_ENV_PREFIX = nativeBinding.DSH_ENV_PREFIX
 module.exports.endAllCommands = nativeBinding.endAllCommands
 module.exports.execute = nativeBinding.execute
 module.exports.hostGlobal = nativeBinding.hostGlobal
+module.exports.isManagedKey = nativeBinding.isManagedKey
 module.exports.limitMechanisms = nativeBinding.limitMechanisms
 module.exports.maskedValue = nativeBinding.maskedValue
 module.exports.reconcileDshHome = nativeBinding.reconcileDshHome

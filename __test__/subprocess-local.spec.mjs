@@ -134,6 +134,14 @@ posix.describe('ctx.subprocess from this package', () => {
     }
   })
 
+  it('the environment: only keys the registry could set pass as DSH_* facts; other spellings of the namespace are removed, not refused', async () => {
+    const handle = spawn(['/bin/sh', '-c', 'env | grep -i "^d.h_" | sort'], {
+      env: { DSH_FACT: 'current', dsh_lower: 'stale', Dsh_Mixed: 'stale', DSH_: 'stale', 'dſh_long_s': 'stale' },
+    })
+    expect(await handle.done).toEqual({ exitCode: 0, signal: null })
+    expect(handle.collected.stdout.readFrom(0).text).toBe('DSH_FACT=current\n')
+  })
+
   it('resolveExecutable: absolute paths verified, bare names on the scrubbed PATH plus env, relative paths refused', async () => {
     expect(await subprocess.resolveExecutable('/bin/sh')).toBe('/bin/sh')
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-subprocess-spec-'))

@@ -29,6 +29,15 @@ pub fn reserved_keys() -> Vec<&'static str> {
     dsh_shell_env_core::keys::RESERVED_KEYS.to_vec()
 }
 
+/// Whether `name` is a key the registry could set (`DSH_[A-Z][A-Z0-9_]*`).
+/// `ctx.subprocess` passes such entries of a caller's `env` on as managed
+/// values; any other spelling in the `DSH_` namespace stays in `env`, where
+/// the environment pipeline removes it (`unmanaged`).
+#[napi(js_name = "isManagedKey")]
+pub fn is_managed_key(name: String) -> bool {
+    dsh_shell_env_core::keys::is_valid_key(&name)
+}
+
 /// A removal reason and what it means, in words.
 #[napi(object, object_from_js = false)]
 pub struct RemovalReasonText {

@@ -22,15 +22,16 @@ const binding = require('../native.js')
 const { codedError } = require('../js-errors.js')
 const { streamsOf } = require('../pipes.js')
 
-const DSH_PREFIX = 'DSH_'
 const WINDOWS = process.platform === 'win32'
 /** The longest delay one Node timer holds; a longer one fires at once. */
 const MAX_TIMER_DELAY_MS = 2 ** 31 - 1
 
 /**
  * The caller's explicit `env` split the package's way: current `DSH_*` facts
- * are managed values (merged last, never scrubbed), everything else goes
- * over the scrubbed parent; `undefined` removes an inherited entry.
+ * (keys the registry could set, as the core judges them) are managed values
+ * (merged last, never scrubbed), everything else goes over the scrubbed
+ * parent, where another spelling in the `DSH_` namespace is removed;
+ * `undefined` removes an inherited entry.
  * @param {Record<string, string | undefined> | undefined} env
  * @returns {{ env: Record<string, string | undefined>, dshEnv: Record<string, string>, terminalEnv: false }}
  */
@@ -38,7 +39,7 @@ function layers(env) {
   const explicit = {}
   const managed = {}
   for (const [key, value] of Object.entries(env ?? {})) {
-    if (value !== undefined && key.toUpperCase().startsWith(DSH_PREFIX)) managed[key] = value
+    if (value !== undefined && binding.isManagedKey(key)) managed[key] = value
     else explicit[key] = value
   }
   return { env: explicit, dshEnv: managed, terminalEnv: false }
