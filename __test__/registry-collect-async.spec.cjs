@@ -10,6 +10,7 @@
 // built-ins, both collection modes) are in registry-helpers.cjs.
 
 const path = require('node:path')
+const { spawnSync } = require('node:child_process')
 
 const { rejected, expectCode, expectSnapshotShape, contributor, agentExecution } = require('./helpers.cjs')
 const { BUILTINS, registry } = require('./registry-helpers.cjs')
@@ -105,6 +106,19 @@ describe('collectAsync()', () => {
     expectCode(error, 'ERR_SHELL_ENV_RESOLVER_TIMEOUT', 'stuck')
     expect(Date.now() - started).toBeGreaterThanOrEqual(40)
     expect(Date.now() - started).toBeLessThan(3_000)
+  })
+
+  it('waits for a promise garbage-collected before it settled as for any unsettled one: until the timeout or the abort', () => {
+    // In a child with --expose-gc, which collects the promise 20 ms in.
+    const fixture = path.join(__dirname, 'fixtures', 'collected-promise.cjs')
+    const run = spawnSync(process.execPath, ['--expose-gc', fixture, path.join(__dirname, '..')], { encoding: 'utf8', timeout: 30_000 })
+    expect(run.stderr).toBe('')
+    expect(JSON.parse(run.stdout)).toEqual({
+      first: 'ERR_SHELL_ENV_RESOLVER_TIMEOUT',
+      later: 'ERR_SHELL_ENV_RESOLVER_TIMEOUT',
+      aborted: 'ERR_SHELL_ENV_ABORTED',
+      execute: 'ERR_SHELL_ENV_RESOLVER_TIMEOUT',
+    })
   })
 
   it('the default timeout leaves room for a resolver that takes a while', async () => {

@@ -21,7 +21,7 @@ use crate::abort::watch_signal;
 use crate::errors::{rejected, shell_env_error, Failure};
 use crate::js::{self, JsRaw, Raw};
 use crate::read::{self, Field, Kind, Read};
-use crate::resolver::{self, JsRef, JsResolver, Outcome, ResolverReturn, Settled};
+use crate::resolver::{self, Awaited, JsRef, JsResolver, Outcome, ResolverReturn};
 
 /// The core registry as the binding stores it.
 pub type CoreRegistry = Registry<JsResolver>;
@@ -407,7 +407,7 @@ pub enum AtOnce {
     /// Nothing to await: every contributor answered, or the next is to be called.
     Answered,
     /// The next contributor answered with this promise; await it, then go on.
-    Pending(Promise<Settled>),
+    Pending(Awaited),
 }
 
 /// What the JS layer's `answer_all(functions, execution, signal)` returned,

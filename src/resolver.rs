@@ -7,9 +7,12 @@
 //! getter that throws — ends up as an [`Outcome`], never as a pending
 //! exception or a fatal one.
 
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::thread::{self, ThreadId};
 
 use dsh_shell_env_core::packed;
@@ -19,6 +22,7 @@ use dsh_shell_env_core::ShellEnvError;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi::{sys, ValueType};
+use tokio::sync::oneshot;
 
 use crate::errors::Failure;
 use crate::js::{self, Raw};
@@ -115,7 +119,7 @@ pub async fn answer(
     let outcome = match contributor.resolver().call_async(execution).await {
         Err(thrown) => Outcome::Threw(thrown),
         Ok(ResolverReturn::Ready(outcome)) => outcome,
-        Ok(ResolverReturn::Pending(promise)) => promise.await.map_or_else(Outcome::Threw, |settled| settled.0),
+        Ok(ResolverReturn::Pending(promise)) => promise.await,
     };
     outcome.into_values(contributor.name())
 }
@@ -128,7 +132,7 @@ pub type Answer = Pin<Box<dyn Future<Output = std::result::Result<Vec<(String, R
 /// promise the next contributor answered with at once), the others by
 /// calling their resolvers from any thread ([`answer`]).
 pub fn answers(
-    mut pending: Option<Promise<Settled>>,
+    mut pending: Option<Awaited>,
     execution: Arc<JsRef>,
 ) -> impl FnMut(Arc<Contributor<JsResolver>>) -> Answer {
     move |contributor| {
@@ -136,9 +140,7 @@ pub fn answers(
         let execution = Arc::clone(&execution);
         Box::pin(async move {
             match first {
-                Some(promise) => {
-                    promise.await.map_or_else(Outcome::Threw, |settled| settled.0).into_values(contributor.name())
-                }
+                Some(promise) => promise.await.into_values(contributor.name()),
                 None => answer(contributor, execution).await,
             }
         })
@@ -214,7 +216,7 @@ pub enum ResolverReturn {
     /// The resolver answered synchronously.
     Ready(Outcome),
     /// The resolver returned a thenable; await it.
-    Pending(Promise<Settled>),
+    Pending(Awaited),
 }
 
 impl FromNapiValue for ResolverReturn {
@@ -222,10 +224,7 @@ impl FromNapiValue for ResolverReturn {
         let env = Env::from_raw(raw_env);
         Ok(match read_outcome(&env, value) {
             Outcome::Thenable => {
-                let promise = js::to_native_promise(&env, value)
-                    // SAFETY: the Node-API contract (js.rs); napi-rs checks the value's type and fails otherwise.
-                    .and_then(|native| unsafe { Promise::<Settled>::from_napi_value(raw_env, native) });
-                match promise {
+                match js::to_native_promise(&env, value).and_then(|native| Awaited::new(&env, native)) {
                     Ok(promise) => ResolverReturn::Pending(promise),
                     Err(thrown) => ResolverReturn::Ready(Outcome::Threw(thrown)),
                 }
@@ -275,6 +274,61 @@ impl FromNapiValue for PackedReturn {
 
 /// A settled promise's value, read on the JS thread.
 pub struct Settled(pub Outcome);
+
+/// A resolver's promise, awaited from any thread: what it settled with, read
+/// on its JS thread.
+///
+/// napi-rs's `Promise` fails with "oneshot canceled" when the engine collects
+/// a promise before it settles (with it go the callbacks holding the sender).
+/// Nothing can settle a promise that nothing reaches, so here such a promise
+/// stays pending, as any promise that never settles does, and the
+/// collection's timeout or abort ends the wait.
+pub struct Awaited(Option<oneshot::Receiver<Outcome>>);
+
+impl Awaited {
+    /// Attaches to `promise`, a native promise, on its JS thread.
+    pub fn new(env: &Env, promise: Raw) -> Result<Self> {
+        let (sender, receiver) = oneshot::channel();
+        let fulfilled = Rc::new(Cell::new(Some(sender)));
+        let rejected = Rc::clone(&fulfilled);
+        // SAFETY: the Node-API contract (js.rs); `promise` is a native promise.
+        let promise = unsafe { PromiseRaw::<Settled>::from_napi_value(env.raw(), promise)? };
+        promise
+            .then(move |settled| {
+                if let Some(sender) = fulfilled.take() {
+                    // A dropped receiver: the collection no longer waits.
+                    let _ = sender.send(settled.value.0);
+                }
+                Ok(())
+            })?
+            .catch(move |thrown: CallbackContext<Unknown>| {
+                if let Some(sender) = rejected.take() {
+                    // As above. A promise may reject with any value, primitives too.
+                    let _ = sender.send(Outcome::Threw(napi::Error::from_unknown_without_coercion(thrown.value)));
+                }
+                Ok(())
+            })?;
+        Ok(Self(Some(receiver)))
+    }
+}
+
+impl Future for Awaited {
+    type Output = Outcome;
+
+    fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Outcome> {
+        let Some(receiver) = self.0.as_mut() else { return Poll::Pending };
+        match Pin::new(receiver).poll(context) {
+            Poll::Ready(Ok(outcome)) => Poll::Ready(outcome),
+            // Collected unsettled (see the type's documentation); a receiver
+            // must not be polled again once it has answered.
+            Poll::Ready(Err(_)) => {
+                self.0 = None;
+                Poll::Pending
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
 
 impl FromNapiValue for Settled {
     unsafe fn from_napi_value(raw_env: sys::napi_env, value: sys::napi_value) -> Result<Self> {
