@@ -89,10 +89,13 @@ export declare class ShellEnvRegistry {
    * through `answer_all` (see [`AnsweredAtOnce`]), each answer is checked
    * here in contributor order (the first invalid one fails the
    * collection), and the resolvers after an answer read here are called
-   * from here. Returns the snapshot packed (see [`packed`]), after a field
-   * that is `1` when [`Self::take_left_out`] has directories to report.
+   * from here. Returns the snapshot packed (see [`packed`]), whose first
+   * character is `1` when [`Self::take_left_out`] has directories to report.
+   * `sessionId` is `execution.agent.session.header.id` when the JS layer
+   * could read it as plain data (`null`: no agent); `undefined` has it
+   * read here, and anything wrong with it reported from here.
    */
-  collectPacked(execution: ToolExecution, options: CollectOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown): string
+  collectPacked(execution: ToolExecution, options: CollectOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown, sessionId?: string | null): string
   /**
    * Collects the managed environment, awaiting async resolvers. Every
    * failure, invalid options included, rejects the promise. With

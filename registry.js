@@ -90,13 +90,49 @@ function answerAll(resolvers, execution, signal) {
   return packed
 }
 
-/** A packed snapshot as the frozen object `collect()` returns. */
+/**
+ * The calling agent's session id, `execution.agent.session.header.id`, read
+ * as the binding reads it: the id when it is a string, `null` for no agent.
+ * Anything else is `undefined`, and the binding reads the execution itself
+ * and reports what is wrong with it, as when no id is passed (a getter that
+ * threw or returned something else is then called a second time).
+ */
+function sessionIdOf(execution) {
+  if (execution === null || typeof execution !== 'object') return undefined
+  try {
+    const agent = execution.agent
+    if (agent === undefined || agent === null) return null
+    const id = agent.session?.header?.id
+    return typeof id === 'string' ? id : undefined
+  } catch {
+    // A getter or Proxy trap threw: the binding reads again and reports it.
+    return undefined
+  }
+}
+
+// The key list of the last snapshot unpacked, as packed and as split. A
+// registry's key list seldom changes between collections, and strings that
+// have been property names before are found without a lookup.
+let lastKeyText = ''
+let lastKeys = []
+
+/**
+ * A packed snapshot as the frozen object `collect()` returns: `0` or `1`
+ * (directories were left out), the keys, `\x01`, the values.
+ */
 function unpackSnapshot(native, packed) {
-  const fields = packed.split('\0')
+  const keysEnd = packed.indexOf('\x01')
+  const keyText = packed.slice(1, keysEnd)
+  if (keyText !== lastKeyText) {
+    lastKeyText = keyText
+    lastKeys = keyText.split('\0')
+  }
+  const keys = lastKeys
+  const values = packed.slice(keysEnd + 1).split('\0')
   const snapshot = {}
-  // fields[0] says whether directories were left out; the last field is empty.
-  for (let index = 1; index < fields.length - 1; index += 2) snapshot[fields[index]] = fields[index + 1]
-  if (fields[0] === '1') warnLeftOut(native)
+  // Each value ends with a NUL, so the last field is empty.
+  for (let index = 0; index < values.length - 1; index++) snapshot[keys[index]] = values[index]
+  if (packed[0] === '1') warnLeftOut(native)
   return Object.freeze(snapshot)
 }
 
@@ -145,7 +181,7 @@ class ShellEnvRegistry {
 
   collect(execution, options) {
     const native = nativeOf(this, 'collect()')
-    return unpackSnapshot(native, native.collectPacked(execution, options, process.env, answerAll))
+    return unpackSnapshot(native, native.collectPacked(execution, options, process.env, answerAll, sessionIdOf(execution)))
   }
 
   collectAsync(execution, options) {

@@ -60,6 +60,25 @@ describe('collect(): built-ins', () => {
     expect(second).toEqual({ ...BUILTINS, DSH_LATER: 'x' })
     expect(second).not.toBe(first)
   })
+
+  it('registries with different keys, and one whose keys change from call to call, each get their own keys and values', () => {
+    const one = registry()
+    one.register(contributor('one', ['DSH_ONE', 'DSH_MAYBE'], { resolve: (e) => (e.maybe ? { DSH_ONE: '1', DSH_MAYBE: 'm' } : { DSH_ONE: '1' }) }))
+    const two = registry({ profile: { name: 'p', dir: path.resolve('/profiles/p') } })
+    two.register(contributor('two', ['DSH_TWO'], { resolve: () => ({ DSH_TWO: '2' }) }))
+    for (let round = 0; round < 3; round++) {
+      expect(one.collect({})).toEqual({ ...BUILTINS, DSH_ONE: '1' })
+      expect(two.collect(agentExecution('s'))).toEqual({
+        ...BUILTINS,
+        DSH_PROFILE: 'p',
+        DSH_PROFILE_DIR: path.resolve('/profiles/p'),
+        DSH_SESSION_ID: 's',
+        DSH_TWO: '2',
+      })
+      expect(one.collect({ maybe: true })).toEqual({ ...BUILTINS, DSH_MAYBE: 'm', DSH_ONE: '1' })
+      expect(Object.keys(one.collect({ maybe: true }))).toEqual(['DSH_HOME', 'DSH_MAYBE', 'DSH_ONE', 'DSH_SHELL'])
+    }
+  })
 })
 
 describe.each(MODES)('%s: contributors', (mode, collect) => {

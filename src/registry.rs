@@ -132,10 +132,13 @@ impl ShellEnvRegistry {
     /// through `answer_all` (see [`AnsweredAtOnce`]), each answer is checked
     /// here in contributor order (the first invalid one fails the
     /// collection), and the resolvers after an answer read here are called
-    /// from here. Returns the snapshot packed (see [`packed`]), after a field
-    /// that is `1` when [`Self::take_left_out`] has directories to report.
+    /// from here. Returns the snapshot packed (see [`packed`]), whose first
+    /// character is `1` when [`Self::take_left_out`] has directories to report.
+    /// `sessionId` is `execution.agent.session.header.id` when the JS layer
+    /// could read it as plain data (`null`: no agent); `undefined` has it
+    /// read here, and anything wrong with it reported from here.
     #[napi(
-        ts_args_type = "execution: ToolExecution, options: CollectOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown"
+        ts_args_type = "execution: ToolExecution, options: CollectOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown, sessionId?: string | null"
     )]
     pub fn collect_packed(
         &self,
@@ -144,6 +147,7 @@ impl ShellEnvRegistry {
         options: Option<Unknown>,
         parent_env: Option<Unknown>,
         answer_all: Unknown,
+        session_id: Option<Unknown>,
     ) -> Result<String> {
         let execution = execution.raw();
         let (contributors, functions) = self.functions(env)?;
@@ -151,7 +155,8 @@ impl ShellEnvRegistry {
         let collected = (|| {
             let options = options_object(env, options)?;
             let inherited_path = inherited_path(env, options.as_ref(), parent_env)?;
-            let mut collection = begin_over(env, &self.core, contributors, execution)?;
+            let session_id = agent_session_read(env, execution, session_id.map(|id| id.raw()))?;
+            let mut collection = Collection::begin_over(&self.core, contributors, session_id)?;
             AnsweredAtOnce::call(env, answer_all.raw(), [functions, execution, undefined], false)
                 .apply(&mut collection)?;
             let collection = collection.resolve_each(|contributor| {
@@ -160,10 +165,7 @@ impl ShellEnvRegistry {
             Ok(collection.finish(inherited_path.as_deref()))
         })();
         let snapshot = collected.map_err(|failure: Failure| failure.into_js(env))?;
-        let left_out = if self.core.has_left_out() { "1" } else { "0" };
-        let mut text = packed::pack_snapshot(&snapshot);
-        text.insert_str(0, &format!("{left_out}\0"));
-        Ok(text)
+        Ok(packed::pack_snapshot(&snapshot, self.core.has_left_out()))
     }
 
     /// Collects the managed environment, awaiting async resolvers. Every
@@ -549,10 +551,25 @@ pub fn begin_over(
 
 /// The calling agent's session id, checked: `None` for no agent.
 fn agent_session(env: &Env, execution: Raw) -> Read<Option<ResolvedValue>> {
+    agent_session_read(env, execution, None)
+}
+
+/// [`agent_session`], taking the id from `read` when the JS layer read it
+/// (see [`ShellEnvRegistry::collect_packed`]): a string is the id, `null`
+/// means no agent, anything else is read here.
+fn agent_session_read(env: &Env, execution: Raw, read: Option<Raw>) -> Read<Option<ResolvedValue>> {
     if !js::is_object(env, execution) {
         return Err(ShellEnvError::InvalidExecution { found: Some(js::describe(env, execution)) }.into());
     }
-    let session_id = session_id(&Field::named(env, Kind::Agent, execution, "execution"))?;
+    let read = read.map(|read| Field::named(env, Kind::Agent, read, "execution.agent.session.header.id"));
+    let session_id = match read.as_ref().map(|read| (read, read.type_of())) {
+        Some((_, ValueType::Null)) => None,
+        Some((id, ValueType::String)) => Some(match id.text_or_ill_formed()? {
+            Ok(text) => ResolvedValue::String(text),
+            Err(ill_formed) => ResolvedValue::IllFormed(ill_formed),
+        }),
+        _ => session_id(&Field::named(env, Kind::Agent, execution, "execution"))?,
+    };
     // A malformed agent is the execution's fault, not the registry's own.
     match &session_id {
         Some(ResolvedValue::Other(found)) => {

@@ -12,7 +12,12 @@
 //! - An answer: `<pairs>\0` then `<key>\0<value>\0` for each of its own
 //!   enumerable keys, in property order. Answers to one collection are
 //!   concatenated, in the order the resolvers ran.
-//! - A snapshot: `<key>\0<value>\0` for each variable, in key order.
+//! - A snapshot: `1` when directories were left out of its PATH, else `0`;
+//!   then `<key>\0` for each variable, in key order; then `\x01`; then
+//!   `<value>\0` for each, in the same order. The keys come first, apart,
+//!   because they are mostly the same from one collection to the next: the
+//!   JS layer keeps the last list it split and reuses it (its strings are
+//!   then already the engine's property names) while the text is the same.
 //!
 //! `registry.js` writes answers and reads snapshots; this module is the other
 //! side. Every collection through the package's JS layer goes through both.
@@ -20,6 +25,9 @@
 use crate::snapshot::{ResolvedValue, Snapshot};
 
 const SEPARATOR: char = '\0';
+
+/// Ends a snapshot's keys. No key holds it: keys are `DSH_*` names and `PATH`.
+const KEYS_END: char = '\u{1}';
 
 /// Reads packed answers one after the other.
 #[derive(Debug)]
@@ -72,13 +80,18 @@ pub fn pack_answer<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> S
     text
 }
 
-/// Packs a complete snapshot for the JS layer.
-pub fn pack_snapshot(snapshot: &Snapshot) -> String {
-    let length = snapshot.iter().map(|(key, value)| key.len() + value.len() + 2).sum();
+/// Packs a complete snapshot for the JS layer; `left_out`: directories were
+/// left out of its PATH, for the JS layer to report.
+pub fn pack_snapshot(snapshot: &Snapshot, left_out: bool) -> String {
+    let length = snapshot.iter().map(|(key, value)| key.len() + value.len() + 2).sum::<usize>() + 2;
     let mut text = String::with_capacity(length);
-    for (key, value) in snapshot {
+    text.push(if left_out { '1' } else { '0' });
+    for key in snapshot.keys() {
         text.push_str(key);
         text.push(SEPARATOR);
+    }
+    text.push(KEYS_END);
+    for value in snapshot.values() {
         text.push_str(value);
         text.push(SEPARATOR);
     }
@@ -120,12 +133,13 @@ mod tests {
     }
 
     #[test]
-    fn a_snapshot_packs_in_key_order() {
-        let snapshot: Snapshot = [("PATH", "/bin"), ("DSH_HOME", "/srv/dsh")]
+    fn a_snapshot_packs_its_keys_then_its_values_in_key_order() {
+        let snapshot: Snapshot = [("PATH", "/bin"), ("DSH_HOME", "/srv/dsh"), ("DSH_EMPTY", "")]
             .into_iter()
             .map(|(key, value)| (key.to_string(), value.to_string()))
             .collect();
-        assert_eq!(pack_snapshot(&snapshot), "DSH_HOME\0/srv/dsh\0PATH\0/bin\0");
+        assert_eq!(pack_snapshot(&snapshot, false), "0DSH_EMPTY\0DSH_HOME\0PATH\0\u{1}\0/srv/dsh\0/bin\0");
+        assert!(pack_snapshot(&snapshot, true).starts_with("1DSH_EMPTY\0"));
     }
 
     proptest! {
