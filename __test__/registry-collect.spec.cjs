@@ -216,6 +216,7 @@ describe.each(MODES)('%s: PATH assembly', (mode, collect) => {
   for (const [mode] of MODES) {
     it(`${mode}: a process.env whose PATH getter throws is an invalid option, with the thrown value as cause`, async () => {
       const reg = registry()
+      reg.register(contributor('tools', [], { commandDirectories: [dir('tools')] }))
       const original = process.env
       const boom = new Error('PATH getter')
       process.env = new Proxy({ ...original }, { get: (target, key) => { if (key === 'PATH') throw boom; return target[key] } })
@@ -229,6 +230,23 @@ describe.each(MODES)('%s: PATH assembly', (mode, collect) => {
       expect(error.cause).toBe(boom)
     })
   }
+
+  it("without command directories, the caller's PATH is never read", async () => {
+    const reg = registry()
+    reg.register(contributor('plain', ['DSH_PLAIN_KEY'], { resolve: () => ({ DSH_PLAIN_KEY: 'v' }) }))
+    const original = process.env
+    let reads = 0
+    process.env = new Proxy({ ...original }, { get: (target, key) => { if (key === 'PATH') reads++; return target[key] } })
+    let snapshot
+    try {
+      snapshot = await collect(reg, {})
+    } finally {
+      process.env = original
+    }
+    expect(snapshot.DSH_PLAIN_KEY).toBe('v')
+    expect('PATH' in snapshot).toBe(false)
+    expect(reads).toBe(0)
+  })
 
   // shape chosen by the implementation: an empty inherited PATH adds no trailing delimiter
   // (a trailing empty entry would put the working directory on PATH).

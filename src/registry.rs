@@ -10,7 +10,9 @@ use dsh_shell_env_core::packed::{self, Answers};
 use dsh_shell_env_core::registry::{
     check_config_field, check_profile_field, Contributor, Declaration, Profile, Registry,
 };
-use dsh_shell_env_core::snapshot::{check_inherited_path, collect_timeout, Collection, ResolvedValue, Snapshot};
+use dsh_shell_env_core::snapshot::{
+    check_inherited_path, collect_timeout, has_path, Collection, ResolvedValue, Snapshot,
+};
 use dsh_shell_env_core::text::ILL_FORMED;
 use dsh_shell_env_core::ShellEnvError;
 use napi::bindgen_prelude::*;
@@ -119,8 +121,9 @@ impl ShellEnvRegistry {
         let execution = execution.raw();
         let result = (|| {
             let options = options_object(env, options)?;
-            let inherited_path = inherited_path(env, options.as_ref(), parent_env)?;
-            let collection = begin(env, &self.core, execution)?.resolve_each(|contributor| {
+            let contributors = self.core.contributors();
+            let inherited_path = inherited_path(env, options.as_ref(), parent_env, has_path(&contributors))?;
+            let collection = begin_over(env, &self.core, contributors, execution)?.resolve_each(|contributor| {
                 contributor.resolver().call_sync(env, execution).into_values(contributor.name())
             })?;
             Ok(collection.finish(inherited_path.as_deref()))
@@ -154,7 +157,7 @@ impl ShellEnvRegistry {
         let undefined = js::undefined(env)?;
         let collected = (|| {
             let options = options_object(env, options)?;
-            let inherited_path = inherited_path(env, options.as_ref(), parent_env)?;
+            let inherited_path = inherited_path(env, options.as_ref(), parent_env, has_path(&contributors))?;
             let session_id = agent_session_read(env, execution, session_id.map(|id| id.raw()))?;
             let mut collection = Collection::begin_over(&self.core, contributors, session_id)?;
             AnsweredAtOnce::call(env, answer_all.raw(), [functions, execution, undefined], false)
@@ -190,7 +193,11 @@ impl ShellEnvRegistry {
         let set = answer_all.map(|_| self.functions(env)).transpose()?;
         let started = (|| {
             let options = options_object(env, options)?;
-            let inherited_path = inherited_path(env, options.as_ref(), parent_env)?;
+            let needs_path = match &set {
+                Some((contributors, _)) => has_path(contributors),
+                None => has_path(&self.core.contributors()),
+            };
+            let inherited_path = inherited_path(env, options.as_ref(), parent_env, needs_path)?;
             let timeout = read_timeout(options.as_ref())?;
             let signal = match &options {
                 Some(options) => options.get("signal")?,
@@ -632,11 +639,22 @@ fn configured_home(options: &Field<'_>) -> Read<Option<String>> {
 
 /// The `inheritedPath` option, else `PATH` of the caller's environment
 /// (`parentEnv`, which the package passes as the caller's `process.env`).
-fn inherited_path(env: &Env, options: Option<&Field<'_>>, parent_env: Option<Unknown>) -> Read<Option<String>> {
+/// The option is always checked; the caller's environment is read only when
+/// the snapshot will hold a PATH (`needed`), since reading `process.env`
+/// costs more than the rest of a small collection.
+fn inherited_path(
+    env: &Env,
+    options: Option<&Field<'_>>,
+    parent_env: Option<Unknown>,
+    needed: bool,
+) -> Read<Option<String>> {
     if let Some(path) = options.map(|options| options.get("inheritedPath")).transpose()?.flatten() {
         let path = path.string()?;
         check_inherited_path(&path)?;
         return Ok(Some(path));
+    }
+    if !needed {
+        return Ok(None);
     }
     parent_env_option(env, parent_env)?.lenient_string("PATH")
 }

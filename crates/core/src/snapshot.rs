@@ -233,6 +233,12 @@ pub fn check_inherited_path(path: &str) -> Result<(), ShellEnvError> {
     Ok(())
 }
 
+/// Whether a snapshot over `contributors` holds a `PATH`: some contributor
+/// declares a command directory. Only then is the inherited PATH read.
+pub fn has_path<R>(contributors: &[Arc<Contributor<R>>]) -> bool {
+    contributors.iter().any(|contributor| !contributor.command_directories().is_empty())
+}
+
 /// The PATH value for a contributor set, or `None` when no contributor
 /// declares a command directory. An `inherited_path` that is empty or holds a
 /// NUL byte (one read from an environment object, which could never reach
@@ -248,16 +254,14 @@ fn assemble_path<R>(
     inherited_path: Option<&str>,
     trusted: impl Fn(&str) -> bool,
 ) -> Option<String> {
-    let mut declared = false;
+    if !has_path(contributors) {
+        return None;
+    }
     let mut directories: Vec<&str> = Vec::new();
     for directory in contributors.iter().flat_map(|contributor| contributor.command_directories()) {
-        declared = true;
         if !directories.contains(&directory.as_str()) && trusted(directory) {
             directories.push(directory);
         }
-    }
-    if !declared {
-        return None;
     }
     let inherited = inherited_path.filter(|inherited| !inherited.is_empty() && !inherited.contains('\0'));
     let parts: Vec<&str> = directories.into_iter().chain(inherited).collect();
