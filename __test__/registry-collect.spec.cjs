@@ -10,6 +10,7 @@
 // marked `// shape chosen by the implementation`. Shared values (the home,
 // built-ins, both collection modes) are in registry-helpers.cjs.
 
+const { spawnSync } = require('node:child_process')
 const os = require('node:os')
 const path = require('node:path')
 const vm = require('node:vm')
@@ -365,5 +366,55 @@ describe('collect(): async resolvers', () => {
     const reg = registry()
     reg.register(contributor('asyncish', ['DSH_OWN'], { resolve }))
     expectCode(thrown(() => reg.collect({})), 'ERR_SHELL_ENV_ASYNC_RESOLVER', 'asyncish')
+  })
+})
+
+describe('collect(): the snapshot object, collection after collection', () => {
+  const keysOf = (index) => [`DSH_SHAPE${index}_A`, `DSH_SHAPE${index}_B`]
+  const shaped = (index) => {
+    const reg = registry()
+    const [a, b] = keysOf(index)
+    reg.register(contributor(`shape-${index}`, [a, b], { resolve: (execution) => ({ [a]: `a${index}`, [b]: execution.agent ? 'agent' : 'user' }) }))
+    return reg
+  }
+  const expected = (index, agent) => {
+    const [a, b] = keysOf(index)
+    return { ...BUILTINS, ...(agent ? { DSH_SESSION_ID: 's-1' } : {}), [a]: `a${index}`, [b]: agent ? 'agent' : 'user' }
+  }
+
+  it('is the same sorted, frozen plain object on the first and every later collection with one key list', () => {
+    const reg = shaped(0)
+    for (let round = 0; round < 4; round++) {
+      const snapshot = reg.collect(agentExecution('s-1'))
+      expect(snapshot).toEqual(expected(0, true))
+      expectSnapshotShape(snapshot)
+      expect(Object.getPrototypeOf(snapshot)).toBe(Object.prototype)
+    }
+  })
+
+  it('follows key lists that alternate and outnumber those kept, each with its own keys and values', () => {
+    const regs = Array.from({ length: 20 }, (_, index) => shaped(index))
+    for (let round = 0; round < 3; round++) {
+      for (const [index, reg] of regs.entries()) {
+        expect(reg.collect({})).toEqual(expected(index, false))
+        const snapshot = reg.collect(agentExecution('s-1'))
+        expect(snapshot).toEqual(expected(index, true))
+        expectSnapshotShape(snapshot)
+      }
+    }
+  })
+
+  it('is built where code generation from strings is disallowed', () => {
+    const script = `
+      const { ShellEnvRegistry } = require(${JSON.stringify(path.resolve(__dirname, '..'))})
+      const reg = new ShellEnvRegistry({ dshHome: '/srv/dsh' })
+      reg.register({ name: 'one', variables: { DSH_ONE: { description: 'one' } }, resolve: () => ({ DSH_ONE: '1' }) })
+      const snapshots = [1, 2, 3].map(() => reg.collect({}))
+      console.log(JSON.stringify({ snapshots, frozen: snapshots.every(Object.isFrozen) }))
+    `
+    const run = spawnSync(process.execPath, ['--disallow-code-generation-from-strings', '-e', script], { encoding: 'utf8' })
+    expect(run.stderr).toBe('')
+    const snapshot = { DSH_HOME: '/srv/dsh', DSH_ONE: '1', DSH_SHELL: '1' }
+    expect(JSON.parse(run.stdout)).toEqual({ snapshots: [snapshot, snapshot, snapshot], frozen: true })
   })
 })

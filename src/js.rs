@@ -339,10 +339,38 @@ pub fn lossy_string(env: &Env, value: Raw) -> Result<String> {
     // Node-API writes only complete UTF-8 sequences (up to 4 bytes each), so
     // a string cut short leaves at most 4 bytes of the buffer unused.
     if copied + 4 < buffer.len() - 1 {
-        return Ok(String::from_utf8_lossy(&buffer[..copied]).into_owned());
+        return Ok(utf8_or_lossy(buffer[..copied].to_vec()));
     }
-    // SAFETY: the Node-API contract (module documentation); napi-rs checks the value's type and fails otherwise.
-    unsafe { String::from_napi_value(env.raw(), value) }
+    // Longer: the length in UTF-16 units costs nothing to ask, and each unit
+    // takes at most 3 bytes of UTF-8, so one copy into room for that many
+    // suffices (where asking for the UTF-8 length would encode it twice).
+    // Past `ONE_COPY_UNITS` the room is not worth it.
+    const ONE_COPY_UNITS: usize = 1 << 16;
+    let mut units = 0;
+    // SAFETY: the Node-API contract (module documentation).
+    check(env, unsafe { sys::napi_get_value_string_utf16(env.raw(), value, ptr::null_mut(), 0, &mut units) })?;
+    if units > ONE_COPY_UNITS {
+        // SAFETY: the Node-API contract (module documentation); napi-rs checks the value's type and fails otherwise.
+        return unsafe { String::from_napi_value(env.raw(), value) };
+    }
+    let mut bytes = Vec::<u8>::with_capacity(units * 3 + 1);
+    // SAFETY: the Node-API contract (module documentation): Node-API writes at
+    // most `capacity` bytes (a NUL included) and reports how many it wrote
+    // before the NUL, which are then initialized.
+    unsafe {
+        check(
+            env,
+            sys::napi_get_value_string_utf8(env.raw(), value, bytes.as_mut_ptr().cast(), bytes.capacity(), &mut copied),
+        )?;
+        bytes.set_len(copied);
+    }
+    Ok(utf8_or_lossy(bytes))
+}
+
+/// `bytes` as text; V8 writes lone surrogates as U+FFFD already, so the
+/// lossy conversion is only a guard.
+fn utf8_or_lossy(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
 }
 
 /// Whether `value` can be read as an options bag or a record of names: an

@@ -85,8 +85,10 @@ impl<R> Collection<R> {
             values.insert(DSH_PROFILE_DIR.into(), profile.dir().into());
         }
         if let Some(session_id) = session_id {
-            let session_id = checked_value(BUILTIN_OWNER, DSH_SESSION_ID, session_id)?;
-            values.insert(DSH_SESSION_ID.into(), session_id);
+            check_value(BUILTIN_OWNER, DSH_SESSION_ID, &session_id)?;
+            if let ResolvedValue::String(session_id) = session_id {
+                values.insert(DSH_SESSION_ID.into(), session_id);
+            }
         }
         Ok(Self { contributors, answered: 0, values, left_out: registry.left_out_log() })
     }
@@ -103,16 +105,19 @@ impl<R> Collection<R> {
         contributor: &Contributor<R>,
         resolved: Vec<(String, ResolvedValue)>,
     ) -> Result<(), ShellEnvError> {
-        let mut accepted = Vec::with_capacity(resolved.len());
-        for (key, value) in resolved {
-            if !contributor.declares(&key) {
-                return Err(ShellEnvError::UndeclaredKey { contributor: contributor.name().into(), key });
+        // All are checked before any is added: a refused answer adds nothing.
+        for (key, value) in &resolved {
+            if !contributor.declares(key) {
+                return Err(ShellEnvError::UndeclaredKey { contributor: contributor.name().into(), key: key.clone() });
             }
-            accepted.push((key.clone(), checked_value(contributor.name(), &key, value)?));
+            check_value(contributor.name(), key, value)?;
         }
         // Declared keys are owned by exactly one contributor, so nothing here
         // can overwrite a built-in or another contributor's value.
-        self.values.extend(accepted);
+        self.values.extend(resolved.into_iter().filter_map(|(key, value)| match value {
+            ResolvedValue::String(value) => Some((key, value)),
+            ResolvedValue::IllFormed(_) | ResolvedValue::Other(_) => None,
+        }));
         Ok(())
     }
 
@@ -208,16 +213,19 @@ impl<R> Collection<R> {
     }
 }
 
-fn checked_value(contributor: &str, key: &str, value: ResolvedValue) -> Result<String, ShellEnvError> {
+/// Refuses a value no child could receive: only a string without NUL bytes passes.
+fn check_value(contributor: &str, key: &str, value: &ResolvedValue) -> Result<(), ShellEnvError> {
     let invalid =
         |reason| Err(ShellEnvError::InvalidValue { contributor: contributor.into(), key: key.into(), reason });
     match value {
         ResolvedValue::String(value) if value.contains('\0') => invalid("contains a NUL byte"),
         ResolvedValue::IllFormed(_) => invalid("is not well-formed Unicode (it holds a lone surrogate)"),
-        ResolvedValue::String(value) => Ok(value),
-        ResolvedValue::Other(found) => {
-            Err(ShellEnvError::NonStringValue { contributor: contributor.into(), key: key.into(), found })
-        }
+        ResolvedValue::String(_) => Ok(()),
+        ResolvedValue::Other(found) => Err(ShellEnvError::NonStringValue {
+            contributor: contributor.into(),
+            key: key.into(),
+            found: found.clone(),
+        }),
     }
 }
 
