@@ -165,7 +165,7 @@ impl ShellEnvRegistry {
             let collection = collection.resolve_each(|contributor| {
                 contributor.resolver().call_sync(env, execution).into_values(contributor.name())
             })?;
-            Ok(collection.finish(inherited_path.as_deref()))
+            Ok(collection.finish_sorted(inherited_path.as_deref()))
         })();
         let snapshot = collected.map_err(|failure: Failure| failure.into_js(env))?;
         Ok(packed::pack_snapshot(&snapshot, self.core.has_left_out()))
@@ -508,7 +508,7 @@ impl AnsweredAtOnce {
                     found: malformed.to_string(),
                 })
             })?;
-            collection.accept_next(values)?;
+            collection.accept_next_text(values)?;
         }
         let outcome = match self.ending {
             Ending::Nowhere => return Ok(AtOnce::Answered),

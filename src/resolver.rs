@@ -245,7 +245,12 @@ pub fn read_packed(env: &Env, value: Raw) -> Outcome {
             // The reader packs only well-formed text, so the UTF-8 copy is exact.
             let text = js::lossy_string(env, value)?;
             return Ok(match packed::Answers::new(&text).next_answer() {
-                Ok(values) => Outcome::Values(values),
+                Ok(values) => Outcome::Values(
+                    values
+                        .into_iter()
+                        .map(|(key, value)| (key.to_string(), ResolvedValue::String(value.to_string())))
+                        .collect(),
+                ),
                 Err(malformed) => Outcome::Invalid(malformed.to_string()),
             });
         }

@@ -22,7 +22,7 @@
 //! `registry.js` writes answers and reads snapshots; this module is the other
 //! side. Every collection through the package's JS layer goes through both.
 
-use crate::snapshot::{ResolvedValue, Snapshot};
+use crate::snapshot::SortedValues;
 
 const SEPARATOR: char = '\0';
 
@@ -56,14 +56,15 @@ impl<'a> Answers<'a> {
         Ok(field)
     }
 
-    /// The next answer's keys and values, in property order.
-    pub fn next_answer(&mut self) -> Result<Vec<(String, ResolvedValue)>, Malformed> {
+    /// The next answer's keys and values, in property order, borrowed from
+    /// the text.
+    pub fn next_answer(&mut self) -> Result<Vec<(&'a str, &'a str)>, Malformed> {
         let pairs: usize = self.field()?.parse().map_err(|_| Malformed)?;
         let mut values = Vec::with_capacity(pairs.min(self.rest.len()));
         for _ in 0..pairs {
             let key = self.field()?;
             let value = self.field()?;
-            values.push((key.to_string(), ResolvedValue::String(value.to_string())));
+            values.push((key, value));
         }
         Ok(values)
     }
@@ -84,16 +85,16 @@ pub fn pack_answer<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> S
 
 /// Packs a complete snapshot for the JS layer; `left_out`: directories were
 /// left out of its PATH, for the JS layer to report.
-pub fn pack_snapshot(snapshot: &Snapshot, left_out: bool) -> String {
+pub fn pack_snapshot(snapshot: &SortedValues, left_out: bool) -> String {
     let length = snapshot.iter().map(|(key, value)| key.len() + value.len() + 2).sum::<usize>() + 2;
     let mut text = String::with_capacity(length);
     text.push(if left_out { '1' } else { '0' });
-    for key in snapshot.keys() {
+    for (key, _) in snapshot.iter() {
         text.push_str(key);
         text.push(SEPARATOR);
     }
     text.push(KEYS_END);
-    for value in snapshot.values() {
+    for (_, value) in snapshot.iter() {
         text.push_str(value);
         text.push(SEPARATOR);
     }
@@ -105,14 +106,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn strings(values: Vec<(String, ResolvedValue)>) -> Vec<(String, String)> {
-        values
-            .into_iter()
-            .map(|(key, value)| match value {
-                ResolvedValue::String(value) => (key, value),
-                other => panic!("{other:?}"),
-            })
-            .collect()
+    fn strings(values: Vec<(&str, &str)>) -> Vec<(String, String)> {
+        values.into_iter().map(|(key, value)| (key.to_string(), value.to_string())).collect()
     }
 
     #[test]
@@ -136,10 +131,8 @@ mod tests {
 
     #[test]
     fn a_snapshot_packs_its_keys_then_its_values_in_key_order() {
-        let snapshot: Snapshot = [("PATH", "/bin"), ("DSH_HOME", "/srv/dsh"), ("DSH_EMPTY", "")]
-            .into_iter()
-            .map(|(key, value)| (key.to_string(), value.to_string()))
-            .collect();
+        let snapshot: SortedValues =
+            [("PATH", "/bin"), ("DSH_HOME", "/srv/dsh"), ("DSH_EMPTY", "")].into_iter().collect();
         assert_eq!(pack_snapshot(&snapshot, false), "0DSH_EMPTY\0DSH_HOME\0PATH\0\u{1}\0/srv/dsh\0/bin\0");
         assert!(pack_snapshot(&snapshot, true).starts_with("1DSH_EMPTY\0"));
     }

@@ -58,8 +58,95 @@ pub struct Collection<R> {
     contributors: Vec<Arc<Contributor<R>>>,
     /// How many contributors have answered, in order.
     answered: usize,
-    values: Snapshot,
+    values: Values,
     left_out: Arc<LeftOutLog>,
+}
+
+/// The values a collection has accepted, in the order it accepted them, all
+/// in one buffer: a collection costs a few allocations instead of two per
+/// value and a map node per few, which was most of its time in Rust; and an
+/// answer refused halfway is taken back by truncating.
+#[derive(Debug, Default)]
+struct Values {
+    text: String,
+    /// Per value, offsets in `text`: its key's start, its key's end (its
+    /// value's start), its value's end.
+    entries: Vec<[usize; 3]>,
+}
+
+/// How far [`Values`] went, to take back what was added after.
+#[derive(Debug, Clone, Copy)]
+struct Mark {
+    text: usize,
+    entries: usize,
+}
+
+impl Values {
+    /// Room for the built-ins and what `contributors` typically return, so
+    /// that a collection seldom grows its buffers.
+    fn with_room_for<R>(contributors: &[Arc<Contributor<R>>]) -> Self {
+        let entries = 6 + 2 * contributors.len();
+        Self { text: String::with_capacity(48 * entries), entries: Vec::with_capacity(entries) }
+    }
+
+    fn push(&mut self, key: &str, value: &str) {
+        let start = self.text.len();
+        self.text.push_str(key);
+        self.text.push_str(value);
+        self.entries.push([start, start + key.len(), self.text.len()]);
+    }
+
+    fn mark(&self) -> Mark {
+        Mark { text: self.text.len(), entries: self.entries.len() }
+    }
+
+    fn take_back(&mut self, mark: Mark) {
+        self.text.truncate(mark.text);
+        self.entries.truncate(mark.entries);
+    }
+
+    fn pair(&self, [key, value, end]: [usize; 3]) -> (&str, &str) {
+        (&self.text[key..value], &self.text[value..end])
+    }
+
+    /// The entries in key order. A key added twice keeps its last value, as
+    /// a map would (it never is: each key has one owner).
+    fn sorted(mut self) -> SortedValues {
+        // Bytes order as text does; an entry added later starts later.
+        let text = self.text.as_bytes();
+        let key = |&[start, end, _]: &[usize; 3]| &text[start..end];
+        self.entries.sort_unstable_by(|a, b| key(a).cmp(key(b)).then(b[0].cmp(&a[0])));
+        self.entries.dedup_by(|later, kept| key(later) == key(kept));
+        SortedValues(self)
+    }
+}
+
+/// A complete snapshot as [`Collection::finish_sorted`] returns it: read in
+/// key order without building a map.
+#[derive(Debug)]
+pub struct SortedValues(Values);
+
+impl SortedValues {
+    /// The variables, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> + Clone + '_ {
+        self.0.entries.iter().map(|&entry| self.0.pair(entry))
+    }
+
+    /// The same as a map.
+    pub fn to_snapshot(&self) -> Snapshot {
+        self.iter().map(|(key, value)| (key.to_string(), value.to_string())).collect()
+    }
+}
+
+impl<'a> FromIterator<(&'a str, &'a str)> for SortedValues {
+    /// Sorts `pairs` by key; a key given twice keeps its last value.
+    fn from_iter<I: IntoIterator<Item = (&'a str, &'a str)>>(pairs: I) -> Self {
+        let mut values = Values::default();
+        for (key, value) in pairs {
+            values.push(key, value);
+        }
+        values.sorted()
+    }
 }
 
 impl<R> Collection<R> {
@@ -77,18 +164,15 @@ impl<R> Collection<R> {
         contributors: Vec<Arc<Contributor<R>>>,
         session_id: Option<ResolvedValue>,
     ) -> Result<Self, ShellEnvError> {
-        let mut values = Snapshot::new();
-        values.insert(DSH_HOME.into(), registry.dsh_home().into());
-        values.insert(DSH_SHELL.into(), "1".into());
+        let mut values = Values::with_room_for(&contributors);
+        values.push(DSH_HOME, registry.dsh_home());
+        values.push(DSH_SHELL, "1");
         if let Some(profile) = registry.profile() {
-            values.insert(DSH_PROFILE.into(), profile.name().into());
-            values.insert(DSH_PROFILE_DIR.into(), profile.dir().into());
+            values.push(DSH_PROFILE, profile.name());
+            values.push(DSH_PROFILE_DIR, profile.dir());
         }
-        if let Some(session_id) = session_id {
-            check_value(BUILTIN_OWNER, DSH_SESSION_ID, &session_id)?;
-            if let ResolvedValue::String(session_id) = session_id {
-                values.insert(DSH_SESSION_ID.into(), session_id);
-            }
+        if let Some(session_id) = &session_id {
+            values.push(DSH_SESSION_ID, text_of(BUILTIN_OWNER, DSH_SESSION_ID, session_id)?);
         }
         Ok(Self { contributors, answered: 0, values, left_out: registry.left_out_log() })
     }
@@ -99,25 +183,51 @@ impl<R> Collection<R> {
     }
 
     /// Checks one contributor's resolved values against its declaration and
-    /// adds them: undeclared keys, non-strings and NUL bytes are errors.
+    /// adds them: undeclared keys, non-strings and NUL bytes are errors, and
+    /// a refused answer adds nothing.
     pub fn accept(
         &mut self,
         contributor: &Contributor<R>,
         resolved: Vec<(String, ResolvedValue)>,
     ) -> Result<(), ShellEnvError> {
-        // All are checked before any is added: a refused answer adds nothing.
-        for (key, value) in &resolved {
-            if !contributor.declares(key) {
-                return Err(ShellEnvError::UndeclaredKey { contributor: contributor.name().into(), key: key.clone() });
+        let name = contributor.name();
+        self.add_answer(contributor, resolved.iter().map(|(key, value)| (key.as_str(), text_of(name, key, value))))
+    }
+
+    /// [`Collection::accept`] for an answer whose values are all strings
+    /// (as packed answers are), borrowed.
+    pub fn accept_text<'v>(
+        &mut self,
+        contributor: &Contributor<R>,
+        resolved: impl IntoIterator<Item = (&'v str, &'v str)>,
+    ) -> Result<(), ShellEnvError> {
+        let name = contributor.name();
+        self.add_answer(contributor, resolved.into_iter().map(|(key, value)| (key, checked_text(name, key, value))))
+    }
+
+    fn add_answer<'v>(
+        &mut self,
+        contributor: &Contributor<R>,
+        checked: impl Iterator<Item = (&'v str, Result<&'v str, ShellEnvError>)>,
+    ) -> Result<(), ShellEnvError> {
+        let mark = self.values.mark();
+        for (key, value) in checked {
+            let value = if contributor.declares(key) {
+                value
+            } else {
+                Err(ShellEnvError::UndeclaredKey { contributor: contributor.name().into(), key: key.into() })
+            };
+            match value {
+                // Declared keys are owned by exactly one contributor, so
+                // nothing here can shadow a built-in or another
+                // contributor's value.
+                Ok(value) => self.values.push(key, value),
+                Err(refused) => {
+                    self.values.take_back(mark);
+                    return Err(refused);
+                }
             }
-            check_value(contributor.name(), key, value)?;
         }
-        // Declared keys are owned by exactly one contributor, so nothing here
-        // can overwrite a built-in or another contributor's value.
-        self.values.extend(resolved.into_iter().filter_map(|(key, value)| match value {
-            ResolvedValue::String(value) => Some((key, value)),
-            ResolvedValue::IllFormed(_) | ResolvedValue::Other(_) => None,
-        }));
         Ok(())
     }
 
@@ -136,6 +246,20 @@ impl<R> Collection<R> {
             return Ok(());
         };
         self.accept(&contributor, resolved)?;
+        self.answered += 1;
+        Ok(())
+    }
+
+    /// [`Collection::accept_next`] for an answer of strings (see
+    /// [`Collection::accept_text`]).
+    pub fn accept_next_text<'v>(
+        &mut self,
+        resolved: impl IntoIterator<Item = (&'v str, &'v str)>,
+    ) -> Result<(), ShellEnvError> {
+        let Some(contributor) = self.contributors.get(self.answered).cloned() else {
+            return Ok(());
+        };
+        self.accept_text(&contributor, resolved)?;
         self.answered += 1;
         Ok(())
     }
@@ -201,32 +325,50 @@ impl<R> Collection<R> {
     /// `inherited_path`; with none, there is no `PATH` key. A directory that
     /// cannot be trusted now is left out, and the registry records it for
     /// its caller to report ([`Registry::take_left_out`]).
-    pub fn finish(mut self, inherited_path: Option<&str>) -> Snapshot {
+    pub fn finish(self, inherited_path: Option<&str>) -> Snapshot {
+        self.finish_sorted(inherited_path).to_snapshot()
+    }
+
+    /// [`Collection::finish`], for a caller that reads the snapshot once, in
+    /// key order.
+    pub fn finish_sorted(mut self, inherited_path: Option<&str>) -> SortedValues {
         let left_out: Vec<LeftOut> =
             self.contributors.iter().flat_map(|contributor| LeftOut::check(contributor)).collect();
         self.left_out.record(&left_out);
         let trusted = |directory: &str| !left_out.iter().any(|entry| entry.directory == directory);
         if let Some(path) = assemble_path(&self.contributors, inherited_path, trusted) {
-            self.values.insert(PATH_KEY.into(), path);
+            self.values.push(PATH_KEY, &path);
         }
-        self.values
+        self.values.sorted()
     }
 }
 
-/// Refuses a value no child could receive: only a string without NUL bytes passes.
-fn check_value(contributor: &str, key: &str, value: &ResolvedValue) -> Result<(), ShellEnvError> {
-    let invalid =
-        |reason| Err(ShellEnvError::InvalidValue { contributor: contributor.into(), key: key.into(), reason });
+/// The text of a resolved value a child can receive: a string without NUL
+/// bytes. Anything else is refused.
+fn text_of<'v>(contributor: &str, key: &str, value: &'v ResolvedValue) -> Result<&'v str, ShellEnvError> {
     match value {
-        ResolvedValue::String(value) if value.contains('\0') => invalid("contains a NUL byte"),
-        ResolvedValue::IllFormed(_) => invalid("is not well-formed Unicode (it holds a lone surrogate)"),
-        ResolvedValue::String(_) => Ok(()),
+        ResolvedValue::String(text) => checked_text(contributor, key, text),
+        ResolvedValue::IllFormed(_) => {
+            Err(invalid_value(contributor, key, "is not well-formed Unicode (it holds a lone surrogate)"))
+        }
         ResolvedValue::Other(found) => Err(ShellEnvError::NonStringValue {
             contributor: contributor.into(),
             key: key.into(),
             found: found.clone(),
         }),
     }
+}
+
+/// `text`, unless it holds a NUL byte, which no child could receive.
+fn checked_text<'v>(contributor: &str, key: &str, text: &'v str) -> Result<&'v str, ShellEnvError> {
+    if text.contains('\0') {
+        return Err(invalid_value(contributor, key, "contains a NUL byte"));
+    }
+    Ok(text)
+}
+
+fn invalid_value(contributor: &str, key: &str, reason: &'static str) -> ShellEnvError {
+    ShellEnvError::InvalidValue { contributor: contributor.into(), key: key.into(), reason }
 }
 
 /// Checks a caller-given inherited PATH (the `inheritedPath` option): it is
@@ -372,6 +514,46 @@ mod tests {
             assert_eq!(err.code(), code);
             assert!(err.to_string().contains("\"c\""), "message names the contributor: {err}");
         }
+    }
+
+    #[test]
+    fn a_refused_answer_adds_none_of_its_values() {
+        let registry = Registry::new("/h".into(), None);
+        register(&registry, "c", &["DSH_A", "DSH_B"], &[], vec![]);
+        let contributor = Arc::clone(&registry.contributors()[0]);
+        let mut collection = Collection::begin(&registry, None).unwrap();
+        let refused =
+            collection.accept(&contributor, vec![("DSH_A".into(), string("a")), ("DSH_OTHER".into(), string("x"))]);
+        assert_eq!(refused.unwrap_err().code(), "ERR_SHELL_ENV_UNDECLARED_KEY");
+        let refused = collection.accept_text(&contributor, [("DSH_A", "a"), ("DSH_B", "b\0")]);
+        assert_eq!(refused.unwrap_err().code(), "ERR_SHELL_ENV_INVALID_VALUE");
+        collection.accept_text(&contributor, [("DSH_B", "b")]).unwrap();
+        assert_eq!(pairs(&collection.finish(None)), [("DSH_B", "b"), ("DSH_HOME", "/h"), ("DSH_SHELL", "1")]);
+    }
+
+    #[test]
+    fn text_answers_are_checked_as_resolved_ones_are() {
+        for (answer, code) in [
+            ([("DSH_OTHER", "x")], "ERR_SHELL_ENV_UNDECLARED_KEY"),
+            ([("DSH_HOME", "/evil")], "ERR_SHELL_ENV_UNDECLARED_KEY"),
+            ([("DSH_A", "a\0b")], "ERR_SHELL_ENV_INVALID_VALUE"),
+        ] {
+            let registry = Registry::new("/h".into(), None);
+            register(&registry, "c", &["DSH_A"], &[], vec![]);
+            let mut collection = Collection::begin(&registry, None).unwrap();
+            let err = collection.accept_next_text(answer).unwrap_err();
+            assert_eq!(err.code(), code);
+            assert!(err.to_string().contains("\"c\""), "message names the contributor: {err}");
+            assert!(collection.next_contributor().is_some(), "a refused answer is not an answer");
+        }
+    }
+
+    #[test]
+    fn sorted_values_are_in_key_order_and_a_repeated_key_keeps_its_last_value() {
+        let sorted: SortedValues =
+            [("DSH_B", "1"), ("PATH", "/bin"), ("DSH_A", "2"), ("DSH_B", "3")].into_iter().collect();
+        assert_eq!(sorted.iter().collect::<Vec<_>>(), [("DSH_A", "2"), ("DSH_B", "3"), ("PATH", "/bin")]);
+        assert_eq!(pairs(&sorted.to_snapshot()), [("DSH_A", "2"), ("DSH_B", "3"), ("PATH", "/bin")]);
     }
 
     #[test]
