@@ -8,7 +8,7 @@ use std::time::Duration;
 use dsh_shell_env_core::home::{check_configured, resolve_dsh_home, HomeContext};
 use dsh_shell_env_core::packed::{self, Answers};
 use dsh_shell_env_core::registry::{
-    check_config_field, check_profile_field, Contributor, Declaration, Profile, Registry,
+    check_config_field, check_profile_field, ContributorSet, Declaration, Profile, Registry,
 };
 use dsh_shell_env_core::snapshot::{
     check_inherited_path, collect_timeout, has_path, Collection, ResolvedValue, Snapshot,
@@ -40,7 +40,7 @@ pub struct ShellEnvRegistry {
 /// A contributor set and its resolvers' own functions, in the same order.
 struct Functions {
     generation: u64,
-    contributors: Vec<Arc<Contributor<JsResolver>>>,
+    contributors: ContributorSet<JsResolver>,
     array: JsRef,
 }
 
@@ -335,7 +335,7 @@ impl ShellEnvRegistry {
 
     /// The current contributor set and its resolvers' own functions as a JS
     /// array, made again only when the registry changed.
-    pub fn functions(&self, env: &Env) -> Result<(Vec<Arc<Contributor<JsResolver>>>, Raw)> {
+    pub fn functions(&self, env: &Env) -> Result<(ContributorSet<JsResolver>, Raw)> {
         let generation = self.core.generation();
         let mut cache = self.functions.borrow_mut();
         if let Some(kept) = cache.as_ref().filter(|kept| kept.generation == generation) {
@@ -550,7 +550,7 @@ pub fn begin(env: &Env, core: &CoreRegistry, execution: Raw) -> Read<Collection<
 pub fn begin_over(
     env: &Env,
     core: &CoreRegistry,
-    contributors: Vec<Arc<Contributor<JsResolver>>>,
+    contributors: ContributorSet<JsResolver>,
     execution: Raw,
 ) -> Read<Collection<JsResolver>> {
     Ok(Collection::begin_over(core, contributors, agent_session(env, execution)?)?)

@@ -94,6 +94,10 @@ pub struct Declaration<R> {
     pub resolver: R,
 }
 
+/// A registry's contributors at one moment, in name order: shared, not
+/// copied, by the collections that run over it.
+pub type ContributorSet<R> = Arc<[Arc<Contributor<R>>]>;
+
 /// A validated, registered contributor.
 #[derive(Debug)]
 pub struct Contributor<R> {
@@ -323,7 +327,7 @@ impl<R> Registry<R> {
 
     /// The current contributors in name order. A collection works on this
     /// copy, so resolvers may register or dispose while it runs.
-    pub fn contributors(&self) -> Vec<Arc<Contributor<R>>> {
+    pub fn contributors(&self) -> ContributorSet<R> {
         self.lock().contributors.values().cloned().collect()
     }
 

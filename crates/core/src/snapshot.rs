@@ -21,7 +21,7 @@ use crate::command::duration_from_millis;
 
 use crate::error::ShellEnvError;
 use crate::keys::{DSH_HOME, DSH_PROFILE, DSH_PROFILE_DIR, DSH_SESSION_ID, DSH_SHELL, PATH_KEY};
-use crate::registry::{Contributor, LeftOut, LeftOutLog, Registry, BUILTIN_OWNER, PATH_DELIMITER};
+use crate::registry::{Contributor, ContributorSet, LeftOut, LeftOutLog, Registry, BUILTIN_OWNER, PATH_DELIMITER};
 
 /// How long an asynchronous collection waits for its resolvers, all together,
 /// unless told otherwise.
@@ -55,7 +55,7 @@ pub enum ResolvedValue {
 /// A collection in progress over the contributor set as it was when it began.
 #[derive(Debug)]
 pub struct Collection<R> {
-    contributors: Vec<Arc<Contributor<R>>>,
+    contributors: ContributorSet<R>,
     /// How many contributors have answered, in order.
     answered: usize,
     values: Values,
@@ -96,6 +96,54 @@ impl Values {
         self.entries.push([start, start + key.len(), self.text.len()]);
     }
 
+    /// Adds a contributor's resolved values (see [`Collection::accept`]).
+    fn add_resolved<R>(
+        &mut self,
+        contributor: &Contributor<R>,
+        resolved: &[(String, ResolvedValue)],
+    ) -> Result<(), ShellEnvError> {
+        let name = contributor.name();
+        self.add_answer(contributor, resolved.iter().map(|(key, value)| (key.as_str(), text_of(name, key, value))))
+    }
+
+    /// Adds a contributor's answer of strings (see [`Collection::accept_text`]).
+    fn add_text<'v, R>(
+        &mut self,
+        contributor: &Contributor<R>,
+        resolved: impl IntoIterator<Item = (&'v str, &'v str)>,
+    ) -> Result<(), ShellEnvError> {
+        let name = contributor.name();
+        self.add_answer(contributor, resolved.into_iter().map(|(key, value)| (key, checked_text(name, key, value))))
+    }
+
+    /// Adds one answer's checked pairs unless one is refused or its key is
+    /// undeclared: then none.
+    fn add_answer<'v, R>(
+        &mut self,
+        contributor: &Contributor<R>,
+        checked: impl Iterator<Item = (&'v str, Result<&'v str, ShellEnvError>)>,
+    ) -> Result<(), ShellEnvError> {
+        let mark = self.mark();
+        for (key, value) in checked {
+            let value = if contributor.declares(key) {
+                value
+            } else {
+                Err(ShellEnvError::UndeclaredKey { contributor: contributor.name().into(), key: key.into() })
+            };
+            match value {
+                // Declared keys are owned by exactly one contributor, so
+                // nothing here can shadow a built-in or another
+                // contributor's value.
+                Ok(value) => self.push(key, value),
+                Err(refused) => {
+                    self.take_back(mark);
+                    return Err(refused);
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn mark(&self) -> Mark {
         Mark { text: self.text.len(), entries: self.entries.len() }
     }
@@ -105,6 +153,7 @@ impl Values {
         self.entries.truncate(mark.entries);
     }
 
+    #[inline]
     fn pair(&self, [key, value, end]: [usize; 3]) -> (&str, &str) {
         (&self.text[key..value], &self.text[value..end])
     }
@@ -112,10 +161,12 @@ impl Values {
     /// The entries in key order. A key added twice keeps its last value, as
     /// a map would (it never is: each key has one owner).
     fn sorted(mut self) -> SortedValues {
-        // Bytes order as text does; an entry added later starts later.
+        // Bytes order as text does; an entry added later starts later. The
+        // entries come in sorted runs (the built-ins, then each contributor's
+        // keys, in contributor order), which a stable sort merges.
         let text = self.text.as_bytes();
         let key = |&[start, end, _]: &[usize; 3]| &text[start..end];
-        self.entries.sort_unstable_by(|a, b| key(a).cmp(key(b)).then(b[0].cmp(&a[0])));
+        self.entries.sort_by(|a, b| key(a).cmp(key(b)).then(b[0].cmp(&a[0])));
         self.entries.dedup_by(|later, kept| key(later) == key(kept));
         SortedValues(self)
     }
@@ -161,7 +212,7 @@ impl<R> Collection<R> {
     /// while the registry is unchanged).
     pub fn begin_over(
         registry: &Registry<R>,
-        contributors: Vec<Arc<Contributor<R>>>,
+        contributors: ContributorSet<R>,
         session_id: Option<ResolvedValue>,
     ) -> Result<Self, ShellEnvError> {
         let mut values = Values::with_room_for(&contributors);
@@ -190,8 +241,7 @@ impl<R> Collection<R> {
         contributor: &Contributor<R>,
         resolved: Vec<(String, ResolvedValue)>,
     ) -> Result<(), ShellEnvError> {
-        let name = contributor.name();
-        self.add_answer(contributor, resolved.iter().map(|(key, value)| (key.as_str(), text_of(name, key, value))))
+        self.values.add_resolved(contributor, &resolved)
     }
 
     /// [`Collection::accept`] for an answer whose values are all strings
@@ -201,34 +251,7 @@ impl<R> Collection<R> {
         contributor: &Contributor<R>,
         resolved: impl IntoIterator<Item = (&'v str, &'v str)>,
     ) -> Result<(), ShellEnvError> {
-        let name = contributor.name();
-        self.add_answer(contributor, resolved.into_iter().map(|(key, value)| (key, checked_text(name, key, value))))
-    }
-
-    fn add_answer<'v>(
-        &mut self,
-        contributor: &Contributor<R>,
-        checked: impl Iterator<Item = (&'v str, Result<&'v str, ShellEnvError>)>,
-    ) -> Result<(), ShellEnvError> {
-        let mark = self.values.mark();
-        for (key, value) in checked {
-            let value = if contributor.declares(key) {
-                value
-            } else {
-                Err(ShellEnvError::UndeclaredKey { contributor: contributor.name().into(), key: key.into() })
-            };
-            match value {
-                // Declared keys are owned by exactly one contributor, so
-                // nothing here can shadow a built-in or another
-                // contributor's value.
-                Ok(value) => self.values.push(key, value),
-                Err(refused) => {
-                    self.values.take_back(mark);
-                    return Err(refused);
-                }
-            }
-        }
-        Ok(())
+        self.values.add_text(contributor, resolved)
     }
 
     /// The contributor whose answer [`Collection::accept_next`] takes: the
@@ -242,10 +265,10 @@ impl<R> Collection<R> {
     /// (several at once) hands them in here in order; `resolve_each` and
     /// `resolve_all` go on from the next.
     pub fn accept_next(&mut self, resolved: Vec<(String, ResolvedValue)>) -> Result<(), ShellEnvError> {
-        let Some(contributor) = self.contributors.get(self.answered).cloned() else {
+        let Some(contributor) = self.contributors.get(self.answered) else {
             return Ok(());
         };
-        self.accept(&contributor, resolved)?;
+        self.values.add_resolved(contributor, &resolved)?;
         self.answered += 1;
         Ok(())
     }
@@ -256,10 +279,10 @@ impl<R> Collection<R> {
         &mut self,
         resolved: impl IntoIterator<Item = (&'v str, &'v str)>,
     ) -> Result<(), ShellEnvError> {
-        let Some(contributor) = self.contributors.get(self.answered).cloned() else {
+        let Some(contributor) = self.contributors.get(self.answered) else {
             return Ok(());
         };
-        self.accept_text(&contributor, resolved)?;
+        self.values.add_text(contributor, resolved)?;
         self.answered += 1;
         Ok(())
     }
