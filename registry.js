@@ -116,7 +116,7 @@ function sessionIdOf(execution) {
  */
 function unpackSnapshot(native, packed) {
   const keysEnd = packed.indexOf('\x01')
-  const snapshot = buildSnapshot(packed.slice(1, keysEnd), packed.slice(keysEnd + 1).split('\0'))
+  const snapshot = buildSnapshot(packed.slice(1, keysEnd), packed, keysEnd + 1)
   if (packed[0] === '1') warnLeftOut(native)
   return snapshot
 }
@@ -124,49 +124,56 @@ function unpackSnapshot(native, packed) {
 // How snapshots are built, by key list (as packed). A registry's key list
 // seldom changes between collections (with its contributors, and with
 // whether the execution has an agent), so each list is split once, and from
-// its second use on its snapshots are built by an object literal compiled for
-// it: V8 makes that one fast object, where an object built key by key turns
-// into a slower dictionary past a dozen keys. The last list is checked first;
-// a few more are kept.
+// its second use on its snapshots are built by a function compiled for it:
+// it cuts each value out of the packed text in turn (twice as fast as
+// splitting it) and makes the snapshot as one object literal, which V8 makes
+// one fast object, where an object built key by key turns into a slower
+// dictionary past a dozen keys. The last list is checked first; a few more
+// are kept.
 const SHAPES_KEPT = 16
 const shapes = new Map()
 let lastShape = { keyText: '', keys: [''], build: undefined }
 
-/** The frozen snapshot of `keyText`'s keys with `values`, in order (both end with an empty field). */
-function buildSnapshot(keyText, values) {
+/**
+ * The frozen snapshot of `keyText`'s keys (each ending with a NUL) and their
+ * values, in the same order, in `packed` from `from` on (each ending with a NUL).
+ */
+function buildSnapshot(keyText, packed, from) {
   let shape = lastShape
   if (keyText !== shape.keyText) {
     shape = shapes.get(keyText)
     if (shape === undefined) {
       if (shapes.size >= SHAPES_KEPT) shapes.clear()
-      shape = { keyText, keys: keyText.split('\0'), build: undefined }
+      shape = { keyText, keys: keyText.split('\0').slice(0, -1), build: undefined }
       shapes.set(keyText, shape)
       lastShape = shape
-      return buildByKey(shape.keys, values)
+      return buildByKey(shape.keys, packed, from)
     }
     lastShape = shape
   }
   shape.build ??= compileBuild(shape.keys)
-  return shape.build(values)
+  return shape.build(packed, from)
 }
 
-function buildByKey(keys, values) {
+function buildByKey(keys, packed, from) {
+  const values = packed.slice(from).split('\0')
   const snapshot = {}
-  for (let index = 0; index < keys.length - 1; index++) snapshot[keys[index]] = values[index]
+  for (let index = 0; index < keys.length; index++) snapshot[keys[index]] = values[index]
   return Object.freeze(snapshot)
 }
 
-/** A function building the snapshot of `keys` from its values, as one object literal. */
+/** A function building the snapshot of `keys` from packed values, as one object literal. */
 function compileBuild(keys) {
-  const names = keys.slice(0, -1)
   // Keys are `DSH_*` names and PATH (the core admits no other), so each is
   // an identifier of its own; anything else is built key by key.
-  if (!names.every((key) => /^[A-Z_][A-Z0-9_]*$/.test(key))) return (values) => buildByKey(keys, values)
+  if (!keys.every((key) => /^[A-Z_][A-Z0-9_]*$/.test(key))) return (packed, from) => buildByKey(keys, packed, from)
+  const cut = keys.map((_, index) => `end = packed.indexOf('\\0', from); const v${index} = packed.slice(from, end); from = end + 1`)
+  const literal = keys.map((key, index) => `${key}: v${index}`)
   try {
-    return new Function('values', `return Object.freeze({ ${names.map((key, index) => `${key}: values[${index}]`).join(', ')} })`)
+    return new Function('packed', 'from', `let end\n${cut.join('\n')}\nreturn Object.freeze({ ${literal.join(', ')} })`)
   } catch {
     // Code generation from strings is disallowed here (--disallow-code-generation-from-strings).
-    return (values) => buildByKey(keys, values)
+    return (packed, from) => buildByKey(keys, packed, from)
   }
 }
 
