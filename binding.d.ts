@@ -19,6 +19,13 @@ import type {
   VariableAvailability,
 } from './index'
 
+export declare class ExternalObject<T> {
+  readonly '': {
+    readonly '': unique symbol
+    [K: symbol]: T
+  }
+}
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -84,18 +91,8 @@ export declare class ShellEnvRegistry {
   register(contributor: ShellEnvContributor, reader?: (resolve: Function, execution: unknown) => unknown): () => void
   /** Collects the managed environment for one execution, synchronously. */
   collect(execution: ToolExecution, options?: CollectOptions, parentEnv?: Record<string, string | undefined>): DshEnvironment
-  /**
-   * `collect()` as the JS layer makes it: the resolvers answer at once
-   * through `answer_all` (see [`AnsweredAtOnce`]), each answer is checked
-   * here in contributor order (the first invalid one fails the
-   * collection), and the resolvers after an answer read here are called
-   * from here. Returns the snapshot packed (see [`packed`]), whose first
-   * character is `1` when [`Self::take_left_out`] has directories to report.
-   * `sessionId` is `execution.agent.session.header.id` when the JS layer
-   * could read it as plain data (`null`: no agent); `undefined` has it
-   * read here, and anything wrong with it reported from here.
-   */
-  collectPacked(execution: ToolExecution, options: CollectOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown, sessionId?: string | null): string
+  /** The handle [`collect_packed`] takes: the JS layer asks for it once. */
+  collector(): ExternalObject<'Collector'>
   /**
    * Collects the managed environment, awaiting async resolvers. Every
    * failure, invalid options included, rejects the promise. With
@@ -126,6 +123,19 @@ export declare class ShellEnvRegistry {
 
 /** The child environment `execute()` would build, without spawning. */
 export declare function buildEnvironment(spec: Omit<ShellExecSpec, 'command'> & { command?: string | string[] }, parentEnv?: Record<string, string | undefined>): BuiltEnvironment
+
+/**
+ * `collect()` as the JS layer makes it: the resolvers answer at once
+ * through `answer_all` (see [`AnsweredAtOnce`]), each answer is checked
+ * here in contributor order (the first invalid one fails the collection),
+ * and the resolvers after an answer read here are called from here. Returns
+ * the snapshot packed (see [`packed`]), whose first character is `1` when
+ * `takeLeftOut()` has directories to report. `sessionId` is
+ * `execution.agent.session.header.id` when the JS layer could read it as
+ * plain data (`null`: no agent); `undefined` has it read here, and anything
+ * wrong with it reported from here.
+ */
+export declare function collectPacked(collector: ExternalObject<'Collector'>, execution: ToolExecution, options: CollectOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown, sessionId?: string | null): string
 
 /** Every managed variable starts with this prefix. */
 export declare const DSH_ENV_PREFIX: string

@@ -23,6 +23,8 @@ let pkg
 const packageEntry = () => (pkg ??= require('./index.js'))
 
 const kNative = Symbol('ShellEnvRegistry.native')
+// The native registry's collector handle, which collect() passes to the binding.
+const kCollector = Symbol('ShellEnvRegistry.collector')
 
 /** The native registry behind `value`, or ERR_INVALID_THIS for anything else. */
 function nativeOf(value, member) {
@@ -195,7 +197,9 @@ class ShellEnvRegistry {
     const [ctx, config] = service ? args : [undefined, args[0]]
     // The native constructor validates the config: coded errors naming the
     // field, unknown fields refused. Nothing is provided if it throws.
-    Object.defineProperty(this, kNative, { value: new binding.ShellEnvRegistry(config, process.env) })
+    const native = new binding.ShellEnvRegistry(config, process.env)
+    Object.defineProperty(this, kNative, { value: native })
+    Object.defineProperty(this, kCollector, { value: native.collector() })
     /** The providing context; through `ctx.shellEnv`, the caller's. `undefined` without Cordis. */
     this.ctx = ctx
     if (service) cordis.provide(ctx, this)
@@ -222,7 +226,8 @@ class ShellEnvRegistry {
 
   collect(execution, options) {
     const native = nativeOf(this, 'collect()')
-    return unpackSnapshot(native, native.collectPacked(execution, options, process.env, answerAll, sessionIdOf(execution)))
+    const packed = binding.collectPacked(this[kCollector], execution, options, process.env, answerAll, sessionIdOf(execution))
+    return unpackSnapshot(native, packed)
   }
 
   collectAsync(execution, options) {

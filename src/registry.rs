@@ -2,6 +2,7 @@
 //! declarations and executions, runs resolvers, and returns frozen snapshots.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,9 +33,19 @@ pub type CoreRegistry = Registry<JsResolver>;
 #[napi]
 pub struct ShellEnvRegistry {
     core: Arc<CoreRegistry>,
+    collector: Collector,
+}
+
+/// What `collect()` needs of a registry, handed to the JS layer once as an
+/// external value: [`collect_packed`] takes it as a plain argument, where a
+/// method call would unwrap, type-check and borrow-track `this` (together a
+/// tenth of a small collection).
+#[derive(Clone)]
+pub struct Collector {
+    core: Arc<CoreRegistry>,
     /// The contributor set the JS layer's last collection ran, with its
     /// functions as a JS array: kept while the registry is unchanged.
-    functions: RefCell<Option<Functions>>,
+    functions: Rc<RefCell<Option<Functions>>>,
 }
 
 /// A contributor set and its resolvers' own functions, in the same order.
@@ -73,7 +84,8 @@ impl ShellEnvRegistry {
             };
             let env_home = parent_env_option(env, parent_env)?.lenient_string("DSH_HOME")?;
             let dsh_home = resolve_dsh_home(configured.as_deref(), &HomeContext::current(env_home));
-            Ok(Self { core: Arc::new(Registry::new(dsh_home, profile)), functions: RefCell::default() })
+            let core = Arc::new(Registry::new(dsh_home, profile));
+            Ok(Self { collector: Collector { core: Arc::clone(&core), functions: Rc::default() }, core })
         })();
         built.map_err(|failure: Failure| failure.into_js(env))
     }
@@ -131,44 +143,10 @@ impl ShellEnvRegistry {
         result.map_err(|failure: Failure| failure.into_js(env)).and_then(|snapshot| frozen(env, &snapshot))
     }
 
-    /// `collect()` as the JS layer makes it: the resolvers answer at once
-    /// through `answer_all` (see [`AnsweredAtOnce`]), each answer is checked
-    /// here in contributor order (the first invalid one fails the
-    /// collection), and the resolvers after an answer read here are called
-    /// from here. Returns the snapshot packed (see [`packed`]), whose first
-    /// character is `1` when [`Self::take_left_out`] has directories to report.
-    /// `sessionId` is `execution.agent.session.header.id` when the JS layer
-    /// could read it as plain data (`null`: no agent); `undefined` has it
-    /// read here, and anything wrong with it reported from here.
-    #[napi(
-        ts_args_type = "execution: ToolExecution, options: CollectOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown, sessionId?: string | null"
-    )]
-    pub fn collect_packed(
-        &self,
-        env: &Env,
-        execution: Unknown,
-        options: Option<Unknown>,
-        parent_env: Option<Unknown>,
-        answer_all: Unknown,
-        session_id: Option<Unknown>,
-    ) -> Result<String> {
-        let execution = execution.raw();
-        let (contributors, functions) = self.functions(env)?;
-        let undefined = js::undefined(env)?;
-        let collected = (|| {
-            let options = options_object(env, options)?;
-            let inherited_path = inherited_path(env, options.as_ref(), parent_env, has_path(&contributors))?;
-            let session_id = agent_session_read(env, execution, session_id.map(|id| id.raw()))?;
-            let mut collection = Collection::begin_over(&self.core, contributors, session_id)?;
-            AnsweredAtOnce::call(env, answer_all.raw(), [functions, execution, undefined], false)
-                .apply(&mut collection)?;
-            let collection = collection.resolve_each(|contributor| {
-                contributor.resolver().call_sync(env, execution).into_values(contributor.name())
-            })?;
-            Ok(collection.finish_sorted(inherited_path.as_deref()))
-        })();
-        let snapshot = collected.map_err(|failure: Failure| failure.into_js(env))?;
-        Ok(packed::pack_snapshot(&snapshot, self.core.has_left_out()))
+    /// The handle [`collect_packed`] takes: the JS layer asks for it once.
+    #[napi(ts_return_type = "ExternalObject<'Collector'>")]
+    pub fn collector(&self) -> External<Collector> {
+        External::new(self.collector.clone())
     }
 
     /// Collects the managed environment, awaiting async resolvers. Every
@@ -333,6 +311,52 @@ impl ShellEnvRegistry {
         &self.core
     }
 
+    /// See [`Collector::functions`].
+    pub fn functions(&self, env: &Env) -> Result<(ContributorSet<JsResolver>, Raw)> {
+        self.collector.functions(env)
+    }
+}
+
+/// `collect()` as the JS layer makes it: the resolvers answer at once
+/// through `answer_all` (see [`AnsweredAtOnce`]), each answer is checked
+/// here in contributor order (the first invalid one fails the collection),
+/// and the resolvers after an answer read here are called from here. Returns
+/// the snapshot packed (see [`packed`]), whose first character is `1` when
+/// `takeLeftOut()` has directories to report. `sessionId` is
+/// `execution.agent.session.header.id` when the JS layer could read it as
+/// plain data (`null`: no agent); `undefined` has it read here, and anything
+/// wrong with it reported from here.
+#[napi(
+    ts_args_type = "collector: ExternalObject<'Collector'>, execution: ToolExecution, options: CollectOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown, sessionId?: string | null"
+)]
+pub fn collect_packed(
+    env: &Env,
+    collector: &External<Collector>,
+    execution: Unknown,
+    options: Option<Unknown>,
+    parent_env: Option<Unknown>,
+    answer_all: Unknown,
+    session_id: Option<Unknown>,
+) -> Result<String> {
+    let execution = execution.raw();
+    let (contributors, functions) = collector.functions(env)?;
+    let undefined = js::undefined(env)?;
+    let collected = (|| {
+        let options = options_object(env, options)?;
+        let inherited_path = inherited_path(env, options.as_ref(), parent_env, has_path(&contributors))?;
+        let session_id = agent_session_read(env, execution, session_id.map(|id| id.raw()))?;
+        let mut collection = Collection::begin_over(&collector.core, contributors, session_id)?;
+        AnsweredAtOnce::call(env, answer_all.raw(), [functions, execution, undefined], false).apply(&mut collection)?;
+        let collection = collection.resolve_each(|contributor| {
+            contributor.resolver().call_sync(env, execution).into_values(contributor.name())
+        })?;
+        Ok(collection.finish_sorted(inherited_path.as_deref()))
+    })();
+    let snapshot = collected.map_err(|failure: Failure| failure.into_js(env))?;
+    Ok(packed::pack_snapshot(&snapshot, collector.core.has_left_out()))
+}
+
+impl Collector {
     /// The current contributor set and its resolvers' own functions as a JS
     /// array, made again only when the registry changed.
     pub fn functions(&self, env: &Env) -> Result<(ContributorSet<JsResolver>, Raw)> {
