@@ -125,6 +125,13 @@ export declare class ShellEnvRegistry {
 export declare function buildEnvironment(spec: Omit<ShellExecSpec, 'command'> & { command?: string | string[] }, parentEnv?: Record<string, string | undefined>): BuiltEnvironment
 
 /**
+ * `collectAsync()` as the JS layer makes it: `ShellEnvRegistry#collectAsync`
+ * with the JS layer's `answerAll`, its promise fulfilled with the snapshot
+ * packed as [`collect_packed`] returns it.
+ */
+export declare function collectAsyncPacked(collector: ExternalObject<'Collector'>, execution: ToolExecution, options: CollectAsyncOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown): Promise<string>
+
+/**
  * `collect()` as the JS layer makes it: the resolvers answer at once
  * through `answer_all` (see [`AnsweredAtOnce`]), each answer is checked
  * here in contributor order (the first invalid one fails the collection),

@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.NativeExecution = nativeBinding.NativeExecution
 module.exports.ShellEnvRegistry = nativeBinding.ShellEnvRegistry
 module.exports.buildEnvironment = nativeBinding.buildEnvironment
+module.exports.collectAsyncPacked = nativeBinding.collectAsyncPacked
 module.exports.collectPacked = nativeBinding.collectPacked
 module.exports.DSH_ENV_PREFIX = nativeBinding.DSH_ENV_PREFIX
 module.exports.endAllCommands = nativeBinding.endAllCommands

@@ -233,15 +233,14 @@ class ShellEnvRegistry {
   collectAsync(execution, options) {
     // Rejects, like every other failure of collectAsync.
     let native
+    let packed
     try {
       native = nativeOf(this, 'collectAsync()')
+      packed = binding.collectAsyncPacked(this[kCollector], execution, options, process.env, answerAll)
     } catch (error) {
       return Promise.reject(error)
     }
-    return native.collectAsync(execution, options, process.env, answerAll).then((snapshot) => {
-      warnLeftOut(native)
-      return snapshot
-    })
+    return packed.then((packed) => unpackSnapshot(native, packed))
   }
 
   list() {

@@ -87,6 +87,22 @@ posix.describe('command directories are trusted at every use', () => {
     expect(registry.untrustedDirectories()).toEqual([])
   })
 
+  it('collectAsync() warns of one it leaves out as collect() does', async () => {
+    const shared = path.join(scratch, 'shared')
+    const bin = path.join(shared, 'bin')
+    const registry = registryWith(bin)
+    fs.mkdirSync(bin, { recursive: true })
+    fs.chmodSync(shared, 0o1777)
+    let snapshot
+    const warnings = await warningsDuring(async () => {
+      snapshot = await registry.collectAsync({}, { inheritedPath: '/usr/bin' })
+    })
+    expect(pathOf(snapshot)).toEqual(['/usr/bin'])
+    expect(warnings.map((warning) => warning.message)).toEqual([
+      `command directory ${bin} of contributor tools is inside ${shared}, which is writable by its group or by others, so anyone could plant a command there; it is left out of PATH`,
+    ])
+  })
+
   it('a link to a directory others can write is judged by where it leads', async () => {
     const open = path.join(scratch, 'open')
     fs.mkdirSync(open)

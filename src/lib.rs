@@ -15,7 +15,7 @@ mod resolver;
 pub use execute::{build_environment_js, end_all_commands, execute, spawn_js, spec_option_problem, NativeExecution};
 pub use home::{reconcile_dsh_home, resolve_dsh_home};
 pub use limits::limit_mechanisms;
-pub use registry::{collect_packed, ShellEnvRegistry};
+pub use registry::{collect_async_packed, collect_packed, ShellEnvRegistry};
 
 use napi_derive::napi;
 

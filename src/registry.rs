@@ -12,7 +12,7 @@ use dsh_shell_env_core::registry::{
     check_config_field, check_profile_field, ContributorSet, Declaration, Profile, Registry,
 };
 use dsh_shell_env_core::snapshot::{
-    check_inherited_path, collect_timeout, has_path, Collection, ResolvedValue, Snapshot,
+    check_inherited_path, collect_timeout, has_path, Collection, ResolvedValue, SortedValues,
 };
 use dsh_shell_env_core::text::ILL_FORMED;
 use dsh_shell_env_core::ShellEnvError;
@@ -138,7 +138,7 @@ impl ShellEnvRegistry {
             let collection = begin_over(env, &self.core, contributors, execution)?.resolve_each(|contributor| {
                 contributor.resolver().call_sync(env, execution).into_values(contributor.name())
             })?;
-            Ok(collection.finish(inherited_path.as_deref()))
+            Ok(collection.finish_sorted(inherited_path.as_deref()))
         })();
         result.map_err(|failure: Failure| failure.into_js(env)).and_then(|snapshot| frozen(env, &snapshot))
     }
@@ -166,89 +166,7 @@ impl ShellEnvRegistry {
         parent_env: Option<Unknown>,
         answer_all: Option<Unknown>,
     ) -> Result<JsRaw> {
-        let execution = execution.raw();
-        let answer_all = answer_all.map(|answer_all| answer_all.raw());
-        let set = answer_all.map(|_| self.functions(env)).transpose()?;
-        let started = (|| {
-            let options = options_object(env, options)?;
-            let needs_path = match &set {
-                Some((contributors, _)) => has_path(contributors),
-                None => has_path(&self.core.contributors()),
-            };
-            let inherited_path = inherited_path(env, options.as_ref(), parent_env, needs_path)?;
-            let timeout = read_timeout(options.as_ref())?;
-            let signal = match &options {
-                Some(options) => options.get("signal")?,
-                None => None,
-            };
-            let signal_field =
-                signal.unwrap_or_else(|| Field::named(env, Kind::Option, std::ptr::null_mut(), "signal"));
-            let (token, listener) = watch_signal(env, signal.map(|signal| signal.raw()))
-                .map_err(|thrown| signal_field.threw(thrown))?
-                .ok_or_else(|| signal_field.invalid("must be an AbortSignal"))?;
-            let begun = || {
-                if token.is_aborted() {
-                    return Err(Failure::from(ShellEnvError::Aborted));
-                }
-                let (mut collection, functions) = match set {
-                    Some((contributors, functions)) => {
-                        (begin_over(env, &self.core, contributors, execution)?, Some(functions))
-                    }
-                    None => (begin(env, &self.core, execution)?, None),
-                };
-                let reference = JsRef::new(env, execution)
-                    .map_err(|thrown| Field::named(env, Kind::Option, execution, "execution").threw(thrown))?;
-                let at_once = match (answer_all, functions) {
-                    (Some(answer_all), Some(functions)) => {
-                        let signal = match signal {
-                            Some(signal) => signal.raw(),
-                            None => js::undefined(env).map_err(|thrown| signal_field.threw(thrown))?,
-                        };
-                        AnsweredAtOnce::call(env, answer_all, [functions, execution, signal], true)
-                            .apply(&mut collection)?
-                    }
-                    _ => AtOnce::Answered,
-                };
-                Ok((collection, Arc::new(reference), at_once))
-            };
-            match begun() {
-                Ok((collection, reference, at_once)) => {
-                    Ok((collection, reference, at_once, inherited_path, timeout, token, listener))
-                }
-                Err(failure) => {
-                    listener.detach(env);
-                    Err(failure)
-                }
-            }
-        })();
-        let (collection, execution, at_once, inherited_path, timeout, token, listener) = match started {
-            Ok(started) => started,
-            Err(failure) => return rejected(env, failure),
-        };
-        let pending = match at_once {
-            // Every resolver answered at once: no thread to visit.
-            AtOnce::Answered if collection.next_contributor().is_none() => {
-                listener.detach(env);
-                let snapshot = collection.finish(inherited_path.as_deref());
-                return Ok(JsRaw(js::settled_promise(env, Ok(frozen(env, &snapshot)?.0))?));
-            }
-            AtOnce::Answered => None,
-            AtOnce::Pending(promise) => Some(promise),
-        };
-        let answer = resolver::answers(pending, Arc::clone(&execution));
-        let task = async move {
-            let snapshot = collection.resolve_all(timeout, token, answer).await;
-            Ok(snapshot.map(|collection| collection.finish(inherited_path.as_deref())))
-        };
-        let promise = env.spawn_future_with_callback(task, move |env, result| {
-            listener.detach(env);
-            drop(execution);
-            match result {
-                Ok(snapshot) => frozen(env, &snapshot),
-                Err(failure) => Err(failure.into_js(env)),
-            }
-        })?;
-        Ok(JsRaw(promise.raw()))
+        self.collector.collect_async(env, execution, options, parent_env, answer_all, Delivery::Frozen)
     }
 
     /// Every registered command directory that cannot be trusted now (see
@@ -356,7 +274,122 @@ pub fn collect_packed(
     Ok(packed::pack_snapshot(&snapshot, collector.core.has_left_out()))
 }
 
+/// `collectAsync()` as the JS layer makes it: `ShellEnvRegistry#collectAsync`
+/// with the JS layer's `answerAll`, its promise fulfilled with the snapshot
+/// packed as [`collect_packed`] returns it.
+#[napi(
+    ts_args_type = "collector: ExternalObject<'Collector'>, execution: ToolExecution, options: CollectAsyncOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown",
+    ts_return_type = "Promise<string>"
+)]
+pub fn collect_async_packed(
+    env: &Env,
+    collector: &External<Collector>,
+    execution: Unknown,
+    options: Option<Unknown>,
+    parent_env: Option<Unknown>,
+    answer_all: Unknown,
+) -> Result<JsRaw> {
+    collector.collect_async(env, execution, options, parent_env, Some(answer_all), Delivery::Packed)
+}
+
 impl Collector {
+    /// [`ShellEnvRegistry::collect_async`], the snapshot delivered as `delivery` says.
+    fn collect_async(
+        &self,
+        env: &Env,
+        execution: Unknown,
+        options: Option<Unknown>,
+        parent_env: Option<Unknown>,
+        answer_all: Option<Unknown>,
+        delivery: Delivery,
+    ) -> Result<JsRaw> {
+        let execution = execution.raw();
+        let answer_all = answer_all.map(|answer_all| answer_all.raw());
+        let set = answer_all.map(|_| self.functions(env)).transpose()?;
+        let started = (|| {
+            let options = options_object(env, options)?;
+            let needs_path = match &set {
+                Some((contributors, _)) => has_path(contributors),
+                None => has_path(&self.core.contributors()),
+            };
+            let inherited_path = inherited_path(env, options.as_ref(), parent_env, needs_path)?;
+            let timeout = read_timeout(options.as_ref())?;
+            let signal = match &options {
+                Some(options) => options.get("signal")?,
+                None => None,
+            };
+            let signal_field =
+                signal.unwrap_or_else(|| Field::named(env, Kind::Option, std::ptr::null_mut(), "signal"));
+            let (token, listener) = watch_signal(env, signal.map(|signal| signal.raw()))
+                .map_err(|thrown| signal_field.threw(thrown))?
+                .ok_or_else(|| signal_field.invalid("must be an AbortSignal"))?;
+            let begun = || {
+                if token.is_aborted() {
+                    return Err(Failure::from(ShellEnvError::Aborted));
+                }
+                let (mut collection, functions) = match set {
+                    Some((contributors, functions)) => {
+                        (begin_over(env, &self.core, contributors, execution)?, Some(functions))
+                    }
+                    None => (begin(env, &self.core, execution)?, None),
+                };
+                let reference = JsRef::new(env, execution)
+                    .map_err(|thrown| Field::named(env, Kind::Option, execution, "execution").threw(thrown))?;
+                let at_once = match (answer_all, functions) {
+                    (Some(answer_all), Some(functions)) => {
+                        let signal = match signal {
+                            Some(signal) => signal.raw(),
+                            None => js::undefined(env).map_err(|thrown| signal_field.threw(thrown))?,
+                        };
+                        AnsweredAtOnce::call(env, answer_all, [functions, execution, signal], true)
+                            .apply(&mut collection)?
+                    }
+                    _ => AtOnce::Answered,
+                };
+                Ok((collection, Arc::new(reference), at_once))
+            };
+            match begun() {
+                Ok((collection, reference, at_once)) => {
+                    Ok((collection, reference, at_once, inherited_path, timeout, token, listener))
+                }
+                Err(failure) => {
+                    listener.detach(env);
+                    Err(failure)
+                }
+            }
+        })();
+        let (collection, execution, at_once, inherited_path, timeout, token, listener) = match started {
+            Ok(started) => started,
+            Err(failure) => return rejected(env, failure),
+        };
+        let pending = match at_once {
+            // Every resolver answered at once: no thread to visit.
+            AtOnce::Answered if collection.next_contributor().is_none() => {
+                listener.detach(env);
+                let snapshot =
+                    delivery.deliver(env, &self.core, collection.finish_sorted(inherited_path.as_deref()))?;
+                return Ok(JsRaw(js::settled_promise(env, Ok(snapshot.0))?));
+            }
+            AtOnce::Answered => None,
+            AtOnce::Pending(promise) => Some(promise),
+        };
+        let answer = resolver::answers(pending, Arc::clone(&execution));
+        let task = async move {
+            let snapshot = collection.resolve_all(timeout, token, answer).await;
+            Ok(snapshot.map(|collection| collection.finish_sorted(inherited_path.as_deref())))
+        };
+        let core = Arc::clone(&self.core);
+        let promise = env.spawn_future_with_callback(task, move |env, result| {
+            listener.detach(env);
+            drop(execution);
+            match result {
+                Ok(snapshot) => delivery.deliver(env, &core, snapshot),
+                Err(failure) => Err(failure.into_js(env)),
+            }
+        })?;
+        Ok(JsRaw(promise.raw()))
+    }
+
     /// The current contributor set and its resolvers' own functions as a JS
     /// array, made again only when the registry changed.
     pub fn functions(&self, env: &Env) -> Result<(ContributorSet<JsResolver>, Raw)> {
@@ -785,8 +818,28 @@ fn read_declaration(env: &Env, contributor: Raw, reader: Option<Raw>) -> Read<De
 }
 
 /// The snapshot as a frozen plain object, keys sorted.
-fn frozen(env: &Env, snapshot: &Snapshot) -> Result<JsRaw> {
-    let object = js::object_of_strings(env, snapshot.iter().map(|(key, value)| (key.as_str(), value.as_str())))?;
+fn frozen(env: &Env, snapshot: &SortedValues) -> Result<JsRaw> {
+    let object = js::object_of_strings(env, snapshot.iter())?;
     js::freeze(env, object)?;
     Ok(JsRaw(object))
+}
+
+/// How a collection hands its snapshot to JS.
+#[derive(Debug, Clone, Copy)]
+enum Delivery {
+    /// As the frozen object itself, built here.
+    Frozen,
+    /// Packed (see [`packed`]), for the JS layer to build the object from.
+    Packed,
+}
+
+impl Delivery {
+    fn deliver(self, env: &Env, core: &CoreRegistry, snapshot: SortedValues) -> Result<JsRaw> {
+        match self {
+            Delivery::Frozen => frozen(env, &snapshot),
+            Delivery::Packed => {
+                Ok(JsRaw(env.create_string(packed::pack_snapshot(&snapshot, core.has_left_out()))?.raw()))
+            }
+        }
+    }
 }
