@@ -134,7 +134,7 @@ function unpackSnapshot(native, packed) {
 // are kept.
 const SHAPES_KEPT = 16
 const shapes = new Map()
-let lastShape = { keyText: '', keys: [''], build: undefined }
+let lastShape = { keyText: '', keys: [], build: undefined }
 
 /**
  * The frozen snapshot of `keyText`'s keys (each ending with a NUL) and their
@@ -233,14 +233,14 @@ class ShellEnvRegistry {
   collectAsync(execution, options) {
     // Rejects, like every other failure of collectAsync.
     let native
-    let packed
+    let collected
     try {
       native = nativeOf(this, 'collectAsync()')
-      packed = binding.collectAsyncPacked(this[kCollector], execution, options, process.env, answerAll)
+      collected = binding.collectAsyncPacked(this[kCollector], execution, options, process.env, answerAll)
     } catch (error) {
       return Promise.reject(error)
     }
-    return packed.then((packed) => unpackSnapshot(native, packed))
+    return collected.then((packed) => unpackSnapshot(native, packed))
   }
 
   list() {

@@ -5,10 +5,16 @@
 // thread's own `process.env` as the parent, as the package's wrappers pass it;
 // each `.node` finds its supervisor program beside it.
 //
-//   node bench/baseline.mjs --baseline FILE.node [--quick]
-//   npm run bench -- --baseline FILE.node   (the same rows, in the full report)
+// Given a checkout of the package instead (`--baseline DIR`, installed and
+// built), its addon is the baseline for those rows, and its own JS layer and
+// addon together for the registry's `collect()` and `collectAsync()` as users
+// call them, beside this checkout's.
+//
+//   node bench/baseline.mjs --baseline FILE.node|DIR [--quick]
+//   npm run bench -- --baseline FILE.node|DIR   (the same rows, in the full report)
 
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -35,9 +41,12 @@ function finished(native) {
   return typeof native.onFinish === 'function' ? new Promise((resolve) => native.onFinish(resolve)) : native.wait()
 }
 
-/** A raw binding's registry with `count` contributors (3 keys declared, 2 returned each). */
-function registry(binding, count) {
-  const registry = new binding.ShellEnvRegistry({ dshHome: '/srv/dsh' }, process.env)
+/**
+ * A registry with `count` contributors (3 keys declared, 2 returned each):
+ * the raw binding's (`binding.ShellEnvRegistry`), or the package's.
+ */
+function registry(binding, count, make = (Registry) => new Registry({ dshHome: '/srv/dsh' }, process.env)) {
+  const registry = make(binding.ShellEnvRegistry)
   for (let index = count - 1; index >= 0; index--) {
     const prefix = `DSH_C${String(index).padStart(3, '0')}`
     const keys = [`${prefix}_REGION`, `${prefix}_ZONE`, `${prefix}_TIER`]
@@ -54,7 +63,11 @@ function registry(binding, count) {
  * per sample for the synchronous calls.
  */
 export async function baselineRows(baselineFile, size) {
-  const builds = { native: require(path.join(ROOT, 'native.js')), baseline: require(path.resolve(baselineFile)) }
+  const baselineDir = fs.statSync(baselineFile).isDirectory() ? path.resolve(baselineFile) : undefined
+  const builds = {
+    native: require(path.join(ROOT, 'native.js')),
+    baseline: require(baselineDir ? path.join(baselineDir, 'native.js') : path.resolve(baselineFile)),
+  }
   const registries = Object.fromEntries(Object.entries(builds).map(([id, binding]) => [id, registry(binding, 5)]))
   assert.deepStrictEqual({ ...registries.native.collect(EXECUTION, undefined, process.env) }, { ...registries.baseline.collect(EXECUTION, undefined, process.env) })
   const batched = (one) => () => {
@@ -89,6 +102,7 @@ export async function baselineRows(baselineFile, size) {
       },
     },
   ]
+  if (baselineDir) calls.push(...packageCalls({ native: require(ROOT), baseline: require(baselineDir) }, size))
   const rows = []
   for (const call of calls) {
     const contenders = [
@@ -102,11 +116,43 @@ export async function baselineRows(baselineFile, size) {
   return rows
 }
 
+/**
+ * The package's registry as users call it, in each of `packages`, with a
+ * profile (the built-ins of a real harness): `collect()` with 1, 10 and 50
+ * contributors, `collectAsync()` with 10.
+ */
+function packageCalls(packages, size) {
+  const make = (Registry) => new Registry({ dshHome: '/srv/dsh', profile: { name: 'bench', dir: '/srv/dsh/profiles/bench' } })
+  const calls = []
+  for (const count of [1, 10, 50]) {
+    const registries = Object.fromEntries(Object.entries(packages).map(([id, pkg]) => [id, registry(pkg, count, make)]))
+    assert.deepStrictEqual({ ...registries.native.collect(EXECUTION) }, { ...registries.baseline.collect(EXECUTION) })
+    calls.push({
+      id: `package-collect/${count}`,
+      title: `ShellEnvRegistry#collect(), ${count} contributor${count > 1 ? 's' : ''}; per call, ${size.batch} calls per sample`,
+      batch: size.batch,
+      fn: (id) => () => {
+        for (let i = 0; i < size.batch; i++) registries[id].collect(EXECUTION)
+      },
+    })
+  }
+  const registries = Object.fromEntries(Object.entries(packages).map(([id, pkg]) => [id, registry(pkg, 10, make)]))
+  calls.push({
+    id: 'package-collect-async/10',
+    title: `ShellEnvRegistry#collectAsync(), 10 contributors answering at once; per call, ${size.batch} calls per sample`,
+    batch: size.batch,
+    fn: (id) => async () => {
+      for (let i = 0; i < size.batch; i++) await registries[id].collectAsync(EXECUTION)
+    },
+  })
+  return calls
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const argv = process.argv.slice(2)
   const at = argv.indexOf('--baseline')
   if (at < 0 || !argv[at + 1]) {
-    console.error('usage: node bench/baseline.mjs --baseline FILE.node [--quick]')
+    console.error('usage: node bench/baseline.mjs --baseline FILE.node|DIR [--quick]')
     process.exit(2)
   }
   const quick = argv.includes('--quick')
