@@ -245,7 +245,8 @@ impl ShellEnvRegistry {
 /// plain data (`null`: no agent); `undefined` has it read here, and anything
 /// wrong with it reported from here.
 #[napi(
-    ts_args_type = "collector: ExternalObject<'Collector'>, execution: ToolExecution, options: CollectOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown, sessionId?: string | null"
+    ts_args_type = "collector: ExternalObject<'Collector'>, execution: ToolExecution, options: CollectOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown, sessionId?: string | null",
+    ts_return_type = "string"
 )]
 pub fn collect_packed(
     env: &Env,
@@ -255,7 +256,7 @@ pub fn collect_packed(
     parent_env: Option<Unknown>,
     answer_all: Unknown,
     session_id: Option<Unknown>,
-) -> Result<String> {
+) -> Result<JsRaw> {
     let execution = execution.raw();
     let (contributors, functions) = collector.functions(env)?;
     let undefined = js::undefined(env)?;
@@ -271,7 +272,7 @@ pub fn collect_packed(
         Ok(collection.finish_sorted(inherited_path.as_deref()))
     })();
     let snapshot = collected.map_err(|failure: Failure| failure.into_js(env))?;
-    Ok(packed::pack_snapshot(&snapshot, collector.core.has_left_out()))
+    Delivery::Packed.deliver(env, &collector.core, snapshot)
 }
 
 /// `collectAsync()` as the JS layer makes it: `ShellEnvRegistry#collectAsync`
