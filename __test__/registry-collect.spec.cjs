@@ -95,6 +95,17 @@ describe.each(MODES)('%s: contributors', (mode, collect) => {
     expect(calls).toEqual(['B', 'a', 'É', '～', '😀'])
   })
 
+  it('returns long values in characters of every UTF-8 length exactly, and refuses one with a lone surrogate', async () => {
+    // Past the length the binding reads in one small buffer, 1 to 4 bytes a character.
+    const long = 'aé中😀'.repeat(300)
+    const reg = registry()
+    reg.register(contributor('long', ['DSH_LONG'], { resolve: () => ({ DSH_LONG: long }) }))
+    for (let round = 0; round < 3; round++) expect((await collect(reg, {})).DSH_LONG).toBe(long)
+    const lone = registry()
+    lone.register(contributor('lone', ['DSH_LONE'], { resolve: () => ({ DSH_LONE: `${'x'.repeat(400)}\uD800y` }) }))
+    expectCode(await collectionError(mode, lone), 'ERR_SHELL_ENV_INVALID_VALUE', 'lone surrogate')
+  })
+
   it('merges contributor values into a frozen, key-sorted plain object', async () => {
     const reg = registry({ profile: { name: 'work', dir: path.resolve('/profiles/work') } })
     reg.register(contributor('zz', ['DSH_AAA'], { resolve: () => ({ DSH_AAA: 'first by key' }) }))

@@ -161,9 +161,8 @@ impl Values {
     /// The entries in key order. A key added twice keeps its last value, as
     /// a map would (it never is: each key has one owner).
     fn sorted(mut self) -> SortedValues {
-        // Bytes order as text does; an entry added later starts later. The
-        // entries come in sorted runs (the built-ins, then each contributor's
-        // keys, in contributor order), which a stable sort merges.
+        // Bytes order as text does. An entry added later starts later: ties
+        // sort the last added first, and it is the one kept.
         let text = self.text.as_bytes();
         let key = |&[start, end, _]: &[usize; 3]| &text[start..end];
         self.entries.sort_by(|a, b| key(a).cmp(key(b)).then(b[0].cmp(&a[0])));
