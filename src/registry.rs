@@ -32,7 +32,7 @@ pub type CoreRegistry = Registry<JsResolver>;
 /// The registry of managed `DSH_*` variables for shell calls.
 #[napi]
 pub struct ShellEnvRegistry {
-    core: Arc<CoreRegistry>,
+    /// The core registry and what collections keep of it.
     collector: Collector,
 }
 
@@ -85,7 +85,7 @@ impl ShellEnvRegistry {
             let env_home = parent_env_option(env, parent_env)?.lenient_string("DSH_HOME")?;
             let dsh_home = resolve_dsh_home(configured.as_deref(), &HomeContext::current(env_home));
             let core = Arc::new(Registry::new(dsh_home, profile));
-            Ok(Self { collector: Collector { core: Arc::clone(&core), functions: Rc::default() }, core })
+            Ok(Self { collector: Collector { core, functions: Rc::default() } })
         })();
         built.map_err(|failure: Failure| failure.into_js(env))
     }
@@ -93,7 +93,7 @@ impl ShellEnvRegistry {
     /// The absolute Harness home, resolved once at construction.
     #[napi(getter)]
     pub fn dsh_home(&self) -> String {
-        self.core.dsh_home().to_string()
+        self.core().dsh_home().to_string()
     }
 
     /// Registers a contributor; returns an idempotent disposer. `reader` is
@@ -107,8 +107,8 @@ impl ShellEnvRegistry {
         let reader =
             reader.map(|reader| reader.raw()).filter(|&reader| js::type_of(env, reader) == ValueType::Function);
         let declaration = read_declaration(env, contributor.raw(), reader).map_err(|failure| failure.into_js(env))?;
-        let registration = self.core.register(declaration).map_err(|error| shell_env_error(env, error))?;
-        let core = Arc::downgrade(&self.core);
+        let registration = self.core().register(declaration).map_err(|error| shell_env_error(env, error))?;
+        let core = Arc::downgrade(self.core());
         let dispose = env.create_function_from_closure::<(), (), _>("dispose", move |_| {
             if let Some(core) = core.upgrade() {
                 core.unregister(&registration);
@@ -133,9 +133,9 @@ impl ShellEnvRegistry {
         let execution = execution.raw();
         let result = (|| {
             let options = options_object(env, options)?;
-            let contributors = self.core.contributors();
+            let contributors = self.core().contributors();
             let inherited_path = inherited_path(env, options.as_ref(), parent_env, has_path(&contributors))?;
-            let collection = begin_over(env, &self.core, contributors, execution)?.resolve_each(|contributor| {
+            let collection = begin_over(env, self.core(), contributors, execution)?.resolve_each(|contributor| {
                 contributor.resolver().call_sync(env, execution).into_values(contributor.name())
             })?;
             Ok(collection.finish_sorted(inherited_path.as_deref()))
@@ -173,7 +173,7 @@ impl ShellEnvRegistry {
     /// the core's `trust`): what a collection would leave out of PATH.
     #[napi]
     pub fn untrusted_directories(&self) -> Vec<UntrustedDirectory> {
-        self.core.untrusted_directories().into_iter().map(UntrustedDirectory::from).collect()
+        self.core().untrusted_directories().into_iter().map(UntrustedDirectory::from).collect()
     }
 
     /// The directories collections left out of PATH since the last call, each
@@ -181,13 +181,13 @@ impl ShellEnvRegistry {
     /// warns about.
     #[napi]
     pub fn take_left_out(&self) -> Vec<UntrustedDirectory> {
-        self.core.take_left_out().into_iter().map(UntrustedDirectory::from).collect()
+        self.core().take_left_out().into_iter().map(UntrustedDirectory::from).collect()
     }
 
     /// Plugin-declared variables, sorted by key; no resolver runs.
     #[napi]
     pub fn list(&self) -> Vec<ShellEnvListEntry> {
-        self.core
+        self.core()
             .list()
             .into_iter()
             .map(|entry| ShellEnvListEntry {
@@ -202,7 +202,7 @@ impl ShellEnvRegistry {
     /// contributor's command directories.
     #[napi]
     pub fn catalog(&self) -> ShellEnvCatalog {
-        let catalog = self.core.catalog();
+        let catalog = self.core().catalog();
         ShellEnvCatalog {
             variables: catalog
                 .variables
@@ -226,7 +226,7 @@ impl ShellEnvRegistry {
 impl ShellEnvRegistry {
     /// The core registry, for `execute()` collecting right before a spawn.
     pub fn core(&self) -> &Arc<CoreRegistry> {
-        &self.core
+        &self.collector.core
     }
 
     /// See [`Collector::functions`].
