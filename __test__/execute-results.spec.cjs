@@ -16,7 +16,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 
-const { ROOT, FIXTURES, rejected, expectCode, runNode, trustedScratch } = require('./helpers.cjs')
+const { ROOT, FIXTURES, rejected, expectCode, runNode, lastJsonLine, trustedScratch } = require('./helpers.cjs')
 const { delay, waitFor, run } = require('./process-helpers.cjs')
 const { WINDOWS, posix, nodeArgv } = require('./platform.cjs')
 const { T, ENV_PROGRAM, HOME } = require('./execute-helpers.cjs')
@@ -100,9 +100,10 @@ describe('results and options a caller reaches for', () => {
   }, T)
 })
 
-posix.describe('stdio: raw pipes and offset reads', () => {
+describe('stdio: raw pipes and inherited streams', () => {
   it("stdio 'pipe' hands the child's own streams over as Node streams; nothing of them is captured", async () => {
-    const execution = await execute({ command: 'tr a-z A-Z; echo done >&2', stdio: { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' } })
+    const upper = nodeArgv("let text = ''; process.stdin.on('data', (d) => (text += d)).on('end', () => { process.stdout.write(text.toUpperCase()); process.stderr.write('done\\n') })")
+    const execution = await execute({ command: upper, stdio: { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' } })
     let out = ''
     let err = ''
     execution.stdout.setEncoding('utf8').on('data', (chunk) => (out += chunk))
@@ -112,10 +113,25 @@ posix.describe('stdio: raw pipes and offset reads', () => {
     const ended = (stream) => new Promise((resolve) => stream.once('end', resolve))
     const [result] = await Promise.all([execution.result(), ended(execution.stdout), ended(execution.stderr)])
     expect({ out, err, exitCode: result.exitCode, captured: result.stdout.text + result.stderr.text }).toEqual({ out: 'PIPED', err: 'done\n', exitCode: 0, captured: '' })
-    const captured = await execute({ command: 'true' })
+    const captured = await execute({ command: nodeArgv('') })
     expect([captured.stdin, captured.stdout, captured.stderr]).toEqual([null, null, null])
   }, T)
 
+  it("stdio 'inherit' writes to the host's own stdout and stderr; nothing of them is captured", () => {
+    const child = nodeArgv("process.stdout.write('child out\\n'); process.stderr.write('child err\\n')")
+    const host = `require(${JSON.stringify(ROOT)})
+      .execute({ command: ${JSON.stringify(child)}, stdio: { stdout: 'inherit', stderr: 'inherit' } })
+      .then((execution) => execution.result())
+      .then((result) => console.log(JSON.stringify({ exitCode: result.exitCode, captured: result.stdout.text + result.stderr.text })))`
+    const run = runNode(['-e', host], { timeout: T })
+    expect(run.status).toBe(0)
+    expect(run.stdout).toContain('child out\n')
+    expect(run.stderr).toBe('child err\n')
+    expect(lastJsonLine(run.stdout)).toEqual({ exitCode: 0, captured: '' })
+  }, T)
+})
+
+posix.describe('stdio: offset reads', () => {
   it('readFrom() reads a captured stream from an offset without consuming it, lossy once the offset left the tail', async () => {
     const execution = await execute({ command: 'printf 0123456789', stdoutMaxBytes: 4 })
     await execution.result()

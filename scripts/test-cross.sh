@@ -143,7 +143,8 @@ wine_suites() {
     __test__/execute-process.spec.cjs __test__/execute-results.spec.cjs __test__/execute-spec-errors.spec.cjs
     __test__/build-environment.spec.cjs __test__/event-loop.spec.cjs __test__/test-runners.spec.cjs
     __test__/cli-usage.spec.cjs __test__/cli-env.spec.cjs __test__/cli-explain.spec.cjs __test__/cli-catalog.spec.cjs
-    __test__/cli-terminal.spec.cjs __test__/cli-run.spec.cjs __test__/cli-plugins.spec.cjs __test__/release.spec.cjs)
+    __test__/cli-terminal.spec.cjs __test__/cli-run.spec.cjs __test__/cli-plugins.spec.cjs __test__/release.spec.cjs
+    __test__/subprocess-runtime.spec.mjs)
   local run=(env -u CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER -u CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER
     -u LIBNODE_PATH bash scripts/test-wine-suites.sh jest "${specs[@]}")
   local attempt

@@ -17,6 +17,7 @@ use napi::{sys, ValueType};
 use napi_derive::napi;
 
 use crate::abort::{watch_signal, AbortListener};
+use crate::descriptors::{self, hand_over};
 use crate::errors::{rejected, Failure};
 use crate::js::{self, JsRaw, Raw};
 use crate::read::{self, Field, Kind, Read};
@@ -235,6 +236,7 @@ fn prepare(
             "is for terminals of the ctx.subprocess runtime (spawnTerminal()); execute() runs commands on pipes";
         return Err(ExecError::invalid_spec("stdio.terminal", reason).into());
     }
+    descriptors::check(&request.stdio)?;
     let parent = parent_vars(env, parent_env)?;
     let cwd = std::env::current_dir().map_err(|source| ExecError::InvalidWorkdir { path: ".".into(), source })?;
 
@@ -643,8 +645,13 @@ impl NativeExecution {
         let pipes = self.process.take_pipes();
         let terminal = pipes
             .terminal
-            .and_then(|terminal| Some(RawTerminal { fd: raw(Some(terminal.master))?, pid: terminal.pid }));
-        RawPipes { stdin: raw(pipes.stdin), stdout: raw(pipes.stdout), stderr: raw(pipes.stderr), terminal }
+            .and_then(|terminal| Some(RawTerminal { fd: hand_over(Some(terminal.master))?, pid: terminal.pid }));
+        RawPipes {
+            stdin: hand_over(pipes.stdin),
+            stdout: hand_over(pipes.stdout),
+            stderr: hand_over(pipes.stderr),
+            terminal,
+        }
     }
 
     /// Once the whole group is gone, releases the abort listener and the
@@ -853,24 +860,6 @@ pub struct RawTerminal {
     pub fd: i64,
     /// The command's own pid: its session's and first process group's id.
     pub pid: u32,
-}
-
-/// A descriptor handed to JS, which closes it from now on.
-#[cfg(unix)]
-fn raw(fd: Option<std::os::fd::OwnedFd>) -> Option<i64> {
-    use std::os::fd::IntoRawFd;
-    fd.map(|fd| i64::from(fd.into_raw_fd()))
-}
-
-/// A handle handed to JS as a C runtime descriptor, which closes it from now on.
-#[cfg(windows)]
-fn raw(handle: Option<std::os::windows::io::OwnedHandle>) -> Option<i64> {
-    use std::os::windows::io::IntoRawHandle;
-    handle.and_then(|handle| {
-        // SAFETY: the handle is owned here and passed to the CRT, which owns it from now on.
-        let fd = unsafe { libc::open_osfhandle(handle.into_raw_handle() as libc::intptr_t, 0) };
-        (fd >= 0).then_some(i64::from(fd))
-    })
 }
 
 /// Why the package ended a command for a reason of its own.

@@ -3,6 +3,7 @@
 //! live in `dsh-shell-env-core`.
 
 mod abort;
+mod descriptors;
 mod errors;
 mod execute;
 mod home;

@@ -16,7 +16,8 @@ const CHILD_MODE: &str = "DSH_SHELL_ENV_TEST_CHILD";
 /// prints its pid and sleeps; `tree` starts a `sleep` child (in the same job)
 /// and then does the same; `orphan` starts a `sleep` child without its
 /// pipes, prints that child's pid and exits; `env` prints two variables; `echo` copies stdin
-/// to stdout.
+/// to stdout, and to stderr as well; `inherit` runs `echo` through [`spawn`] with
+/// both outputs inherited, then prints its exit code.
 #[test]
 #[ignore = "run only as a child of the process tests"]
 fn child_mode() {
@@ -68,6 +69,16 @@ fn child_mode() {
             std::io::stdin().read_to_string(&mut input).unwrap();
             print!("ECHO[{input}]");
             std::io::stdout().flush().unwrap();
+            eprint!("ERR[{input}]");
+        }
+        Ok("inherit") => {
+            let mut spec = child("echo");
+            spec.stdin = Input::Data("passed through".into());
+            spec.stdout = Output::Inherit;
+            spec.stderr = Output::Inherit;
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            let result = runtime.block_on(run(spec));
+            println!("\nEXIT {:?} [{}] [{}]", result.exit_code, result.stdout.text, result.stderr.text);
         }
         _ => {}
     }
@@ -188,6 +199,54 @@ async fn a_cmd_script_gives_its_exit_code() {
     assert_eq!(result.exit_code, Some(3));
     assert_eq!(result.signal, None);
     assert_eq!(result.stdout.text.trim_end(), "hi");
+}
+
+#[test]
+fn inherited_outputs_write_to_the_hosts_own_handles_and_nothing_is_captured() {
+    // The host here is a copy of this binary whose stdout and stderr are
+    // pipes read by this test.
+    let host = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(child_args())
+        .env(CHILD_MODE, "inherit")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&host.stdout);
+    let stderr = String::from_utf8_lossy(&host.stderr);
+    assert!(stdout.contains("ECHO[passed through]"), "{stdout:?}");
+    assert!(stderr.contains("ERR[passed through]"), "{stderr:?}");
+    assert!(stdout.contains("EXIT Some(0) [] []"), "{stdout:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn raw_pipes_are_handed_to_the_caller_and_carry_the_childs_streams() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut spec = child("echo");
+    spec.stdin = Input::Pipe;
+    spec.stdout = Output::Pipe;
+    spec.stderr = Output::Pipe;
+    let process = spawn(spec).expect("spawn");
+    let pipes = process.take_pipes();
+    let (mut stdin, stdout, stderr) = (
+        crate::process::platform::async_writer(pipes.stdin.expect("stdin")).unwrap(),
+        crate::process::platform::async_reader(pipes.stdout.expect("stdout")).unwrap(),
+        crate::process::platform::async_reader(pipes.stderr.expect("stderr")).unwrap(),
+    );
+    stdin.write_all(b"through the pipe").await.unwrap();
+    drop(stdin);
+    let read = |mut pipe: crate::process::platform::PipeReader| async move {
+        let mut text = String::new();
+        // A pipe whose writer is gone reads as broken rather than at its end.
+        let _ = pipe.read_to_string(&mut text).await;
+        text
+    };
+    let (stdout, stderr) = tokio::join!(read(stdout), read(stderr));
+    let result = tokio::time::timeout(Duration::from_secs(60), process.wait()).await.expect("finished");
+    assert_eq!(result.exit_code, Some(0));
+    assert!(stdout.contains("ECHO[through the pipe]"), "{stdout:?}");
+    assert!(stderr.contains("ERR[through the pipe]"), "{stderr:?}");
+    // Nothing of a raw pipe is kept here.
+    assert_eq!((result.stdout.text.as_str(), result.stderr.text.as_str()), ("", ""));
 }
 
 #[tokio::test(flavor = "multi_thread")]

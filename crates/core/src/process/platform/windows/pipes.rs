@@ -1,10 +1,11 @@
 //! The pipes of a command's standard streams: named pipes, overlapped on the
-//! host's end, as the runtime reads them; `NUL` for a stdin without one.
+//! host's end, as the runtime reads them; `NUL` for a stdin without one; a
+//! copy of the host's own handle for an inherited stdout or stderr.
 
 use std::ffi::OsStr;
 use std::io;
 use std::mem::zeroed;
-use std::os::windows::io::{AsRawHandle, FromRawHandle, IntoRawHandle, OwnedHandle, RawHandle};
+use std::os::windows::io::{AsRawHandle, BorrowedHandle, FromRawHandle, IntoRawHandle, OwnedHandle, RawHandle};
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -16,6 +17,7 @@ use windows_sys::Win32::Storage::FileSystem::{
     CreateFileW, FILE_FLAG_FIRST_PIPE_INSTANCE, FILE_FLAG_OVERLAPPED, OPEN_EXISTING, PIPE_ACCESS_INBOUND,
     PIPE_ACCESS_OUTBOUND,
 };
+use windows_sys::Win32::System::Console::{GetStdHandle, STD_HANDLE};
 use windows_sys::Win32::System::Pipes::{
     ConnectNamedPipe, CreateNamedPipeW, PIPE_READMODE_BYTE, PIPE_REJECT_REMOTE_CLIENTS, PIPE_TYPE_BYTE, PIPE_WAIT,
 };
@@ -91,14 +93,38 @@ pub(super) fn pipe(direction: Direction) -> io::Result<(OwnedHandle, OwnedHandle
     Ok((host, child))
 }
 
-/// `NUL`, for a child without stdin (inheritable only at the spawn).
-pub(super) fn null_device() -> io::Result<OwnedHandle> {
+/// `NUL`, opened the way `direction` says: for a child without stdin, or
+/// for one inheriting an output the host does not have (inheritable only at
+/// the spawn).
+pub(super) fn null_device(direction: Direction) -> io::Result<OwnedHandle> {
     let name = wide(OsStr::new("NUL"));
+    let access = match direction {
+        Direction::FromChild => GENERIC_WRITE,
+        Direction::ToChild => GENERIC_READ,
+    };
     // SAFETY: a NUL-terminated name.
-    let handle = unsafe { CreateFileW(name.as_ptr(), GENERIC_READ, 0, null(), OPEN_EXISTING, 0, null_mut()) };
+    let handle = unsafe { CreateFileW(name.as_ptr(), access, 0, null(), OPEN_EXISTING, 0, null_mut()) };
     if handle == INVALID_HANDLE_VALUE {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: a new, open handle, owned from here.
     Ok(unsafe { OwnedHandle::from_raw_handle(handle as RawHandle) })
+}
+
+/// The host's own standard output or error (`which`) for a child that
+/// inherits it: a copy of the handle, inheritable only at the spawn like the
+/// others, so the host's own handle is never made inheritable. A host without
+/// one (a service, a program without a console) gives the child `NUL`, as
+/// `child_process` does.
+pub(super) fn inherited_output(which: STD_HANDLE) -> io::Result<OwnedHandle> {
+    // SAFETY: no memory effects; returns a handle the host owns, null, or
+    // INVALID_HANDLE_VALUE.
+    let own = unsafe { GetStdHandle(which) };
+    if own.is_null() || own == INVALID_HANDLE_VALUE {
+        return null_device(Direction::FromChild);
+    }
+    // SAFETY: the host's standard handle is open for as long as this call
+    // borrows it (the host does not close its own standard handles while a
+    // spawn runs); the copy is a new handle owned from here.
+    unsafe { BorrowedHandle::borrow_raw(own as RawHandle) }.try_clone_to_owned()
 }

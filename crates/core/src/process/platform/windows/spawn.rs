@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use tokio::sync::watch;
 use windows_sys::Win32::Foundation::{SetHandleInformation, HANDLE, HANDLE_FLAG_INHERIT};
-use windows_sys::Win32::System::Console::GetConsoleWindow;
+use windows_sys::Win32::System::Console::{GetConsoleWindow, STD_ERROR_HANDLE, STD_OUTPUT_HANDLE};
 use windows_sys::Win32::System::JobObjects::AssignProcessToJobObject;
 use windows_sys::Win32::System::Threading::{
     CreateProcessW, DeleteProcThreadAttributeList, InitializeProcThreadAttributeList, ResumeThread,
@@ -25,16 +25,16 @@ use crate::process::platform::command_line::{batch_arguments_are_safe, command_l
 use crate::process::platform::{Leader, StdioPlan};
 
 use super::job::{associate, children, completion_port, new_job, Child};
-use super::pipes::{null_device, pipe, Direction};
+use super::pipes::{inherited_output, null_device, pipe, Direction};
 use super::wide;
 
 /// Commands cannot run on a terminal here yet (ConPTY is not wired).
 pub(crate) const TERMINALS: bool = false;
 
 /// Starts `program args…` (an absolute path) suspended, puts it into a new
-/// job, then lets it run: stdout and stderr piped (inheriting them is not
-/// supported yet), stdin piped when `stdio` says so, else `NUL`; exactly
-/// `env`, in `cwd`.
+/// job, then lets it run: stdout and stderr piped, or the host's own where
+/// `stdio` says they are inherited; stdin piped when `stdio` says so, else
+/// `NUL`; exactly `env`, in `cwd`.
 pub(crate) fn spawn_leader(
     program: &Path,
     args: &[String],
@@ -43,23 +43,25 @@ pub(crate) fn spawn_leader(
     stdio: StdioPlan,
     limits: &Limits,
 ) -> io::Result<Leader> {
-    if stdio.stdout_inherited || stdio.stderr_inherited {
-        // The host's own console handles are not passed through yet.
-        let reason = "an inherited stdout or stderr is not supported on Windows yet: use a pipe or capture";
-        return Err(io::Error::new(io::ErrorKind::Unsupported, reason));
-    }
     let port = completion_port()?;
     if !batch_arguments_are_safe(program, args) {
         let reason = "a batch file's arguments must not hold cmd's special characters (\" % & | ^ < > ! or a line break): run it with shell: 'cmd'";
         return Err(io::Error::new(io::ErrorKind::InvalidInput, reason));
     }
-    let (stdout_host, stdout_child) = pipe(Direction::FromChild)?;
-    let (stderr_host, stderr_child) = pipe(Direction::FromChild)?;
+    let output = |inherited: bool, which| {
+        if inherited {
+            Ok((None, inherited_output(which)?))
+        } else {
+            pipe(Direction::FromChild).map(|(host, child)| (Some(host), child))
+        }
+    };
+    let (stdout_host, stdout_child) = output(stdio.stdout_inherited, STD_OUTPUT_HANDLE)?;
+    let (stderr_host, stderr_child) = output(stdio.stderr_inherited, STD_ERROR_HANDLE)?;
     let (stdin_host, stdin_child) = if stdio.stdin_piped {
         let (host, child) = pipe(Direction::ToChild)?;
         (Some(host), child)
     } else {
-        (None, null_device()?)
+        (None, null_device(Direction::ToChild)?)
     };
     let job = new_job(limits)?;
 
@@ -165,7 +167,7 @@ pub(crate) fn spawn_leader(
         crate::process::sync::lock(children()).remove(&pid);
         return Err(error);
     }
-    Ok(Leader { pid, stdout: Some(stdout_host), stderr: Some(stderr_host), stdin: stdin_host, terminal: None })
+    Ok(Leader { pid, stdout: stdout_host, stderr: stderr_host, stdin: stdin_host, terminal: None })
 }
 
 /// This package's spawns, one at a time (see `spawn_leader`).
