@@ -203,7 +203,8 @@ export interface ShellExecSpec {
    * `stdout`/`stderr` `'pipe'` give the raw stream as `ShellExecution.stdout`/
    * `stderr` (nothing is captured; read it, or the child blocks on a full
    * pipe), `'inherit'` passes the host's own through; `'capture'` is the
-   * default. POSIX only for now.
+   * default. Windows too: there a `'pipe'` needs a host that exports libuv's
+   * `uv_open_osfhandle`, as Node does (else `ERR_SHELL_EXEC_UNSUPPORTED`).
    */
   stdio?: { stdin?: 'pipe'; stdout?: 'capture' | 'pipe' | 'inherit'; stderr?: 'capture' | 'pipe' | 'inherit' }
   /** With `registry`: how long its collection may take before the call fails (`ERR_SHELL_ENV_RESOLVER_TIMEOUT`), in ms; default 5000. */
