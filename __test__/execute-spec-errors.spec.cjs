@@ -13,7 +13,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { types } = require('node:util')
+const { getSystemErrorMap, types } = require('node:util')
 
 const { rejected, thrown, expectCode, trustedScratch } = require('./helpers.cjs')
 const { delay } = require('./process-helpers.cjs')
@@ -42,7 +42,9 @@ describe('spawn errors', () => {
     expectCode(await rejected(() => execute({ command: 'true', workdir: file })), 'ERR_SHELL_EXEC_INVALID_WORKDIR', file)
   }, T)
 
-  it("a missing program: ERR_SHELL_EXEC_SPAWN_FAILED with cause.code 'ENOENT'", async () => {
+  it("a missing program: ERR_SHELL_EXEC_SPAWN_FAILED with cause.code 'ENOENT' and Node's own errno for it", async () => {
+    // libuv's number, as child_process gives it: -2 on Linux, -4058 on Windows.
+    const [enoent] = [...getSystemErrorMap()].find(([, [name]]) => name === 'ENOENT')
     for (const spec of [
       { command: ['exec-spec-no-such-program'] },
       { command: [path.join(TMP, 'no-such-program')] },
@@ -52,6 +54,7 @@ describe('spawn errors', () => {
       expectCode(error, 'ERR_SHELL_EXEC_SPAWN_FAILED')
       expect(types.isNativeError(error.cause)).toBe(true)
       expect(error.cause.code).toBe('ENOENT')
+      expect(error.cause.errno).toBe(enoent)
     }
   }, T)
 

@@ -1,7 +1,7 @@
 //! The one place core errors become JS errors: an `Error` with the core's
 //! stable `.code`, its message, and `.cause` where there is one.
 
-use dsh_shell_env_core::process::os_error_name;
+use dsh_shell_env_core::process::{node_errno, os_error_name};
 use dsh_shell_env_core::{ExecError, ShellEnvError};
 use napi::bindgen_prelude::*;
 
@@ -89,10 +89,11 @@ fn stat_error(env: &Env, path: &str, source: &std::io::Error) -> Result<Raw> {
     os_error(env, &format!("{name}: {}, stat '{path}'", os_description(source)), source, "stat", path)
 }
 
-/// The errno and its symbolic name (`UNKNOWN` for one without).
+/// Node's errno for an OS error (negative, as Node's own errors carry it)
+/// and its symbolic name (`UNKNOWN` for one without).
 fn errno_of(source: &std::io::Error) -> (i32, &'static str) {
-    let errno = source.raw_os_error().unwrap_or(0);
-    (errno, os_error_name(errno).unwrap_or("UNKNOWN"))
+    let code = source.raw_os_error().unwrap_or(0);
+    (node_errno(code), os_error_name(code).unwrap_or("UNKNOWN"))
 }
 
 /// The OS's description of an error, without Rust's ` (os error N)` suffix.
@@ -110,7 +111,7 @@ fn os_error(env: &Env, message: &str, source: &std::io::Error, syscall: &str, pa
     let message = env.create_string(message)?.raw();
     let code = env.create_string(name)?.raw();
     let error = js::error(env, code, message)?;
-    set(env, error, "errno", env.create_int32(-errno)?.raw())?;
+    set(env, error, "errno", env.create_int32(errno)?.raw())?;
     set(env, error, "syscall", env.create_string(syscall)?.raw())?;
     set(env, error, "path", env.create_string(path)?.raw())?;
     Ok(error)

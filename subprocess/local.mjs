@@ -11,7 +11,6 @@ import { createRequire } from 'node:module'
 import { access, stat } from 'node:fs/promises'
 import { constants } from 'node:fs'
 import { delimiter, extname, isAbsolute, resolve } from 'node:path'
-import { getSystemErrorMap } from 'node:util'
 
 import { SubprocessRuntime } from '@deepseek-ai/dsh-subprocess'
 
@@ -84,25 +83,17 @@ function outputMode(mode, stream) {
   return { mode: 'capture', maxBytes: mode.maxBytes, spillMaxBytes: mode.spill?.maxBytes }
 }
 
-/** Node's own errno for each error name (libuv's numbers: ENOENT is -2 on Linux, -4058 on Windows). */
-let errnoByName
-function nodeErrno(code) {
-  errnoByName ??= new Map([...getSystemErrorMap()].map(([errno, [name]]) => [name, errno]))
-  return errnoByName.get(code)
-}
-
 /**
  * A spawn failure as Node's `child_process` reports it (`code`, `errno`,
  * `syscall: 'spawn <argv0>'`, `path`, `spawnargs`), which consumers classify;
- * the package's coded error is its `cause`. `errno` is Node's number for the
- * code, as `child_process` gives it, not the OS's own (they differ on Windows).
+ * the package's coded error is its `cause`, whose `errno` is already Node's
+ * (libuv's number: -4058 for `ENOENT` on Windows).
  */
 function spawnError(error, argv) {
   const os = error?.cause
   const code = typeof os?.code === 'string' ? os.code : 'UNKNOWN'
   const failure = new Error(`spawn ${argv[0]} ${code}`, { cause: error })
-  const errno = nodeErrno(code) ?? os?.errno
-  return Object.assign(failure, { code, errno, syscall: `spawn ${argv[0]}`, path: argv[0], spawnargs: argv.slice(1) })
+  return Object.assign(failure, { code, errno: os?.errno, syscall: `spawn ${argv[0]}`, path: argv[0], spawnargs: argv.slice(1) })
 }
 
 /** A reader of one collected stream: offsets are the caller's, nothing is consumed. */

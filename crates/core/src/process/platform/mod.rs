@@ -91,6 +91,6 @@ pub(crate) struct StdioPlan {
 
 // Public beyond the process module: errors name OS failures with it.
 #[cfg(unix)]
-pub use unix::os_error_name;
+pub use unix::{node_errno, os_error_name};
 #[cfg(not(unix))]
-pub use windows::os_error_name;
+pub use windows::{node_errno, os_error_name};

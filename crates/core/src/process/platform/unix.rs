@@ -84,6 +84,12 @@ pub fn os_error_name(code: i32) -> Option<&'static str> {
     })
 }
 
+/// The `errno` Node gives an OS error: the negated errno (libuv's numbers
+/// are the system's own here).
+pub fn node_errno(code: i32) -> i32 {
+    -code
+}
+
 /// Process control works here.
 pub(crate) fn supported() -> io::Result<()> {
     Ok(())
