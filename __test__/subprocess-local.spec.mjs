@@ -15,7 +15,7 @@ import { Context } from '@deepseek-ai/cordis'
 
 import LocalSubprocessRuntime from '@deepseek-ai/dsh-shell-env/subprocess-local'
 import platform from './platform.cjs'
-import { toolCallCases, variables } from './harness-helpers.mjs'
+import { toolCallCases } from './harness-helpers.mjs'
 
 const { posix } = platform
 
@@ -129,13 +129,35 @@ posix.describe('the published sandboxing executor (dsh-bash-sandbox, dsh-sandbox
   })
 })
 
-posix.describe('the published pwsh executor (dsh-pwsh-local) over this ctx.subprocess, with a pwsh stand-in', () => {
+/**
+ * A `pwsh` stand-in in `dir` that records its argv and environment as JSON
+ * in `record`, prints to both streams and exits 7: a Node script behind a
+ * `#!/bin/sh` wrapper, or a `.cmd` on Windows (found and run through cmd.exe
+ * by the spawner, whose quoting the script's argv shows).
+ */
+function pwshStandIn(dir, record) {
+  const script = path.join(dir, 'stand-in.cjs')
+  fs.writeFileSync(
+    script,
+    `require('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify({ argv: process.argv.slice(2), env: process.env }))
+process.stdout.write('pwsh-out\\n'); process.stderr.write('pwsh-err\\n'); process.exitCode = 7\n`,
+  )
+  if (platform.WINDOWS) {
+    const standIn = path.join(dir, 'pwsh.cmd')
+    fs.writeFileSync(standIn, `@"${process.execPath}" "${script}" %*\r\n@exit /b %ERRORLEVEL%\r\n`)
+    return standIn
+  }
+  const standIn = path.join(dir, 'pwsh')
+  fs.writeFileSync(standIn, `#!/bin/sh\nexec '${process.execPath}' '${script}' "$@"\n`, { mode: 0o755 })
+  return standIn
+}
+
+describe('the published pwsh executor (dsh-pwsh-local) over this ctx.subprocess, with a pwsh stand-in', () => {
   it('runs `pwsh -NoLogo -NoProfile -NonInteractive -Command <preamble><command>` with its overrides and the managed values', async () => {
     const { default: PwshLocalExecutor, ENCODING_PREAMBLE } = await import('@deepseek-ai/dsh-pwsh-local')
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-subprocess-spec-pwsh-'))
-    const record = path.join(dir, 'record')
-    const standIn = path.join(dir, 'pwsh')
-    fs.writeFileSync(standIn, `#!/bin/sh\nprintf '%s\\n' "$@" > '${record}.argv'\nenv > '${record}.env'\necho pwsh-out\necho pwsh-err >&2\nexit 7\n`, { mode: 0o755 })
+    const record = path.join(dir, 'record.json')
+    const standIn = pwshStandIn(dir, record)
     const root = new Context()
     const fiber = root.plugin({
       name: 'pwsh-composition',
@@ -150,8 +172,8 @@ posix.describe('the published pwsh executor (dsh-pwsh-local) over this ctx.subpr
       for (let tries = 0; tries < 200 && (shell = fiber.ctx.get('shell')) === undefined; tries += 1) await new Promise((resolve) => setTimeout(resolve, 5))
       const result = await shell.run(shell.resolve({ command: 'Get-Date', dshEnv: { DSH_SHELL: '1' } }))
       expect({ exitCode: result.exitCode, out: result.stdout.text, err: result.stderr.text }).toEqual({ exitCode: 7, out: 'pwsh-out\n', err: 'pwsh-err\n' })
-      expect(fs.readFileSync(`${record}.argv`, 'utf8')).toBe(['-NoLogo', '-NoProfile', '-NonInteractive', '-Command', `${ENCODING_PREAMBLE}Get-Date`, ''].join('\n'))
-      const env = variables(fs.readFileSync(`${record}.env`, 'utf8'))
+      const { argv, env } = JSON.parse(fs.readFileSync(record, 'utf8'))
+      expect(argv).toEqual(['-NoLogo', '-NoProfile', '-NonInteractive', '-Command', `${ENCODING_PREAMBLE}Get-Date`])
       expect({ NO_COLOR: env.NO_COLOR, PAGER: env.PAGER, GIT_PAGER: env.GIT_PAGER, DSH_SHELL: env.DSH_SHELL }).toEqual({ NO_COLOR: '1', PAGER: 'cat', GIT_PAGER: 'cat', DSH_SHELL: '1' })
     } finally {
       await fiber.dispose()
