@@ -188,8 +188,9 @@ fn os_errors_are_named_and_numbered_as_node_names_and_numbers_them() {
         assert_eq!((os_error_name(code), node_errno(code)), (Some("ENOENT"), -4058));
     }
     assert_eq!((os_error_name(5), node_errno(5)), (Some("EPERM"), -4048));
-    // A code libuv has no name for is UV_UNKNOWN.
+    // A code libuv has no name for is UV_UNKNOWN; no OS error at all is 0, as on POSIX.
     assert_eq!((os_error_name(1_234_567), node_errno(1_234_567)), (None, -4094));
+    assert_eq!(node_errno(0), 0);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -89,6 +89,7 @@ const TRANSLATED: &[(&[i32], &str, i32)] = &[
 /// libuv's `UV_UNKNOWN` on Windows: Node's `errno` for an error it has no name for.
 const UNKNOWN_ERRNO: i32 = -4094;
 
+/// The row of [`TRANSLATED`] that holds `code`.
 fn translated(code: i32) -> Option<&'static (&'static [i32], &'static str, i32)> {
     TRANSLATED.iter().find(|(codes, _, _)| codes.contains(&code))
 }
@@ -102,9 +103,13 @@ pub fn os_error_name(code: i32) -> Option<&'static str> {
 }
 
 /// The `errno` Node gives an OS error: libuv's number for it (`UV_UNKNOWN`
-/// for a code it has no name for), as `child_process` reports it.
+/// for a code it has no name for), as `child_process` reports it; 0 for
+/// none (an error the package made, not the OS).
 pub fn node_errno(code: i32) -> i32 {
-    translated(code).map_or(UNKNOWN_ERRNO, |(_, _, errno)| *errno)
+    match code {
+        0 => 0,
+        _ => translated(code).map_or(UNKNOWN_ERRNO, |(_, _, errno)| *errno),
+    }
 }
 
 /// Process control works here.
