@@ -15,8 +15,10 @@ import { Context } from '@deepseek-ai/cordis'
 
 import LocalSubprocessRuntime from '@deepseek-ai/dsh-shell-env/subprocess-local'
 import platform from './platform.cjs'
+import processHelpers from './process-helpers.cjs'
 
-const { posix, nodeArgv, WINDOWS, LINUX } = platform
+const { posix, nodeArgv, WINDOWS } = platform
+const { delay, running } = processHelpers
 
 const collect = (maxBytes, spill) => ({ maxBytes, ...(spill === undefined ? {} : { spill: { maxBytes: spill } }) })
 const collected = { stdin: 'ignore', stdout: collect(64_000), stderr: collect(64_000) }
@@ -26,23 +28,6 @@ const TREE = `
 const child = require('node:child_process').spawn(process.execPath, ['-e', 'setTimeout(() => {}, 300000)'], { detached: true, stdio: 'ignore' })
 process.stdout.write(child.pid + '\\n')
 setTimeout(() => {}, 300000)`
-
-/** Whether `pid` runs (on Linux a zombie does not count). */
-function running(pid) {
-  if (LINUX) {
-    try {
-      return !fs.readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ')
-    } catch {
-      return false
-    }
-  }
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return error.code === 'EPERM'
-  }
-}
 
 /** What `child_process` gives for a spawn of `argv`: its error's Node fields. */
 function childProcessSpawnError(argv) {
@@ -132,13 +117,13 @@ describe('ctx.subprocess from this package', () => {
   it('terminate() and the abort signal end the whole tree, a detached grandchild included; waitForExit() sees the tree gone', async () => {
     const tree = spawn(nodeArgv(TREE))
     let grandchild
-    while (!(grandchild = Number.parseInt(tree.collected.stdout.readFrom(0).text, 10))) await new Promise((resolve) => setTimeout(resolve, 10))
+    while (!(grandchild = Number.parseInt(tree.collected.stdout.readFrom(0).text, 10))) await delay(10)
     expect(running(grandchild)).toBe(true)
     tree.terminate()
     tree.terminate()
     expect(await tree.waitForExit()).toBe(true)
-    // Windows ends the command's job at once where the graceful step cannot reach it.
-    expect(await tree.done).toEqual({ exitCode: null, signal: WINDOWS ? expect.any(String) : 'SIGTERM' })
+    // Windows ends the command's job (TerminateJobObject), which reports as SIGKILL.
+    expect(await tree.done).toEqual({ exitCode: null, signal: WINDOWS ? 'SIGKILL' : 'SIGTERM' })
     expect(running(grandchild)).toBe(false)
 
     const controller = new AbortController()
@@ -191,7 +176,7 @@ describe('ctx.subprocess from this package', () => {
   it('disposal ends every running process, the trees they started included, and waits for it', async () => {
     const sleepers = [spawn(nodeArgv('setTimeout(() => {}, 300000)')), spawn(nodeArgv(TREE))]
     let grandchild
-    while (!(grandchild = Number.parseInt(sleepers[1].collected.stdout.readFrom(0).text, 10))) await new Promise((resolve) => setTimeout(resolve, 10))
+    while (!(grandchild = Number.parseInt(sleepers[1].collected.stdout.readFrom(0).text, 10))) await delay(10)
     const pids = [...sleepers.map((handle) => handle.pid), grandchild]
     await runtime.dispose()
     for (const pid of pids) expect(running(pid)).toBe(false)

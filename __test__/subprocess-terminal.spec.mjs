@@ -16,16 +16,7 @@ import platform from './platform.cjs'
 import processHelpers from './process-helpers.cjs'
 
 const { proc } = platform
-const { waitFor } = processHelpers
-
-/** Whether `pid` runs (a zombie does not count). */
-function running(pid) {
-  try {
-    return !fs.readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ')
-  } catch {
-    return false
-  }
-}
+const { waitFor, running } = processHelpers
 
 /** The program `pid` runs, as /proc names it. */
 function command(pid) {

@@ -16,8 +16,7 @@ use dsh_shell_env_core::error::ExecError;
 /// `stdio` asks for a raw pipe this host cannot hand to JS: refused before
 /// anything starts.
 pub(crate) fn check(stdio: &StdioRequest) -> Result<(), ExecError> {
-    let piped = [&stdio.stdin, &stdio.stdout, &stdio.stderr].into_iter().any(|mode| mode.as_deref() == Some("pipe"));
-    if piped && !available() {
+    if stdio.hands_over_pipes() && !available() {
         return Err(ExecError::Unsupported {
             feature: "stdio 'pipe'".into(),
             reason: "needs the host's libuv (uv_open_osfhandle) to give Node the pipe, and this host does not export it; use 'capture' or 'inherit'".into(),

@@ -111,6 +111,17 @@ pub struct StdioRequest {
     pub terminal: Option<(f64, f64)>,
 }
 
+/// The mode that hands a stream's raw pipe to the caller.
+const PIPE: &str = "pipe";
+
+impl StdioRequest {
+    /// Whether any stream is a raw pipe the caller takes (`"pipe"`), so the
+    /// host must be able to hand pipes over.
+    pub fn hands_over_pipes(&self) -> bool {
+        [&self.stdin, &self.stdout, &self.stderr].into_iter().any(|mode| mode.as_deref() == Some(PIPE))
+    }
+}
+
 /// Every field of a spec's `stdio`.
 pub const STDIO_FIELDS: &[&str] = &["stdin", "stdout", "stderr", "terminal"];
 
@@ -222,8 +233,8 @@ pub fn plan(
     spec.env = environment.vars;
     spec.stdin = match (request.stdio.stdin.as_deref(), &request.stdin) {
         (None, data) => data.clone().map_or(Input::Null, Input::Data),
-        (Some("pipe"), None) => Input::Pipe,
-        (Some("pipe"), Some(_)) => {
+        (Some(PIPE), None) => Input::Pipe,
+        (Some(PIPE), Some(_)) => {
             return Err(ExecError::invalid_spec("stdio.stdin", "'pipe' and a stdin value exclude each other"))
         }
         (Some(other), _) => {
@@ -441,7 +452,7 @@ fn terminal(stdio: &StdioRequest, stdin_data: bool) -> Result<Option<TerminalSiz
 fn output_mode(field: &str, mode: Option<&str>, limits: OutputLimits) -> Result<Output, ExecError> {
     match mode {
         None | Some("capture") => Ok(Output::Capture(limits)),
-        Some("pipe") => Ok(Output::Pipe),
+        Some(PIPE) => Ok(Output::Pipe),
         Some("inherit") => Ok(Output::Inherit),
         Some(other) => {
             Err(ExecError::invalid_spec(field, format!("must be 'capture', 'pipe' or 'inherit' (got {other:?})")))
@@ -506,6 +517,22 @@ mod tests {
 
     fn request(command: CommandLine) -> ExecRequest {
         ExecRequest { command: Some(command), ..ExecRequest::default() }
+    }
+
+    #[test]
+    fn a_request_hands_over_pipes_when_any_stream_is_a_pipe() {
+        let stdio = |stdin: Option<&str>, stdout: Option<&str>, stderr: Option<&str>| StdioRequest {
+            stdin: stdin.map(String::from),
+            stdout: stdout.map(String::from),
+            stderr: stderr.map(String::from),
+            terminal: None,
+        };
+        assert!(!stdio(None, None, None).hands_over_pipes());
+        assert!(!stdio(None, Some("capture"), Some("inherit")).hands_over_pipes());
+        for piped in [stdio(Some("pipe"), None, None), stdio(None, Some("pipe"), None), stdio(None, None, Some("pipe"))]
+        {
+            assert!(piped.hands_over_pipes());
+        }
     }
 
     fn parent() -> Vec<(String, String)> {
