@@ -333,7 +333,8 @@ async fn killing_the_reapers_on_standby_costs_no_running_command() {
     }
     for n in 0..4 {
         let result = spawn(sh(&format!("echo {n}"))).expect("the next spawns").wait().await;
-        assert_eq!(result.stdout.text, format!("{n}\n"));
+        // The whole result on failure: this was seen once empty on a fresh machine.
+        assert_eq!(result.stdout.text, format!("{n}\n"), "{result:?}");
     }
     assert_eq!(supervisor_pid(), Some(supervisor), "the same supervisor serves");
     assert!(running.kill(KillReason::Requested));
