@@ -128,9 +128,10 @@ impl Request {
 /// its command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Report {
-    /// From the supervisor, before the reaper hears of the command: which
-    /// reaper takes it. A command can kill its reaper before that reports
-    /// the start; the host then still knows whose exit it is.
+    /// From the reaper, once it has taken the command and before it starts
+    /// it. A command can kill its reaper before that reports the start; the
+    /// host then still knows whose exit it is, and an exit before this
+    /// report means the command never started.
     Assigned {
         /// The reaper's pid, the group id.
         pid: u32,

@@ -118,6 +118,13 @@ pub(crate) fn run(standby: Standby) -> ! {
     // The supervisor gone (the end of the socket) or nonsense: nothing to run.
     let Some((link, stdio)) = assignment(&socket) else { exit_quietly() };
     let Some(spec) = read_spec(&link) else { exit_quietly() };
+    // SAFETY: getpid cannot fail.
+    let me = unsafe { libc::getpid() };
+    // The command is taken, and its start may follow at once (the command
+    // may kill this process before it reports that): only from here does
+    // this process's death mean the command ran. Killed before, on standby
+    // or while the spec came, it never started, and the host tries again.
+    let _ = socket::send(&link, &Report::Assigned { pid: me as u32 }.encode(), &[], false);
     let cgroup_limits = spec.limits.memory_bytes.is_some() || spec.limits.processes.is_some();
     if let Some(leaf) = leaf.as_ref().filter(|_| cgroup_limits) {
         if let Err(error) = leaf.apply(&spec.limits, joined) {
@@ -130,8 +137,6 @@ pub(crate) fn run(standby: Standby) -> ! {
         Err(error) => fail(&link, &error),
     };
     drop(stdio);
-    // SAFETY: getpid cannot fail.
-    let me = unsafe { libc::getpid() };
     let _ = socket::send(&link, &Report::Started { pid: me as u32, command: child as u32 }.encode(), &[], false);
     let grace = Duration::from_millis(spec.grace_ms);
     Reaper {

@@ -277,8 +277,6 @@ impl Supervisor {
                     }
                 },
             };
-            // Before the reaper can report: its command may kill it at once.
-            let _ = socket::send(&fds[0], &Report::Assigned { pid: reaper.pid as u32 }.encode(), &[], true);
             // A reaper that died on standby (its socket's end) is reaped as a
             // stray; the next one takes the command.
             if socket::send(&reaper.socket, request, &raw, true).is_err() {

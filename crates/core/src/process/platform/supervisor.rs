@@ -65,8 +65,9 @@ static CONNECTION: Mutex<Option<Connection>> = Mutex::new(None);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// How many times a spawn is tried when the supervisor or the reaper it went
-/// to died.
-const ATTEMPTS: usize = 2;
+/// to died: once more than the reapers on standby, which something may have
+/// killed all at once (the supervisor hears of their deaths only later).
+const ATTEMPTS: usize = 3;
 
 /// Starts `spec`'s program under the supervisor `helper` (started first if
 /// none runs): a reaper leading a new group, the command its child with
@@ -208,9 +209,12 @@ fn request(
             Report::Assigned { pid } => assigned = Some(pid),
             Report::Started { pid, command } => return Ok((pid, command, id)),
             Report::Failed { errno } => return Err(Failure::Refused(io::Error::from_raw_os_error(errno))),
-            // The reaper died of a signal before it reported the start: its
-            // command killed it (it may, at once), and the supervisor ended
-            // what was left. The command started; its own pid is unknown.
+            // The reaper died of a signal after it took the command and
+            // before it reported the start: its command killed it (it may,
+            // at once), and the supervisor ended what was left. The command
+            // started; its own pid is unknown. Dead before it took the
+            // command (killed on standby), it is lost: the next try goes to
+            // another reaper.
             Report::Exited { .. } => return assigned.map(|pid| (pid, pid, id)).ok_or_else(lost),
         }
     }
