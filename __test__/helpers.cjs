@@ -105,12 +105,13 @@ function trustedScratch(prefix) {
 }
 
 /** Runs a Node script file in a fresh process and returns `{ status, signal, stdout, stderr }`. */
-function runNode(args, { env = {}, timeout = 30_000, cwd = ROOT } = {}) {
+function runNode(args, { env = {}, timeout = 30_000, cwd = ROOT, killSignal = 'SIGTERM' } = {}) {
   const result = spawnSync(process.execPath, args, {
     cwd,
     env: { ...process.env, ...env },
     encoding: 'utf8',
     timeout,
+    killSignal,
   })
   if (result.error) throw result.error
   return { status: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr }

@@ -7,10 +7,11 @@
 
 const { execFileSync, spawn } = require('node:child_process')
 const fs = require('node:fs')
+const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
 
-const { ROOT, FIXTURES, rejected, expectCode } = require('./helpers.cjs')
+const { ROOT, FIXTURES, rejected, expectCode, runNode, lastJsonLine } = require('./helpers.cjs')
 const { waitFor } = require('./process-helpers.cjs')
 const { gate, posix, LINUX } = require('./platform.cjs')
 const { execute } = require('..')
@@ -48,6 +49,61 @@ posix.describe('spillDir', () => {
   })
 })
 
+posix.describe("the sweep of dead hosts' spill directories", () => {
+  let base
+  let servers = []
+  beforeEach(() => {
+    base = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-spill-sweep-spec-'))
+  })
+  afterEach(async () => {
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))))
+    servers = []
+    fs.rmSync(base, { recursive: true, force: true })
+  })
+
+  /** A directory named as a host's spill directory, as a command of the same user could make one. */
+  const hostDir = (n) => {
+    const dir = path.join(base, `dsh-shell-env-${n}-0123456789abcde${n}`)
+    fs.mkdirSync(dir, { mode: 0o700 })
+    return dir
+  }
+  const mkfifo = (file) => execFileSync('mkfifo', [file])
+  const listen = (file) => new Promise((resolve) => servers.push(net.createServer().listen(file, resolve)))
+
+  it('opens nothing that can block: a FIFO, a socket or a symlink as a lock is skipped and named under DEBUG, a dead host\'s FIFO, socket and symlink go with its directory, and the host exits promptly', async () => {
+    const fifoLock = hostDir(1)
+    mkfifo(path.join(fifoLock, 'lock'))
+    const socketLock = hostDir(2)
+    await listen(path.join(socketLock, 'lock'))
+    const linkLock = hostDir(3)
+    mkfifo(path.join(base, 'elsewhere'))
+    fs.symlinkSync(path.join(base, 'elsewhere'), path.join(linkLock, 'lock'))
+    const dead = hostDir(4)
+    fs.writeFileSync(path.join(dead, 'lock'), '')
+    mkfifo(path.join(dead, '1-42.stdout'))
+    fs.symlinkSync(path.join(base, 'elsewhere'), path.join(dead, '2-42.stderr'))
+    const deadSocket = path.join(dead, '3-42.stdout')
+    await listen(deadSocket)
+    const child = runNode([path.join(FIXTURES, 'sweeping-host.cjs'), ROOT, base, JSON.stringify([dead])], {
+      env: { DEBUG: 'dsh-shell-env' },
+      timeout: 20_000,
+      // A host stuck on a FIFO would not answer SIGTERM either.
+      killSignal: 'SIGKILL',
+    })
+    expect(fs.existsSync(deadSocket)).toBe(false)
+    expect({ status: child.status, signal: child.signal }).toEqual({ status: 0, signal: null })
+    expect(lastJsonLine(child.stdout)).toEqual({ exitCode: 0, spilled: true, gone: [dead] })
+    for (const [dir, kind] of [
+      [fifoLock, 'not a regular file (a FIFO)'],
+      [socketLock, 'cannot be opened'],
+      [linkLock, 'cannot be opened'],
+    ]) {
+      expect(child.stderr).toContain(`dsh-shell-env: spill sweep skipped ${path.join(dir, 'lock')}: ${kind}`)
+      expect(fs.existsSync(dir)).toBe(true)
+    }
+  }, 30_000)
+})
+
 pidNamespaces.describe('spill directories of live hosts', () => {
   let base
   beforeEach(() => {
@@ -81,8 +137,8 @@ pidNamespaces.describe('spill directories of live hosts', () => {
       child.stdin.end()
       await new Promise((resolve) => child.once('exit', resolve))
     }
-    // Its lock is released with it: a new host's sweep removes the directory.
-    execFileSync(process.execPath, ['-e', `require(${JSON.stringify(ROOT)}).execute(${JSON.stringify(spilling(base))}).then((e) => e.result())`])
-    expect(fs.existsSync(path.dirname(report.spillPath))).toBe(false)
+    // Its lock is released with it: a new host's sweep (in the background) removes the directory.
+    const next = runNode([path.join(FIXTURES, 'sweeping-host.cjs'), ROOT, base, JSON.stringify([path.dirname(report.spillPath)])])
+    expect(lastJsonLine(next.stdout)).toEqual({ exitCode: 0, spilled: true, gone: [path.dirname(report.spillPath)] })
   }, 60_000)
 })

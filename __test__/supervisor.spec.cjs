@@ -91,6 +91,33 @@ supervised.describe('the supervisor', () => {
     for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
   }, 120_000)
 
+  it('of another protocol version (a platform package upgraded under a running host) is refused with ERR_SHELL_EXEC_SUPERVISOR_MISMATCH naming both versions, nothing started and nothing left', () => {
+    const dir = scratch('version')
+    const addon = fs.readdirSync(ROOT).find((name) => name.endsWith('.node'))
+    for (const name of ['binding.js', addon]) fs.copyFileSync(path.join(ROOT, name), path.join(dir, name))
+    // Its pid, a hello of protocol version 7 on its socket (its stdin), then it waits to be ended.
+    const fake = path.join(dir, 'dsh-shell-env-supervisor')
+    const pidFile = path.join(dir, 'fake-pid')
+    const hello = String.raw`h\000\000\000\007\000\000\000\000\000\000\000`
+    fs.writeFileSync(fake, `#!/bin/sh\necho $$ > '${pidFile}'\nprintf '${hello}' >&0\nexec sleep 30\n`, { mode: 0o755 })
+    const marker = path.join(dir, 'ran')
+    const host = `
+      const binding = require(${JSON.stringify(path.join(dir, 'binding.js'))})
+      binding.execute({ command: ['/bin/touch', ${JSON.stringify(marker)}] }, process.env).then(
+        () => console.log(JSON.stringify({ started: true })),
+        (error) => console.log(JSON.stringify({ code: error.code, message: error.message })),
+      )`
+    const child = runNode(['-e', host], { timeout: 20_000, killSignal: 'SIGKILL' })
+    expect(child.stderr).toBe('')
+    const report = lastJsonLine(child.stdout)
+    expect(report.code).toBe('ERR_SHELL_EXEC_SUPERVISOR_MISMATCH')
+    expect(report.message).toContain('the supervisor program speaks protocol version 7, this addon version 1')
+    expect(fs.existsSync(marker)).toBe(false)
+    const fakePid = Number(fs.readFileSync(pidFile, 'utf8'))
+    expect(running(fakePid)).toBe(false)
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+
   it('a command that reopened every descriptor of its host it could still dies with the host (SIGKILL), and so does its escapee', async () => {
     const dir = scratch('reopen')
     const host = spawn(process.execPath, [path.join(FIXTURES, 'host-fd-reopen.cjs'), ROOT, dir], { stdio: ['ignore', 'pipe', 'pipe'] })

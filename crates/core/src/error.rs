@@ -111,6 +111,20 @@ impl ShellEnvError {
     }
 }
 
+/// A supervisor that speaks another version of its protocol than this host
+/// (`supervisor::protocol::PROTOCOL_VERSION`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the supervisor program speaks protocol version {found}, this addon version {expected}: \
+     the two come from different builds (reinstall the package, then restart the host)"
+)]
+pub struct ProtocolMismatch {
+    /// This host's version, `PROTOCOL_VERSION` (`supervisor::protocol`).
+    pub expected: u32,
+    /// The supervisor's.
+    pub found: u32,
+}
+
 /// Errors of `execute()` and `buildEnvironment()`.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
@@ -148,6 +162,10 @@ pub enum ExecError {
     /// What the spec asks for cannot be done on this host.
     #[error("{feature} is not supported here: it {reason}")]
     Unsupported { feature: String, reason: String },
+    /// The supervisor program beside the addon is of another build: nothing
+    /// was started.
+    #[error(transparent)]
+    SupervisorMismatch(#[from] ProtocolMismatch),
 }
 
 /// The code of a result whose command was killed because the supervisor
@@ -197,6 +215,7 @@ impl ExecError {
             Self::InvalidSpillDir { .. } => "ERR_SHELL_EXEC_INVALID_SPILL_DIR",
             Self::SpawnFailed { .. } => "ERR_SHELL_EXEC_SPAWN_FAILED",
             Self::Unsupported { .. } => "ERR_SHELL_EXEC_UNSUPPORTED",
+            Self::SupervisorMismatch(_) => "ERR_SHELL_EXEC_SUPERVISOR_MISMATCH",
             Self::Collect(inner) => inner.code(),
         }
     }

@@ -6,6 +6,7 @@
 pub mod abort;
 pub mod command;
 pub mod credentials;
+pub mod diagnostics;
 pub mod environment;
 pub mod error;
 pub mod home;

@@ -81,11 +81,12 @@ fn supervisor_pid() -> Option<i32> {
     pids.find(|pid| fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe.ends_with(PROGRAM_NAME)))
 }
 
-/// Kills this process's supervisor (starting one first if none runs) and
-/// waits until it is gone.
-fn kill_supervisor() {
-    let pid = supervisor_pid().expect("a supervisor runs");
-    // SAFETY: signals the supervisor, a child of this process.
+/// Kills supervisor `pid` and waits until it is gone. The pid is the one a
+/// single look found: looking again could find none, when the supervisor
+/// was exiting meanwhile.
+fn kill_supervisor(pid: i32) {
+    // SAFETY: signals the supervisor, a child of this process, unreaped until
+    // a new one replaces it, so the pid names no one else.
     unsafe { libc::kill(pid, libc::SIGKILL) };
     let deadline = Instant::now() + Duration::from_secs(5);
     while running(pid) {
@@ -106,8 +107,8 @@ async fn in_each_tier(test: impl AsyncFn(&str)) -> Vec<bool> {
         } else {
             std::env::remove_var(NO_CGROUPS);
         }
-        if supervisor_pid().is_some() {
-            kill_supervisor();
+        if let Some(pid) = supervisor_pid() {
+            kill_supervisor(pid);
         }
         let leaf = in_a_leaf().await;
         tiers.push(leaf);
@@ -179,7 +180,7 @@ async fn a_killed_supervisor_takes_every_tree_with_it_and_the_next_spawn_starts_
             .collect();
         let escapees: Vec<i32> = (0..3).map(|n| dir.pid(&format!("escapee{n}"))).collect();
         let old = supervisor_pid().expect("a supervisor runs");
-        kill_supervisor();
+        kill_supervisor(old);
         for process in &running_commands {
             let result = tokio::time::timeout(Duration::from_secs(10), process.wait()).await.expect("a result in time");
             assert!(result.supervisor_lost, "{tier}: the result says why ({SUPERVISOR_LOST})");

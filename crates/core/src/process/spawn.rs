@@ -16,7 +16,7 @@ use super::platform::{self, Fd, Leader};
 use super::spec::{Input, Output, ProcessSpec};
 use super::stream::{OutputLimits, StreamKind};
 use super::teardown;
-use crate::error::ExecError;
+use crate::error::{ExecError, ProtocolMismatch};
 use crate::limits::{self, Mechanisms};
 
 /// The cgroup controllers this host's commands get, which decide how each
@@ -136,7 +136,11 @@ fn limits(output: Output) -> OutputLimits {
     output.limits().unwrap_or(OutputLimits { max_bytes: 0, spill_max_bytes: 0 })
 }
 
-/// The error for a spawn of `program` that failed with `source`.
+/// The error for a spawn of `program` that failed with `source`; a
+/// supervisor of another build is an error of its own.
 pub(super) fn spawn_failed(program: &Path, source: io::Error) -> ExecError {
+    if let Some(&mismatch) = source.get_ref().and_then(|inner| inner.downcast_ref::<ProtocolMismatch>()) {
+        return ExecError::SupervisorMismatch(mismatch);
+    }
     ExecError::SpawnFailed { program: program.display().to_string(), source }
 }

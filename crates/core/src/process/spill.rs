@@ -16,6 +16,13 @@
 //! each runs in (a pid seen from another namespace names someone else, or
 //! no one). The directory is made under a temporary name and renamed into
 //! place with its lock held, so no sweep ever sees it unlocked.
+//!
+//! A command runs as the host's user, so it can put anything in a base
+//! directory or in a spill directory: a FIFO, a socket or a symlink named
+//! like a lock file, or a FUSE mount. The sweep therefore runs on a thread
+//! of its own (nothing waits for it), opens a lock file without waiting and
+//! without following links, and leaves alone whatever is not a regular file
+//! in a directory this user owns (`DEBUG=dsh-shell-env` names it).
 
 use std::collections::hash_map::RandomState;
 use std::fs::{self, DirBuilder, File, OpenOptions};
@@ -28,6 +35,7 @@ use std::sync::Mutex;
 use super::platform;
 use super::stream::StreamKind;
 use super::sync::lock;
+use crate::diagnostics;
 
 /// The prefix of every private spill directory: `dsh-shell-env-<pid>-<random>`.
 const DIR_PREFIX: &str = "dsh-shell-env-";
@@ -135,7 +143,7 @@ fn private_dir(base: &Path) -> io::Result<PathBuf> {
     if let Some(dir) = dirs.iter().find(|dir| dir.base == base) {
         return Ok(dir.path.clone());
     }
-    sweep_dead_hosts(base);
+    sweep_in_background(base);
     let random = RandomState::new();
     for attempt in 0..16 {
         let name = format!("{DIR_PREFIX}{}-{:016x}", std::process::id(), random.hash_one(attempt));
@@ -148,7 +156,12 @@ fn private_dir(base: &Path) -> io::Result<PathBuf> {
             Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(error) => return Err(error),
         }
-        let locked = create_private_file(&making.join(LOCK_FILE)).and_then(|file| file.lock().map(|()| file));
+        // Never waits: a command could open the new lock file and hold a
+        // lock on it; that name is then given up like a taken one.
+        let locked = create_private_file(&making.join(LOCK_FILE)).and_then(|file| match file.try_lock() {
+            Ok(()) => Ok(file),
+            Err(_) => Err(io::Error::from(io::ErrorKind::AlreadyExists)),
+        });
         let placed = locked.and_then(|file| rename_no_replace(&making, &path).map(|()| file));
         match placed {
             Ok(lock_file) => {
@@ -180,11 +193,24 @@ fn forget_dir(stale: &Path) {
     lock(&DIRS).retain(|dir| dir.path != stale);
 }
 
+/// Sweeps `base` for the directories of dead hosts on a thread of its own
+/// (see [`sweep_dead_hosts`]): no caller waits for it, so a base a command
+/// made slow or blocking (a FUSE mount) holds up no spill and no exit.
+fn sweep_in_background(base: &Path) {
+    let base = base.to_path_buf();
+    let spawned = std::thread::Builder::new().name("dsh-spill-sweep".into()).spawn(move || sweep_dead_hosts(&base));
+    if let Err(error) = spawned {
+        diagnostics::note(|| format!("spill sweep not started: {error}"));
+    }
+}
+
 /// Removes the spill directories in `base` of hosts that no longer run: named
 /// `dsh-shell-env-<pid>-<random>`, owned by this user, with a `lock` file
 /// nobody holds (its host is dead; the lock is taken for the removal). A
 /// directory without a lock file (made by an older version) is left alone,
-/// as is everything where the platform cannot tell who owns a directory.
+/// as is everything where the platform cannot tell who owns a directory, and
+/// a directory whose `lock` is anything but a regular file. The removal
+/// unlinks what is inside without opening it and follows no link.
 fn sweep_dead_hosts(base: &Path) {
     let Ok(entries) = fs::read_dir(base) else { return };
     for entry in entries.flatten() {
@@ -195,12 +221,58 @@ fn sweep_dead_hosts(base: &Path) {
         // Not followed: a symlink by that name is not a spill directory.
         match fs::symlink_metadata(&path) {
             Ok(meta) if meta.is_dir() && super::owned_by_this_user(&meta) => {}
-            _ => continue,
+            Ok(meta) => {
+                let what = if meta.is_dir() { "another user's directory" } else { "not a directory" };
+                diagnostics::note(|| format!("spill sweep skipped {}: {what}", path.display()));
+                continue;
+            }
+            Err(_) => continue,
         }
-        let Ok(lock_file) = File::open(path.join(LOCK_FILE)) else { continue };
+        let Some(lock_file) = open_lock(&path.join(LOCK_FILE)) else { continue };
         if lock_file.try_lock().is_ok() {
             let _ = fs::remove_dir_all(&path);
         }
+    }
+}
+
+/// Opens the lock file at `path` for a sweep: without waiting and without
+/// following a link, and only a regular file. `None` for anything else,
+/// which a note names.
+fn open_lock(path: &Path) -> Option<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    platform::never_blocking_open(&mut options);
+    let skipped = |why: String| diagnostics::note(|| format!("spill sweep skipped {}: {why}", path.display()));
+    match options.open(path) {
+        Ok(file) => match file.metadata() {
+            Ok(meta) if meta.is_file() => Some(file),
+            Ok(meta) => {
+                skipped(format!("not a regular file ({})", file_kind(&meta)));
+                None
+            }
+            Err(error) => {
+                skipped(error.to_string());
+                None
+            }
+        },
+        // No lock file: an older version's directory, or a host's still being made.
+        Err(error) if error.kind() == io::ErrorKind::NotFound => None,
+        Err(error) => {
+            skipped(format!("cannot be opened ({error})"));
+            None
+        }
+    }
+}
+
+/// What kind of file `meta` describes, in a word, for notes.
+fn file_kind(meta: &fs::Metadata) -> &'static str {
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_symlink() {
+        "a symlink"
+    } else {
+        platform::special_file_kind(&kind)
     }
 }
 

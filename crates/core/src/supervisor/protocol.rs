@@ -16,6 +16,7 @@
 //! the host is gone. A socket cannot be reopened through `/proc/<pid>/fd`, so
 //! no command can hold that news back.
 
+pub use crate::error::ProtocolMismatch;
 pub use crate::limits::Observed;
 use crate::limits::{Limits, Mechanisms};
 
@@ -28,6 +29,14 @@ pub const CHUNK: usize = 32 * 1024;
 
 /// The size of every [`Request`] and [`Report`] on the wire.
 pub const MESSAGE_LEN: usize = 12;
+
+/// The version of this protocol, which the supervisor's [`Hello`] carries.
+/// A host refuses a supervisor of another version (a platform package
+/// upgraded in place under a running host can bring one): every message
+/// after the hello could mean something else to it. Raise it with any
+/// change to a message's layout or meaning. Supervisors from before
+/// versions were sent say 0.
+pub const PROTOCOL_VERSION: u32 = 1;
 
 /// What the supervisor tells the host once, when it starts: the cgroup
 /// controllers its command leaves have, which decides how limits are
@@ -50,7 +59,16 @@ impl Hello {
         bytes[0] = b'h';
         bytes[1] = version(self.controllers.memory);
         bytes[2] = version(self.controllers.pids);
+        bytes[4..8].copy_from_slice(&PROTOCOL_VERSION.to_le_bytes());
         bytes
+    }
+
+    /// The protocol version a hello in `bytes` carries, whatever the rest
+    /// of it says (which only that version defines); `None` for anything
+    /// that is not a hello.
+    pub fn version_of(bytes: &[u8]) -> Option<u32> {
+        let bytes: &[u8; MESSAGE_LEN] = bytes.try_into().ok()?;
+        (bytes[0] == b'h').then(|| u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]))
     }
 
     /// The hello in `bytes`, or `None` for anything malformed.
@@ -62,7 +80,7 @@ impl Hello {
             2 => Some(Some(true)),
             _ => None,
         };
-        (bytes[0] == b'h').then_some(())?;
+        (Self::version_of(bytes)? == PROTOCOL_VERSION).then_some(())?;
         Some(Self { controllers: Mechanisms { memory: version(bytes[1])?, pids: version(bytes[2])? } })
     }
 }
@@ -87,13 +105,16 @@ pub enum Request {
     },
 }
 
-/// The two things the host asks of a running command.
+/// What the host asks of a running command's reaper.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ask {
     /// SIGTERM to every descendant (the reaper passes it on).
     Term,
     /// SIGKILL to every descendant, until none is left.
     Kill,
+    /// SIGCONT to the reaper alone: the host heard nothing from it in time,
+    /// and a command may have stopped it.
+    Continue,
 }
 
 impl Request {
@@ -103,6 +124,7 @@ impl Request {
             Self::Spawn { id, cgroup_limits } => (b'S', id, u8::from(cgroup_limits)),
             Self::Signal { id, ask: Ask::Term } => (b'T', id, 0),
             Self::Signal { id, ask: Ask::Kill } => (b'K', id, 0),
+            Self::Signal { id, ask: Ask::Continue } => (b'C', id, 0),
         };
         let mut bytes = [0; MESSAGE_LEN];
         bytes[0] = tag;
@@ -119,6 +141,7 @@ impl Request {
             (b'S', flag @ (0 | 1)) => Some(Self::Spawn { id, cgroup_limits: flag == 1 }),
             (b'T', 0) => Some(Self::Signal { id, ask: Ask::Term }),
             (b'K', 0) => Some(Self::Signal { id, ask: Ask::Kill }),
+            (b'C', 0) => Some(Self::Signal { id, ask: Ask::Continue }),
             _ => None,
         }
     }
@@ -344,6 +367,7 @@ mod tests {
             Request::Spawn { id: 8, cgroup_limits: true },
             Request::Signal { id: u64::MAX, ask: Ask::Term },
             Request::Signal { id: 0, ask: Ask::Kill },
+            Request::Signal { id: 9, ask: Ask::Continue },
         ] {
             assert_eq!(Request::decode(&request.encode()), Some(request));
         }
@@ -395,6 +419,24 @@ mod tests {
         let mut hello = hybrid.encode();
         hello[2] = 3;
         assert_eq!(Hello::decode(&hello), None);
+    }
+
+    #[test]
+    fn a_hello_carries_the_protocol_version_and_one_of_another_version_is_not_read() {
+        let hello = Hello { controllers: Mechanisms { memory: Some(true), pids: Some(true) } }.encode();
+        assert_eq!(Hello::version_of(&hello), Some(PROTOCOL_VERSION));
+        let mut newer = hello;
+        newer[4..8].copy_from_slice(&(PROTOCOL_VERSION + 1).to_le_bytes());
+        assert_eq!(Hello::version_of(&newer), Some(PROTOCOL_VERSION + 1));
+        assert_eq!(Hello::decode(&newer), None, "its controllers mean what its own version says");
+        let mut unversioned = hello;
+        unversioned[4..8].fill(0);
+        assert_eq!(Hello::version_of(&unversioned), Some(0));
+        assert_eq!(Hello::version_of(&Request::Spawn { id: 1, cgroup_limits: false }.encode()), None);
+        let mismatch = ProtocolMismatch { expected: PROTOCOL_VERSION, found: 7 };
+        assert!(mismatch
+            .to_string()
+            .contains(&format!("speaks protocol version 7, this addon version {PROTOCOL_VERSION}")));
     }
 
     #[test]

@@ -277,6 +277,11 @@ impl Supervisor {
                     }
                 },
             };
+            // A command may have stopped the reapers on standby: the one that
+            // takes this command is continued first, or the host would wait
+            // for its answer in vain.
+            // SAFETY: `reaper.pid` is this process's unreaped child (see the invariants).
+            unsafe { libc::kill(reaper.pid, libc::SIGCONT) };
             // A reaper that died on standby (its socket's end) is reaped as a
             // stray; the next one takes the command.
             if socket::send(&reaper.socket, request, &raw, true).is_err() {
@@ -343,6 +348,8 @@ impl Supervisor {
         let signal = match ask {
             Ask::Term => libc::SIGTERM,
             Ask::Kill => libc::SIGUSR1,
+            // SIGCONT is sent below, alone.
+            Ask::Continue => 0,
         };
         // SAFETY: `pid` is this process's unreaped child (see the invariants).
         unsafe {

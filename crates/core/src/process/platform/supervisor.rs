@@ -10,7 +10,11 @@
 //!   reaped only when a new one replaces it, under the same lock;
 //! - every descriptor here is close-on-exec, and a command's link is a socket
 //!   (no command can reopen it through `/proc`), so the host's death closes
-//!   every link and the supervisor's socket: nothing can hold that back.
+//!   every link and the supervisor's socket: nothing can hold that back;
+//! - every wait here on the supervisor or a reaper has a deadline
+//!   ([`ANSWER_DEADLINE`]), and whoever is waited for is continued every
+//!   [`NUDGE_EVERY`] meanwhile: a command of the same user can SIGSTOP
+//!   them, and the host's thread must not stop with them.
 //!
 //! All threads and Node workers of a host share one supervisor.
 
@@ -22,6 +26,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::linux::pidfd_open;
 use super::StdioPlan;
@@ -29,7 +34,9 @@ use crate::limits::Mechanisms;
 use crate::process::exit::Exit;
 use crate::process::sync::lock;
 use crate::process::ProcessSpec;
-use crate::supervisor::protocol::{Ask, Hello, LaunchSpec, Report, Request, CHUNK, MESSAGE_LEN};
+use crate::supervisor::protocol::{
+    Ask, Hello, LaunchSpec, ProtocolMismatch, Report, Request, CHUNK, MESSAGE_LEN, PROTOCOL_VERSION,
+};
 use crate::supervisor::socket;
 
 /// A command started under the supervisor.
@@ -69,6 +76,18 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// killed all at once (the supervisor hears of their deaths only later).
 const ATTEMPTS: usize = 3;
 
+/// How long the host waits for the supervisor or a reaper before it
+/// continues them (SIGCONT) and waits again: a command of the same user may
+/// have stopped them. An answer normally takes well under a millisecond.
+const NUDGE_EVERY: Duration = Duration::from_millis(50);
+
+/// How long a spawn waits in all for its command to start (and a new
+/// supervisor for its hello) before it fails with `TimedOut`: the host's
+/// thread never waits without end on a process that a command can reach.
+/// Far above any answer seen under load; a command that keeps its helpers
+/// stopped costs the host this much once per spawn, not forever.
+const ANSWER_DEADLINE: Duration = Duration::from_secs(5);
+
 /// Starts `spec`'s program under the supervisor `helper` (started first if
 /// none runs): a reaper leading a new group, the command its child with
 /// exactly its environment in its directory, within its limits, its
@@ -88,10 +107,11 @@ pub(crate) fn spawn(helper: &Path, spec: &ProcessSpec, stdio: StdioPlan) -> io::
     }
     .encode();
     let mut last = io::Error::other("the supervisor could not be started");
+    let deadline = Instant::now() + ANSWER_DEADLINE;
     for _ in 0..ATTEMPTS {
         let socket = connect(helper)?;
         let cgroup_limits = spec.limits.memory_bytes.is_some() || spec.limits.processes.is_some();
-        match start(&socket, &launch, cgroup_limits, stdio, pty.as_ref()) {
+        match start(&socket, &launch, cgroup_limits, stdio, pty.as_ref(), deadline) {
             Ok(started) => return Ok(started),
             Err(Failure::Refused(error)) => return Err(error),
             Err(Failure::Gone(error)) => {
@@ -125,6 +145,7 @@ fn start(
     cgroup_limits: bool,
     stdio: StdioPlan,
     pty: Option<&crate::process::terminal::Pty>,
+    deadline: Instant,
 ) -> Result<Supervised, Failure> {
     let refused = Failure::Refused;
     let (link, link_remote) = socket::pair().map_err(refused)?;
@@ -135,7 +156,7 @@ fn start(
         let (stdin_remote, stdout_remote, stderr_remote) = (slave()?, slave()?, slave()?);
         let master = pty.master.try_clone().map_err(refused)?;
         let remote = [link_remote, stdin_remote, stdout_remote, stderr_remote];
-        let (pid, command, id) = request(socket, &link, spec, cgroup_limits, remote)?;
+        let (pid, command, id) = request(socket, &link, spec, cgroup_limits, remote, deadline)?;
         return Ok(Supervised {
             pid,
             stdout: None,
@@ -170,8 +191,8 @@ fn start(
     } else {
         (None, dev_null().map_err(refused)?)
     };
-    let (pid, _, id) =
-        request(socket, &link, spec, cgroup_limits, [link_remote, stdin_remote, stdout_remote, stderr_remote])?;
+    let remote = [link_remote, stdin_remote, stdout_remote, stderr_remote];
+    let (pid, _, id) = request(socket, &link, spec, cgroup_limits, remote, deadline)?;
     Ok(Supervised { pid, stdout, stderr, stdin, id, link, terminal: None })
 }
 
@@ -179,25 +200,44 @@ fn start(
 /// and stdio, in the order of `SPAWN_FDS`), sends `spec` on `link` and waits
 /// for the command to run: its reaper's pid, its own (the reaper's again when
 /// the command killed its reaper before that reported), and the host's number.
+/// Gives up at `deadline`: the link is dropped, which ends the command
+/// should its reaper start it after all, and the reaper is killed.
 fn request(
     socket: &OwnedFd,
     link: &OwnedFd,
     spec: &[u8],
     cgroup_limits: bool,
     remote: [OwnedFd; 4],
+    deadline: Instant,
 ) -> Result<(u32, u32, u64), Failure> {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    let nudge = || ask(id, Ask::Continue);
+    let unanswered = |error: io::Error| {
+        if error.kind() == io::ErrorKind::TimedOut {
+            ask(id, Ask::Kill);
+            Failure::Refused(error)
+        } else {
+            Failure::Lost(error)
+        }
+    };
     let fds: [RawFd; 4] = remote.each_ref().map(AsRawFd::as_raw_fd);
-    socket::send(socket, &Request::Spawn { id, cgroup_limits }.encode(), &fds, false).map_err(Failure::Gone)?;
+    send_within(socket, &Request::Spawn { id, cgroup_limits }.encode(), &fds, deadline, &nudge).map_err(|error| {
+        if error.kind() == io::ErrorKind::TimedOut {
+            Failure::Refused(error)
+        } else {
+            Failure::Gone(error)
+        }
+    })?;
     // The supervisor and the reaper hold them now.
     drop(remote);
     for chunk in spec.chunks(CHUNK) {
-        socket::send(link, chunk, &[], false).map_err(Failure::Lost)?;
+        send_within(link, chunk, &[], deadline, &nudge).map_err(unanswered)?;
     }
     let mut buf = [0; MESSAGE_LEN];
     let lost = || Failure::Lost(io::Error::other("the command's reaper ended before it started the command"));
     let mut assigned = None;
     loop {
+        ready(link.as_raw_fd(), libc::POLLIN, deadline, &nudge).map_err(unanswered)?;
         let peeked = socket::peek(link.as_raw_fd(), &mut buf).map_err(Failure::Lost)?;
         // The end first: the supervisor died before a reaper took the command.
         let report = peeked.and_then(|len| Report::decode(&buf[..len])).ok_or_else(lost)?;
@@ -216,6 +256,46 @@ fn request(
             // command (killed on standby), it is lost: the next try goes to
             // another reaper.
             Report::Exited { .. } => return assigned.map(|pid| (pid, pid, id)).ok_or_else(lost),
+        }
+    }
+}
+
+/// Sends one message on `socket` as [`socket::send`] does, waiting for room
+/// at most until `deadline` (see [`ready`]).
+fn send_within(socket: &OwnedFd, bytes: &[u8], fds: &[RawFd], deadline: Instant, nudge: &dyn Fn()) -> io::Result<()> {
+    loop {
+        match socket::send(socket, bytes, fds, true) {
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                ready(socket.as_raw_fd(), libc::POLLOUT, deadline, nudge)?;
+            }
+            sent => return sent,
+        }
+    }
+}
+
+/// Waits until `fd` is ready for `events` (or at its end), calling `nudge`
+/// every [`NUDGE_EVERY`] without it; fails with `TimedOut` at `deadline`.
+fn ready(fd: RawFd, events: libc::c_short, deadline: Instant, nudge: &dyn Fn()) -> io::Result<()> {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            let waited = ANSWER_DEADLINE.as_secs();
+            let message =
+                format!("the supervisor did not start the command within {waited} s: a command may keep it stopped");
+            return Err(io::Error::new(io::ErrorKind::TimedOut, message));
+        }
+        let mut poll = libc::pollfd { fd, events, revents: 0 };
+        let millis = left.min(NUDGE_EVERY).as_millis().max(1) as libc::c_int;
+        // SAFETY: one valid pollfd.
+        match unsafe { libc::poll(&mut poll, 1, millis) } {
+            0 => nudge(),
+            ready if ready > 0 => return Ok(()),
+            _ => {
+                let error = io::Error::last_os_error();
+                if error.kind() != io::ErrorKind::Interrupted {
+                    return Err(error);
+                }
+            }
         }
     }
 }
@@ -301,17 +381,38 @@ fn launch(helper: &Path) -> io::Result<Connection> {
         .stderr(Stdio::null())
         .spawn()?;
     let pid = child.id() as libc::pid_t;
-    // Reaped when replaced (see `replace_if_current`), not through this handle.
+    // Reaped when replaced (see `forget_if_current`), not through this handle.
     drop(child);
-    let mut buf = [0; MESSAGE_LEN];
-    let hello = socket::receive(host.as_raw_fd(), &mut buf, false)?.and_then(|(len, _)| Hello::decode(&buf[..len]));
-    let Some(Hello { controllers }) = hello else {
-        // SAFETY: `pid` is this process's unreaped child.
+    let end = |error: io::Error| {
+        // SAFETY: `pid` is this process's unreaped child; SIGKILL ends it
+        // even when stopped, so the wait is short.
         unsafe {
             libc::kill(pid, libc::SIGKILL);
             libc::waitpid(pid, std::ptr::null_mut(), 0);
         }
-        return Err(io::Error::other("the supervisor ended before it was ready"));
+        Err(error)
+    };
+    // SAFETY: `pid` is this process's unreaped child.
+    let nudge = || unsafe {
+        libc::kill(pid, libc::SIGCONT);
+    };
+    if let Err(error) = ready(host.as_raw_fd(), libc::POLLIN, Instant::now() + ANSWER_DEADLINE, &nudge) {
+        return end(error);
+    }
+    let mut buf = [0; MESSAGE_LEN];
+    let first = socket::receive(host.as_raw_fd(), &mut buf, true).ok().flatten().map(|(len, _)| &buf[..len]);
+    match first.and_then(Hello::version_of) {
+        Some(PROTOCOL_VERSION) => {}
+        Some(found) => {
+            return end(io::Error::new(
+                io::ErrorKind::InvalidData,
+                ProtocolMismatch { expected: PROTOCOL_VERSION, found },
+            ))
+        }
+        None => return end(io::Error::other("the supervisor ended before it was ready")),
+    }
+    let Some(Hello { controllers }) = first.and_then(Hello::decode) else {
+        return end(io::Error::other("the supervisor's hello is malformed"));
     };
     Ok(Connection { pid, pidfd: pidfd_open(pid as u32), socket: Arc::new(host), controllers })
 }

@@ -416,6 +416,28 @@ pub(crate) fn owner_only_file(options: &mut OpenOptions) {
     options.mode(0o600);
 }
 
+/// An open by `options` never waits and never follows a final symlink: a
+/// FIFO opens at once (`O_NONBLOCK`), a link fails (`O_NOFOLLOW`), and a
+/// terminal does not become the host's (`O_NOCTTY`). For files another
+/// process of this user, a command, may have put in place.
+pub(crate) fn never_blocking_open(options: &mut OpenOptions) {
+    options.custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY);
+}
+
+/// What a file that is neither a regular file, a directory nor a symlink is.
+pub(crate) fn special_file_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else {
+        "a special file"
+    }
+}
+
 /// Nothing more to do: [`owner_only_dir`] made the directory 0700.
 pub(crate) fn restrict_to_owner(_path: &Path) -> io::Result<()> {
     Ok(())

@@ -120,7 +120,7 @@ async fn kept_spill_files_go_in_their_base_outlive_their_result_and_are_removed_
 }
 
 #[test]
-fn a_new_spill_directory_sweeps_those_of_dead_hosts_in_its_base_judged_by_their_lock_not_their_pid() {
+fn a_new_spill_directory_sweeps_those_of_dead_hosts_in_its_base_judged_by_their_lock_not_their_pid_in_the_background() {
     let _spill_dir = SPILL_DIR.blocking_read();
     let base = TestDir::new();
     let spill_dir = |pid: u32, random: &str| base.0.join(format!("dsh-shell-env-{pid}-{random}"));
@@ -145,11 +145,31 @@ fn a_new_spill_directory_sweeps_those_of_dead_hosts_in_its_base_judged_by_their_
     fs::create_dir(&unlocked).unwrap();
     let other = base.0.join("dsh-shell-env-notes");
     fs::create_dir(&other).unwrap();
+    // A lock that is a FIFO (an open for reading would wait for a writer) or
+    // a symlink to one, as a command could plant: never opened, left alone.
+    let fifo = base.0.join("fifo");
+    let mkfifo = |path: &Path| {
+        let path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    };
+    mkfifo(&fifo);
+    let fifo_lock = spill_dir(u32::MAX / 2, "00112233445566dd");
+    fs::create_dir(&fifo_lock).unwrap();
+    mkfifo(&fifo_lock.join("lock"));
+    let linked_lock = spill_dir(u32::MAX / 2, "00112233445566ee");
+    fs::create_dir(&linked_lock).unwrap();
+    std::os::unix::fs::symlink(&fifo, linked_lock.join("lock")).unwrap();
 
     let place = SpillPlace { base: Some(base.0.clone()), keep: false };
     let (file, _) = spill::SpillFile::create(1, StreamKind::Stdout, &place).unwrap();
-    assert!(!dead.exists(), "a dead host's directory goes");
-    for stays in [&elsewhere, &reused, &unlocked, &other] {
+    // The sweep runs on a thread of its own: nothing waits for it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while dead.exists() {
+        assert!(Instant::now() < deadline, "a dead host's directory goes");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for stays in [&elsewhere, &reused, &unlocked, &other, &fifo_lock, &linked_lock] {
         assert!(stays.exists(), "{} stays", stays.display());
     }
     // This process's own directory is locked too: another sweep leaves it.

@@ -112,6 +112,15 @@ impl ProcessUser {
     }
 }
 
+/// Nothing to add: opening a file never waits on Windows, where pipes live
+/// in a namespace of their own.
+pub(crate) fn never_blocking_open(_options: &mut OpenOptions) {}
+
+/// What a file that is neither a regular file, a directory nor a symlink is.
+pub(crate) fn special_file_kind(_kind: &std::fs::FileType) -> &'static str {
+    "a special file"
+}
+
 /// Unknown here without reading ACLs: stale spill directories are not swept.
 pub(crate) fn owned_by_this_user(_meta: &Metadata) -> bool {
     false

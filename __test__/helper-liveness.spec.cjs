@@ -1,0 +1,113 @@
+'use strict'
+
+// A command can signal every process of its user, the supervisor and the
+// reapers among them (docs/process.md). Its host never waits on them
+// without a deadline: stopped helpers are continued, dead ones replaced,
+// and the host's next command starts within a second while its timers keep
+// running and its SIGTERM listener keeps working. The host runs as a uid of
+// its own (setpriv, when the suite runs as root), so that its command can
+// reach nothing but its own helpers.
+
+const { spawn } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+
+const { ROOT, FIXTURES } = require('./helpers.cjs')
+const { waitFor } = require('./process-helpers.cjs')
+const { gate, LINUX } = require('./platform.cjs')
+
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((file) => fs.existsSync(file))
+const ADDON = fs.readdirSync(ROOT).find((name) => name.endsWith('.node'))
+/** A uid no other spec and no account uses, so the command's signals reach only this host's helpers. */
+const UID = 61_234
+
+const ownUser = gate(
+  LINUX && process.getuid?.() === 0 && SETPRIV !== undefined && ADDON !== undefined && fs.existsSync(path.join(ROOT, 'dsh-shell-env-supervisor')),
+  'Linux, the supervisor, root and setpriv (the host runs as a uid of its own)',
+)
+
+/** The pids of every process of `uid`, from /proc/<pid>/status (readable for non-dumpable ones too). */
+function processesOf(uid) {
+  const pids = []
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const status = fs.readFileSync(`/proc/${entry}/status`, 'utf8')
+      if (Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) === uid) pids.push(Number(entry))
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids
+}
+
+ownUser.describe('a command that signals every process of its user', () => {
+  let dir
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-helper-liveness-'))
+    fs.chmodSync(dir, 0o755)
+    for (const [name, from] of [
+      ['binding.js', ROOT],
+      [ADDON, ROOT],
+      ['dsh-shell-env-supervisor', ROOT],
+      ['helper-stopper.cjs', FIXTURES],
+    ]) {
+      fs.copyFileSync(path.join(from, name), path.join(dir, name))
+      fs.chmodSync(path.join(dir, name), 0o755)
+    }
+    fs.mkdirSync(path.join(dir, 'scratch'))
+    fs.chownSync(path.join(dir, 'scratch'), UID, UID)
+  })
+  afterAll(() => {
+    for (const pid of processesOf(UID)) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        // gone meanwhile
+      }
+    }
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('stopping and then killing the supervisor and every reaper: the next command, with and without a registry, completes within 1 s, the timers run, and SIGTERM ends the host', async () => {
+    const host = spawn(
+      SETPRIV,
+      [`--reuid=${UID}`, `--regid=${UID}`, '--clear-groups', process.execPath, path.join(dir, 'helper-stopper.cjs'), path.join(dir, 'binding.js'), path.join(dir, 'scratch')],
+      { cwd: dir, env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    let out = ''
+    let err = ''
+    host.stdout.on('data', (chunk) => {
+      out += chunk
+    })
+    host.stderr.on('data', (chunk) => {
+      err += chunk
+    })
+    const exited = new Promise((resolve) => host.once('exit', (code, signal) => resolve({ code, signal })))
+    try {
+      await waitFor(() => out.includes('"waiting"') || host.exitCode !== null, 'the host to go through both steps', 30_000)
+      const steps = out.trim().split('\n').map((line) => JSON.parse(line))
+      expect(err).toBe('')
+      expect(steps.map((s) => s.step)).toEqual(['stopped', 'killed', 'waiting'])
+      for (const { step, reached, plain, withRegistry, lateMs } of steps.slice(0, 2)) {
+        // The supervisor, the command's own reaper and those on standby at least.
+        expect({ step, reached: reached >= 3 }).toEqual({ step, reached: true })
+        expect({ step, plain, withRegistry }).toEqual({
+          step,
+          plain: { ms: expect.any(Number), exitCode: 0, stdout: 'next\n' },
+          withRegistry: { ms: expect.any(Number), exitCode: 0, stdout: 'next\n' },
+        })
+        expect(lateMs).toEqual(expect.any(Number))
+      }
+      // Each step whole when it took a second or more: the next commands, and how late the host's 10 ms timer ran.
+      const slow = steps.slice(0, 2).filter((s) => s.plain.ms >= 1000 || s.withRegistry.ms >= 1000 || s.lateMs >= 1000)
+      expect(slow).toEqual([])
+      host.kill('SIGTERM')
+      const ended = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 10_000))])
+      expect(ended).toEqual({ code: 143, signal: null })
+    } finally {
+      host.kill('SIGKILL')
+    }
+  }, 60_000)
+})
