@@ -233,8 +233,13 @@ export interface RawPipes {
 
 /** The host's side of a command on a pseudo-terminal. */
 export interface RawTerminal {
-  /** The master, read and written by the caller, who closes it. */
+  /** The master, read by the caller, who closes it. */
   fd: number
+  /**
+   * The write end of a pipe whose bytes reach the terminal as its input
+   * (never blocking the caller's thread), closed by the caller.
+   */
+  input: number
   /** The command's own pid: its session's and first process group's id. */
   pid: number
 }

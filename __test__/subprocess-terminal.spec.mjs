@@ -147,6 +147,31 @@ proc.describe('a terminal of ctx.subprocess', () => {
     expect(report.alive).toBe(false)
   }, 40_000)
 
+  it('1 MiB written to a command that never reads: write() reports backpressure, the host\'s timers keep running, the pending write rejects with ERR_SHELL_EXEC_TERMINAL_CLOSED once the command is gone, and the host exits by itself (a host of its own)', () => {
+    const started = Date.now()
+    const child = spawnSync(process.execPath, [path.join(ROOT, '__test__/fixtures/terminal-unread-input.mjs')], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 30_000,
+      killSignal: 'SIGKILL',
+    })
+    const elapsedMs = Date.now() - started
+    expect(child.stderr).toBe('')
+    expect({ status: child.status, signal: child.signal }).toEqual({ status: 0, signal: null })
+    const report = JSON.parse(child.stdout.trim().split('\n').pop())
+    expect(report).toEqual({
+      refused: expect.any(Number),
+      drained: false,
+      writeOutcome: 'ERR_SHELL_EXEC_TERMINAL_CLOSED',
+      done: { exitCode: 0, signal: null },
+      lateMs: expect.any(Number),
+      inputDestroyed: true,
+    })
+    expect(report.refused).toBeGreaterThan(0)
+    // The command sleeps 2 s; a host whose thread a write blocked runs its timers late, and exits late.
+    expect({ lateMs: report.lateMs < 1000, exitedSoon: elapsedMs < 15_000 }).toEqual({ lateMs: true, exitedSoon: true })
+  }, 40_000)
+
   it('disposing the runtime ends its terminals', async () => {
     const { terminal } = await shell()
     await foregroundIs(terminal, terminal.pid, true)

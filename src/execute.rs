@@ -643,9 +643,13 @@ impl NativeExecution {
     #[napi]
     pub fn take_pipes(&self) -> RawPipes {
         let pipes = self.process.take_pipes();
-        let terminal = pipes
-            .terminal
-            .and_then(|terminal| Some(RawTerminal { fd: hand_over(Some(terminal.master))?, pid: terminal.pid }));
+        let terminal = pipes.terminal.and_then(|terminal| {
+            Some(RawTerminal {
+                fd: hand_over(Some(terminal.master))?,
+                input: hand_over(terminal.input)?,
+                pid: terminal.pid,
+            })
+        });
         RawPipes {
             stdin: hand_over(pipes.stdin),
             stdout: hand_over(pipes.stdout),
@@ -856,8 +860,11 @@ pub struct RawPipes {
 /// The host's side of a command on a pseudo-terminal.
 #[napi(object, object_from_js = false)]
 pub struct RawTerminal {
-    /// The master, read and written by the caller, who closes it.
+    /// The master, read by the caller, who closes it.
     pub fd: i64,
+    /// The write end of a pipe whose bytes reach the terminal as its input
+    /// (never blocking the caller's thread), closed by the caller.
+    pub input: i64,
     /// The command's own pid: its session's and first process group's id.
     pub pid: u32,
 }

@@ -10,16 +10,29 @@ import {
 } from '@deepseek-ai/dsh-subprocess'
 
 /**
+ * A terminal of this runtime: the seam's handle, and its input as a stream.
+ */
+export interface LocalSubprocessTerminalHandle extends SubprocessTerminalHandle {
+  /**
+   * The terminal's input as a writable stream with backpressure: `write()`
+   * returns `false` while a command does not read, and `'drain'` follows
+   * once it does. The handle's `write(data)` goes through it. Writing
+   * never blocks the host's thread.
+   */
+  readonly input: import('node:stream').Writable
+}
+
+/**
  * The `ctx.subprocess` service: every process spawned by this package's Rust
  * spawner, with its containment and its default scrub of the parent
- * environment. `spawnTerminal()` rejects with `ERR_SHELL_EXEC_UNSUPPORTED`
- * for now.
+ * environment. `spawnTerminal()` gives a real terminal on Linux and macOS;
+ * on Windows it rejects with `ERR_SHELL_EXEC_UNSUPPORTED` (no ConPTY yet).
  */
 export declare class LocalSubprocessRuntime extends SubprocessRuntime {
   constructor(ctx: Context)
   resolveExecutable(command: string, env?: NodeJS.ProcessEnv, signal?: AbortSignal): Promise<string>
   spawn(spec: SubprocessSpawnSpec): SubprocessHandle
-  spawnTerminal(spec: SubprocessTerminalSpawnSpec): Promise<SubprocessTerminalHandle>
+  spawnTerminal(spec: SubprocessTerminalSpawnSpec): Promise<LocalSubprocessTerminalHandle>
 }
 
 export default LocalSubprocessRuntime

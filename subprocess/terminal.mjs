@@ -4,8 +4,15 @@
 // the handle's output and input. Its foreground group is asked of the
 // terminal (`tcgetpgrp`) and whether that group waits for input of `/proc`
 // (Linux), in Rust; the whole session ends as any command's tree does.
+//
+// Input goes through a pipe that Rust relays to the master: Node writes a
+// terminal synchronously, so a command that does not read would stall the
+// host's thread. The pipe is a writable stream with backpressure (`input`:
+// `write()` returns false, then 'drain'), and `write()` resolves once its
+// bytes are in the pipe.
 
 import { createRequire } from 'node:module'
+import net from 'node:net'
 import { PassThrough } from 'node:stream'
 import tty from 'node:tty'
 
@@ -35,6 +42,10 @@ class NativeTerminalHandle {
     /** The command's own pid: its session's and first group's id. */
     this.pid = terminal.pid
     this.output = new PassThrough()
+    /** The terminal's input, a writable stream with backpressure. */
+    this.input = new net.Socket({ fd: terminal.input, readable: false, writable: true })
+    // Once the terminal ended, a write fails (EPIPE): `write()` reports that, never as an unhandled error.
+    this.input.on('error', () => {})
     this.#master = new tty.ReadStream(terminal.fd)
     this.#master.on('data', (chunk) => this.output.write(chunk))
     // Once no process holds the slave, a read of the master fails with EIO:
@@ -56,14 +67,21 @@ class NativeTerminalHandle {
     // Before the descriptor is closed, so that no later call uses its number.
     this.#closed = true
     this.#master.destroy()
+    this.input.destroy()
     this.output.end()
   }
 
-  /** Writes `data` to the terminal, as typed (no newline conversion). */
+  /**
+   * Writes `data` to the terminal, as typed (no newline conversion); resolves
+   * once it is on its way, which waits while a command does not read.
+   */
   async write(data) {
-    if (this.#closed) throw codedError('ERR_SHELL_EXEC_TERMINAL_CLOSED', 'the terminal has ended: nothing can be written to it')
+    if (this.#closed) throw terminalClosed()
     /** @type {Promise<void>} */
-    const written = new Promise((resolve, reject) => this.#master.write(String(data), (error) => (error ? reject(error) : resolve())))
+    const written = new Promise((resolve, reject) =>
+      // Any failure of the pipe means its relay ended: the terminal did.
+      this.input.write(String(data), (error) => (error ? reject(terminalClosed(error)) : resolve())),
+    )
     await written
   }
 
@@ -95,6 +113,11 @@ class NativeTerminalHandle {
     })()
     return this.#terminating
   }
+}
+
+/** The error of a write to a terminal that has ended; `cause`, what the pipe to it said. */
+function terminalClosed(cause) {
+  return codedError('ERR_SHELL_EXEC_TERMINAL_CLOSED', 'the terminal has ended: nothing can be written to it', cause)
 }
 
 /**

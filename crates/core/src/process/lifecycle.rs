@@ -53,8 +53,14 @@ pub struct Pipes {
 /// The host's side of a command on a pseudo-terminal.
 #[derive(Debug)]
 pub struct Terminal {
-    /// The master: read the command's output from it, write its input to it.
+    /// The master: read the command's output from it. It does not block
+    /// (`O_NONBLOCK`, set on it for the input relay): wait for it to be
+    /// readable, as an event loop does.
     pub master: super::platform::Fd,
+    /// The write end of a pipe whose bytes reach the terminal as typed
+    /// input, relayed without ever blocking (see `terminal::input_relay`);
+    /// set once the driver runs.
+    pub input: Option<super::platform::Fd>,
     /// The command's own pid, its session's and first group's id (the
     /// execution's pid is its reaper's).
     pub pid: u32,

@@ -76,14 +76,14 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
             let started = platform::supervisor::spawn(helper, &spec, stdio)
                 .map_err(|error| spawn_failed(&spec.program, error))?;
             let platform::supervisor::Supervised { pid, stdout, stderr, stdin, id, link, terminal: pty } = started;
-            terminal = pty.map(|(master, pid)| Terminal { master, pid });
+            terminal = pty.map(|(master, pid)| Terminal { master, pid, input: None });
             (Leader { pid, stdout, stderr, stdin, terminal: None }, Control::Supervised { id }, Some(link))
         }
         None => {
             let mut leader =
                 platform::spawn_leader(&spec.program, &spec.args, &spec.env, &spec.cwd, stdio, &spec.limits)
                     .map_err(|error| spawn_failed(&spec.program, error))?;
-            terminal = leader.terminal.take().map(|master| Terminal { master, pid: leader.pid });
+            terminal = leader.terminal.take().map(|master| Terminal { master, pid: leader.pid, input: None });
             (leader, Control::Child, None)
         }
     };

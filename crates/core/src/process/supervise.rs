@@ -24,6 +24,7 @@ use super::platform::{self, ExitWatch, PipeWriter};
 use super::spawn::{spawn_failed, Started};
 use super::stream::StreamKind;
 use super::sync::lock;
+use super::terminal;
 use crate::error::ExecError;
 
 /// The child's ends of the world, owned by the task.
@@ -53,10 +54,24 @@ pub(super) fn start(started: Started, runtime: &Handle) -> Result<Process, ExecE
         };
         let decoded = |reader| (reader, Utf8Decoder::default());
         let (stdout, stderr) = (stdout.map(decoded), stderr.map(decoded));
-        io::Result::Ok(Io { watch, stdout, stderr, stdin, live })
+        // A terminal's input: a pipe for the caller, relayed to the master.
+        let relay = match lock(&shared.handed).terminal.as_mut() {
+            Some(terminal) => {
+                let (input, relay) = terminal::input_relay(&terminal.master)?;
+                terminal.input = Some(input);
+                Some(relay)
+            }
+            None => None,
+        };
+        io::Result::Ok((Io { watch, stdout, stderr, stdin, live }, relay))
     })();
     let io = match wired {
-        Ok(io) => io,
+        Ok((io, relay)) => {
+            if let Some(relay) = relay {
+                runtime.spawn(relay);
+            }
+            io
+        }
         Err(error) => {
             // Nothing may outlive a failed spawn.
             shared.group.terminate_now();

@@ -5,7 +5,10 @@
 //!
 //! The command leads a session of its own whose controlling terminal is the
 //! slave; the host keeps only the master, which it reads the command's
-//! output from and writes its input to.
+//! output from. Its input goes through a pipe ([`input_relay`]): Node's
+//! streams write a terminal synchronously, so a command that never reads
+//! would stall the host's thread, while a pipe is written without waiting
+//! and pushes back (`write()` returns `false`, then `'drain'`).
 
 /// A terminal's size, in character cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,6 +114,75 @@ mod unix {
         }
         // SAFETY: a NUL-terminated path in ptsname's buffer, copied at once.
         Ok(PathBuf::from(OsStr::from_bytes(unsafe { CStr::from_ptr(name) }.to_bytes())))
+    }
+
+    /// The terminal's input as a pipe: the write end, for the caller to
+    /// write the command's input to, and the relay, a future (to run on the
+    /// runtime whose context this is called in) that copies what arrives to
+    /// `master` without ever waiting on it. The relay ends when the pipe's
+    /// write end closes or the terminal does (a write fails with `EIO` once
+    /// no process holds the slave). A command that never reads fills the
+    /// terminal's buffer, then the pipe's: the caller's writes then wait,
+    /// its thread never does.
+    pub(crate) fn input_relay(master: &OwnedFd) -> io::Result<(OwnedFd, impl std::future::Future<Output = ()>)> {
+        use tokio::io::unix::AsyncFd;
+        use tokio::io::AsyncReadExt;
+
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors pipe writes.
+        check(unsafe { libc::pipe(fds.as_mut_ptr()) })?;
+        // SAFETY: both were just created and are owned here alone.
+        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        set_cloexec(&read)?;
+        set_cloexec(&write)?;
+        let master = master.try_clone()?;
+        // On the master's open file description, which the caller's reads
+        // share: they wait for readiness first, so they are unaffected.
+        // SAFETY: sets a flag on a descriptor we own.
+        let flags = check(unsafe { libc::fcntl(master.as_raw_fd(), libc::F_GETFL) })?;
+        // SAFETY: as above.
+        check(unsafe { libc::fcntl(master.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) })?;
+        // SAFETY: the OwnedFd keeps the descriptor open for the AsyncFd's lifetime.
+        let master = unsafe { AsyncFd::register_with_interest(master, tokio::io::Interest::WRITABLE) }
+            .map_err(|error| error.into_parts().1)?;
+        let mut input = tokio::net::unix::pipe::Receiver::from_owned_fd(read)?;
+        let relay = async move {
+            let mut buf = vec![0; 16 * 1024];
+            loop {
+                let len = match input.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(len) => len,
+                };
+                let mut written = 0;
+                while written < len {
+                    let Ok(mut ready) = master.writable().await else { return };
+                    // No process holds the slave any more (a hang-up, which
+                    // stays ready for good): the terminal ended.
+                    if ready.ready().is_write_closed() {
+                        return;
+                    }
+                    let chunk = &buf[written..len];
+                    match ready.try_io(|fd| {
+                        // SAFETY: writes from a live buffer of the length given.
+                        let wrote = unsafe { libc::write(fd.as_raw_fd(), chunk.as_ptr().cast(), chunk.len()) };
+                        if wrote < 0 {
+                            Err(io::Error::last_os_error())
+                        } else {
+                            Ok(wrote as usize)
+                        }
+                    }) {
+                        Ok(Ok(0)) => return,
+                        Ok(Ok(wrote)) => written += wrote,
+                        Ok(Err(error)) if error.kind() == io::ErrorKind::Interrupted => {}
+                        // EIO: the terminal ended.
+                        Ok(Err(_)) => return,
+                        // Not writable after all: wait again.
+                        Err(_would_block) => {}
+                    }
+                }
+            }
+        };
+        Ok((write, relay))
     }
 
     /// In a child between fork and exec, with the slave on 0: a new session
@@ -254,6 +326,16 @@ mod linux {
 
 #[cfg(not(unix))]
 mod elsewhere {
+    use std::future::Future;
+    use std::io;
+
+    /// No terminals here: never called.
+    pub(crate) fn input_relay(
+        _master: &crate::process::platform::Fd,
+    ) -> io::Result<(crate::process::platform::Fd, impl Future<Output = ()>)> {
+        Err::<(crate::process::platform::Fd, std::future::Ready<()>), _>(io::Error::from(io::ErrorKind::Unsupported))
+    }
+
     /// No terminals here: never one.
     pub fn foreground_group(_master: i32) -> Option<u32> {
         None

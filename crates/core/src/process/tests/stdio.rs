@@ -83,9 +83,16 @@ async fn a_command_on_a_terminal_leads_its_session_with_the_terminal_as_its_own(
         let mut master = fs::File::from(terminal.master);
         let mut bytes = Vec::new();
         let mut chunk = [0; 4096];
-        // The end of the slave reads as EIO on Linux, as 0 bytes elsewhere.
-        while let Ok(read @ 1..) = master.read(&mut chunk) {
-            bytes.extend_from_slice(&chunk[..read]);
+        // The end of the slave reads as EIO on Linux, as 0 bytes elsewhere;
+        // the master does not block (its input relay made it so).
+        loop {
+            match master.read(&mut chunk) {
+                Ok(read @ 1..) => bytes.extend_from_slice(&chunk[..read]),
+                Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                _ => break,
+            }
         }
         let text = String::from_utf8_lossy(&bytes);
         let lines: Vec<&str> = text.split("\r\n").map(str::trim).collect();
@@ -95,4 +102,55 @@ async fn a_command_on_a_terminal_leads_its_session_with_the_terminal_as_its_own(
         assert!(lines.contains(&"all-three"), "supervised: {supervised}: {text:?}");
         assert_eq!(process.wait().await.exit_code, Some(0));
     }
+}
+
+/// A terminal's input is a pipe relayed to its master: a command that never
+/// reads (a raw terminal, so the kernel holds the input back) fills it, and
+/// the caller's writes then fail with `EAGAIN` instead of waiting; once the
+/// command is gone the relay ends, and a write fails with `EPIPE`.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_terminals_input_never_blocks_its_writer_and_closes_when_the_terminal_ends() {
+    use std::os::fd::AsRawFd;
+    use std::time::{Duration, Instant};
+
+    let mut spec = sh("stty raw -echo; exec sleep 1");
+    spec.terminal = Some(crate::process::terminal::TerminalSize { rows: 24, cols: 80 });
+    let process = spawn(spec).expect("spawn on a terminal");
+    let terminal = process.take_pipes().terminal.expect("a terminal");
+    let input = terminal.input.expect("an input pipe");
+    let fd = input.as_raw_fd();
+    // SAFETY: sets a flag on a descriptor this test owns.
+    unsafe { libc::fcntl(fd, libc::F_SETFL, libc::O_NONBLOCK) };
+    let write = |bytes: &[u8]| {
+        // SAFETY: writes from a live buffer of the length given.
+        let wrote = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        if wrote < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(wrote as usize)
+        }
+    };
+    let chunk = [b'x'; 4096];
+    let mut taken = 0;
+    let full = loop {
+        match write(&chunk) {
+            Ok(wrote) => taken += wrote,
+            Err(error) => break error,
+        }
+        assert!(taken < 64 << 20, "64 MiB taken by a command that reads nothing");
+        tokio::task::yield_now().await;
+    };
+    assert_eq!(full.kind(), std::io::ErrorKind::WouldBlock, "after {taken} bytes");
+    assert_eq!(process.wait().await.exit_code, Some(0));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let ended = loop {
+        match write(b"x") {
+            Err(error) if error.raw_os_error() == Some(libc::EPIPE) => break true,
+            _ if Instant::now() > deadline => break false,
+            _ => tokio::time::sleep(Duration::from_millis(5)).await,
+        }
+    };
+    assert!(ended, "the relay ended with the terminal, closing the pipe's read end");
+    drop(terminal.master);
 }
