@@ -1,12 +1,17 @@
 'use strict'
 
-// A command can signal every process of its user, the supervisor and the
-// reapers among them (docs/process.md). Its host never waits on them
-// without a deadline: stopped helpers are continued, dead ones replaced,
-// and the host's next command starts within a second while its timers keep
-// running and its SIGTERM listener keeps working. The host runs as a uid of
-// its own (setpriv, when the suite runs as root), so that its command can
-// reach nothing but its own helpers.
+// What a command of the host's own user can do to the package's helpers
+// (docs/process.md), with the host running as an unprivileged uid of its own
+// (setpriv, when the suite runs as root), so that its command reaches
+// nothing but its own helpers, and in the sweep tier (such a host cannot
+// write a cgroup):
+// - it can signal every process of its user, the supervisor and the reapers
+//   among them. The host never waits on them without a deadline: stopped
+//   helpers are continued, dead ones replaced, and the host's next command
+//   starts within a second while its timers keep running and its SIGTERM
+//   listener keeps working;
+// - it can start descendants that hop from session to session faster than a
+//   sweep looks: they are all gone within 2 s of the grace, under load.
 
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
@@ -52,6 +57,7 @@ ownUser.describe('a command that signals every process of its user', () => {
       [ADDON, ROOT],
       ['dsh-shell-env-supervisor', ROOT],
       ['helper-stopper.cjs', FIXTURES],
+      ['hopper-host.cjs', FIXTURES],
     ]) {
       fs.copyFileSync(path.join(from, name), path.join(dir, name))
       fs.chmodSync(path.join(dir, name), 0o755)
@@ -69,6 +75,50 @@ ownUser.describe('a command that signals every process of its user', () => {
     }
     fs.rmSync(dir, { recursive: true, force: true })
   })
+
+  /** Runs fixture `name` as the host, as the uid of its own; resolves with its exit and output. */
+  function host(name, { timeout }) {
+    const child = spawn(
+      SETPRIV,
+      [`--reuid=${UID}`, `--regid=${UID}`, '--clear-groups', process.execPath, path.join(dir, name), path.join(dir, 'binding.js'), path.join(dir, 'scratch')],
+      { cwd: dir, env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (chunk) => {
+      out += chunk
+    })
+    child.stderr.on('data', (chunk) => {
+      err += chunk
+    })
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeout)
+    return new Promise((resolve) =>
+      child.once('close', (code, signal) => {
+        clearTimeout(timer)
+        resolve({ code, signal, out, err })
+      }),
+    )
+  }
+
+  it('120 setsid pid-hoppers under a timeout, three runs with both cores busy: every chain is gone within 2 s of the grace', async () => {
+    // Two busy loops, one per core of the machine the suite is sized for.
+    const load = [0, 1].map(() => spawn('/bin/sh', ['-c', 'while :; do :; done'], { stdio: 'ignore' }))
+    let report
+    try {
+      report = await host('hopper-host.cjs', { timeout: 90_000 })
+    } finally {
+      for (const busy of load) busy.kill('SIGKILL')
+    }
+    expect({ code: report.code, signal: report.signal, err: report.err }).toEqual({ code: 0, signal: null, err: '' })
+    const runs = report.out.trim().split('\n').map((line) => JSON.parse(line))
+    expect(runs).toHaveLength(3)
+    for (const run of runs) {
+      expect(run).toEqual({ run: run.run, timedOut: true, afterGraceMs: expect.any(Number), hopped: expect.any(Number), hoppedAfter: 0 })
+      expect(run.hopped).toBeGreaterThanOrEqual(240)
+    }
+    // Each run whole when it took longer: how long after the grace its result came.
+    expect(runs.filter((run) => run.afterGraceMs >= 2000)).toEqual([])
+  }, 120_000)
 
   it('stopping and then killing the supervisor and every reaper: the next command, with and without a registry, completes within 1 s, the timers run, and SIGTERM ends the host', async () => {
     const host = spawn(
@@ -90,9 +140,12 @@ ownUser.describe('a command that signals every process of its user', () => {
       const steps = out.trim().split('\n').map((line) => JSON.parse(line))
       expect(err).toBe('')
       expect(steps.map((s) => s.step)).toEqual(['stopped', 'killed', 'waiting'])
-      for (const { step, reached, plain, withRegistry, lateMs } of steps.slice(0, 2)) {
-        // The supervisor, the command's own reaper and those on standby at least.
-        expect({ step, reached: reached >= 3 }).toEqual({ step, reached: true })
+      // The supervisor, the command's own reaper and those on standby at least.
+      expect(steps[0].reached).toBeGreaterThanOrEqual(3)
+      // The reapers on standby and the stopped command's reaper, then the supervisor: the command ended with it.
+      expect(steps[1].interrupted).toBe('ERR_SHELL_EXEC_SUPERVISOR_LOST')
+      expect(steps[1].reached).toBeGreaterThanOrEqual(2)
+      for (const { step, plain, withRegistry, lateMs } of steps.slice(0, 2)) {
         expect({ step, plain, withRegistry }).toEqual({
           step,
           plain: { ms: expect.any(Number), exitCode: 0, stdout: 'next\n' },
@@ -104,7 +157,9 @@ ownUser.describe('a command that signals every process of its user', () => {
       const slow = steps.slice(0, 2).filter((s) => s.plain.ms >= 1000 || s.withRegistry.ms >= 1000 || s.lateMs >= 1000)
       expect(slow).toEqual([])
       host.kill('SIGTERM')
-      const ended = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 10_000))])
+      let timer
+      const ended = await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(() => resolve('still running'), 10_000)))])
+      clearTimeout(timer)
       expect(ended).toEqual({ code: 143, signal: null })
     } finally {
       host.kill('SIGKILL')
