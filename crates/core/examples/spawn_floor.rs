@@ -37,7 +37,8 @@ impl Program {
             .chain(args.iter().map(String::as_str))
             .map(|word| CString::new(word).expect("no NUL in arguments"))
             .collect();
-        let argv = words.iter().map(|word| word.as_ptr().cast_mut()).chain(std::iter::once(std::ptr::null_mut())).collect();
+        let argv =
+            words.iter().map(|word| word.as_ptr().cast_mut()).chain(std::iter::once(std::ptr::null_mut())).collect();
         Self { path: CString::new(program).expect("no NUL in the program"), _words: words, argv }
     }
 
@@ -47,7 +48,14 @@ impl Program {
         // SAFETY: a NUL-terminated path, a null-terminated argv of live
         // strings, and this process's own environment.
         let failed = unsafe {
-            libc::posix_spawn(&mut pid, self.path.as_ptr(), std::ptr::null(), std::ptr::null(), self.argv.as_ptr(), environ)
+            libc::posix_spawn(
+                &mut pid,
+                self.path.as_ptr(),
+                std::ptr::null(),
+                std::ptr::null(),
+                self.argv.as_ptr(),
+                environ,
+            )
         };
         assert_eq!(failed, 0, "posix_spawn failed: {}", std::io::Error::from_raw_os_error(failed));
         pid

@@ -330,10 +330,8 @@ mod elsewhere {
     use std::io;
 
     /// No terminals here: never called.
-    pub(crate) fn input_relay(
-        _master: &crate::process::platform::Fd,
-    ) -> io::Result<(crate::process::platform::Fd, impl Future<Output = ()>)> {
-        Err::<(crate::process::platform::Fd, std::future::Ready<()>), _>(io::Error::from(io::ErrorKind::Unsupported))
+    pub(crate) fn input_relay<Fd>(_master: &Fd) -> io::Result<(Fd, impl Future<Output = ()>)> {
+        Err::<(Fd, std::future::Ready<()>), _>(io::Error::from(io::ErrorKind::Unsupported))
     }
 
     /// No terminals here: never one.
