@@ -12,15 +12,26 @@
 //!   thread spawns its share, then waits for it), timed as one wall time.
 //!
 //! Prints one JSON line: `{"program":…,"args":[…],"iterations":n,"batch":b,"threads":t,"samples_ns":[…],"median_ns":…}`.
+//!
+//! POSIX only: the bench leaves the floor out elsewhere.
+#![cfg_attr(not(unix), allow(unused))]
 
 use std::ffi::CString;
 use std::time::Instant;
 
+#[cfg(not(unix))]
+fn main() {
+    eprintln!("spawn_floor: posix_spawn is POSIX only");
+    std::process::exit(2);
+}
+
+#[cfg(unix)]
 extern "C" {
     static environ: *const *mut libc::c_char;
 }
 
 /// A program and its arguments, ready for `posix_spawn`.
+#[cfg(unix)]
 struct Program {
     path: CString,
     /// Owns what `argv` points to.
@@ -29,8 +40,10 @@ struct Program {
 }
 
 // SAFETY: `argv` points into `_words`, owned alongside and never changed.
+#[cfg(unix)]
 unsafe impl Sync for Program {}
 
+#[cfg(unix)]
 impl Program {
     fn new(program: &str, args: &[String]) -> Self {
         let words: Vec<CString> = std::iter::once(program)
@@ -63,6 +76,7 @@ impl Program {
 }
 
 /// Waits for `pid` and checks that it exited with 0.
+#[cfg(unix)]
 fn wait(pid: libc::pid_t) {
     let mut status = 0;
     // SAFETY: waits for a child of this process.
@@ -72,6 +86,7 @@ fn wait(pid: libc::pid_t) {
     assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "pid {pid} ended with status {status}");
 }
 
+#[cfg(unix)]
 fn main() {
     let mut argv: Vec<String> = std::env::args().skip(1).collect();
     let mut option = |name: &str| {

@@ -62,27 +62,33 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
     // Before the first command exists, so that none can read the host.
     platform::protect_host();
     let started = Instant::now();
-    let stdio = platform::StdioPlan {
-        stdin_piped: spec.stdin != Input::Null,
-        stdout_inherited: spec.stdout == Output::Inherit,
-        stderr_inherited: spec.stderr == Output::Inherit,
-        terminal: spec.terminal,
+    let request = platform::SpawnRequest {
+        program: &spec.program,
+        args: &spec.args,
+        env: &spec.env,
+        cwd: &spec.cwd,
+        stdio: platform::StdioPlan {
+            stdin_piped: spec.stdin != Input::Null,
+            stdout_inherited: spec.stdout == Output::Inherit,
+            stderr_inherited: spec.stderr == Output::Inherit,
+            terminal: spec.terminal,
+        },
+        limits: &spec.limits,
+        grace: spec.grace,
     };
     // The terminal's master, with the command's own pid (under the
     // supervisor the leader is the reaper; otherwise the command itself).
     let terminal;
     let (Leader { pid, stdout, stderr, stdin, .. }, control, link) = match containment::supervisor() {
         Some(helper) => {
-            let started = platform::supervisor::spawn(helper, &spec, stdio)
-                .map_err(|error| spawn_failed(&spec.program, error))?;
+            let started =
+                platform::supervisor::spawn(helper, &request).map_err(|error| spawn_failed(&spec.program, error))?;
             let platform::supervisor::Supervised { pid, stdout, stderr, stdin, id, link, terminal: pty } = started;
             terminal = pty.map(|(master, pid)| Terminal { master, pid, input: None });
             (Leader { pid, stdout, stderr, stdin, terminal: None }, Control::Supervised { id }, Some(link))
         }
         None => {
-            let mut leader =
-                platform::spawn_leader(&spec.program, &spec.args, &spec.env, &spec.cwd, stdio, &spec.limits)
-                    .map_err(|error| spawn_failed(&spec.program, error))?;
+            let mut leader = platform::spawn_leader(&request).map_err(|error| spawn_failed(&spec.program, error))?;
             terminal = leader.terminal.take().map(|master| Terminal { master, pid: leader.pid, input: None });
             (leader, Control::Child, None)
         }

@@ -77,6 +77,31 @@ pub(crate) struct Leader {
     pub(crate) terminal: Option<Fd>,
 }
 
+/// What every spawner here takes (`spawn_leader` on Unix and Windows, and
+/// `supervisor::spawn`): one command, as plain data, borrowed from the
+/// caller's spec. Nothing of the lifecycle: the platform is the ground
+/// floor of `process/`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SpawnRequest<'a> {
+    /// The absolute program path.
+    pub(crate) program: &'a std::path::Path,
+    /// `argv[1..]`.
+    pub(crate) args: &'a [String],
+    /// The complete environment; nothing else is inherited.
+    pub(crate) env: &'a [(String, String)],
+    /// The working directory.
+    pub(crate) cwd: &'a std::path::Path,
+    /// How its standard streams are connected.
+    pub(crate) stdio: StdioPlan,
+    /// Its resource limits.
+    pub(crate) limits: &'a crate::limits::Limits,
+    /// Between SIGTERM and SIGKILL to what it leaves behind (the
+    /// supervisor's reapers keep this schedule themselves; elsewhere the
+    /// lifecycle does).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub(crate) grace: std::time::Duration,
+}
+
 /// How a child's standard streams are connected: stdin a pipe from the host
 /// (else `/dev/null`), and which output streams are the host's own (its fd 1
 /// or 2, passed through) rather than a pipe to the host.

@@ -5,10 +5,9 @@
 use std::io;
 use std::path::Path;
 
-use super::{Fd, StdioPlan};
+use super::{Fd, SpawnRequest};
 use crate::limits::Mechanisms;
 use crate::process::exit::Exit;
-use crate::process::ProcessSpec;
 use crate::supervisor::protocol::Ask;
 
 /// Never made: see the module comment.
@@ -23,7 +22,7 @@ pub(crate) struct Supervised {
 }
 
 /// Fails: there is no supervisor here.
-pub(crate) fn spawn(_helper: &Path, _spec: &ProcessSpec, _stdio: StdioPlan) -> io::Result<Supervised> {
+pub(crate) fn spawn(_helper: &Path, _request: &SpawnRequest) -> io::Result<Supervised> {
     Err(io::ErrorKind::Unsupported.into())
 }
 

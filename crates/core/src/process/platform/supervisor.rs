@@ -29,11 +29,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::linux::pidfd_open;
-use super::StdioPlan;
+use super::{SpawnRequest, StdioPlan};
 use crate::limits::Mechanisms;
 use crate::process::exit::Exit;
 use crate::process::sync::lock;
-use crate::process::ProcessSpec;
 use crate::supervisor::protocol::{
     Ask, Hello, LaunchSpec, ProtocolMismatch, Report, Request, CHUNK, MESSAGE_LEN, PROTOCOL_VERSION,
 };
@@ -93,24 +92,25 @@ const ANSWER_DEADLINE: Duration = Duration::from_secs(5);
 /// exactly its environment in its directory, within its limits, its
 /// standard streams as `stdio` says. Returns once the command runs, with the
 /// reaper's pid as the leader's.
-pub(crate) fn spawn(helper: &Path, spec: &ProcessSpec, stdio: StdioPlan) -> io::Result<Supervised> {
+pub(crate) fn spawn(helper: &Path, request: &SpawnRequest) -> io::Result<Supervised> {
+    let SpawnRequest { program, args, env, cwd, stdio, limits, grace } = *request;
     let pty = stdio.terminal.map(crate::process::terminal::open).transpose()?;
-    let program = spec.program.as_os_str().as_bytes();
+    let program = program.as_os_str().as_bytes();
     let launch = LaunchSpec {
         program: program.to_vec(),
-        argv: std::iter::once(program.to_vec()).chain(spec.args.iter().map(|arg| arg.as_bytes().to_vec())).collect(),
-        env: spec.env.iter().map(|(key, value)| [key.as_bytes(), b"=", value.as_bytes()].concat()).collect(),
-        cwd: spec.cwd.as_os_str().as_bytes().to_vec(),
-        grace_ms: u64::try_from(spec.grace.as_millis()).unwrap_or(u64::MAX),
+        argv: std::iter::once(program.to_vec()).chain(args.iter().map(|arg| arg.as_bytes().to_vec())).collect(),
+        env: env.iter().map(|(key, value)| [key.as_bytes(), b"=", value.as_bytes()].concat()).collect(),
+        cwd: cwd.as_os_str().as_bytes().to_vec(),
+        grace_ms: u64::try_from(grace.as_millis()).unwrap_or(u64::MAX),
         terminal: pty.as_ref().map(|pty| pty.path.as_os_str().as_bytes().to_vec()),
-        limits: spec.limits,
+        limits: *limits,
     }
     .encode();
     let mut last = io::Error::other("the supervisor could not be started");
     let deadline = Instant::now() + ANSWER_DEADLINE;
     for _ in 0..ATTEMPTS {
         let socket = connect(helper)?;
-        let cgroup_limits = spec.limits.memory_bytes.is_some() || spec.limits.processes.is_some();
+        let cgroup_limits = limits.memory_bytes.is_some() || limits.processes.is_some();
         match start(&socket, &launch, cgroup_limits, stdio, pty.as_ref(), deadline) {
             Ok(started) => return Ok(started),
             Err(Failure::Refused(error)) => return Err(error),

@@ -35,8 +35,8 @@ use tokio::sync::oneshot;
 use super::generic::pidfd_open;
 #[cfg(target_os = "linux")]
 use super::linux::pidfd_open;
-use super::{Leader, StdioPlan};
-use crate::limits::{rlimits, Limits};
+use super::{Leader, SpawnRequest};
+use crate::limits::rlimits;
 use crate::process::exit::{Exit, Signal};
 
 /// An owned descriptor: a pipe end or a pidfd.
@@ -102,14 +102,8 @@ pub(crate) const TERMINALS: bool = true;
 /// group with exactly `env`, in `cwd`, its standard streams as `stdio` says;
 /// on a terminal, as the leader of a new session whose controlling terminal
 /// is the slave, on 0–2.
-pub(crate) fn spawn_leader(
-    program: &Path,
-    args: &[String],
-    env: &[(String, String)],
-    cwd: &Path,
-    stdio: StdioPlan,
-    limits: &Limits,
-) -> io::Result<Leader> {
+pub(crate) fn spawn_leader(request: &SpawnRequest) -> io::Result<Leader> {
+    let SpawnRequest { program, args, env, cwd, stdio, limits, .. } = *request;
     // No cgroup here: memory is a per-process limit too.
     let resource_limits = rlimits::resource_limits(limits, false);
     let limit = |command: &mut Command| {

@@ -4,7 +4,6 @@
 use std::io;
 use std::mem::{size_of, zeroed};
 use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle, RawHandle};
-use std::path::Path;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -20,9 +19,9 @@ use windows_sys::Win32::System::Threading::{
     PROC_THREAD_ATTRIBUTE_HANDLE_LIST, STARTF_USESTDHANDLES, STARTUPINFOEXW,
 };
 
-use crate::limits::{Limits, Observed};
+use crate::limits::Observed;
 use crate::process::platform::command_line::{batch_arguments_are_safe, command_line, environment_block};
-use crate::process::platform::{Leader, StdioPlan};
+use crate::process::platform::{Leader, SpawnRequest};
 
 use super::job::{associate, children, completion_port, new_job, Child};
 use super::pipes::{inherited_output, null_device, pipe, Direction};
@@ -35,14 +34,8 @@ pub(crate) const TERMINALS: bool = false;
 /// job, then lets it run: stdout and stderr piped, or the host's own where
 /// `stdio` says they are inherited; stdin piped when `stdio` says so, else
 /// `NUL`; exactly `env`, in `cwd`.
-pub(crate) fn spawn_leader(
-    program: &Path,
-    args: &[String],
-    env: &[(String, String)],
-    cwd: &Path,
-    stdio: StdioPlan,
-    limits: &Limits,
-) -> io::Result<Leader> {
+pub(crate) fn spawn_leader(request: &SpawnRequest) -> io::Result<Leader> {
+    let SpawnRequest { program, args, env, cwd, stdio, limits, .. } = *request;
     let port = completion_port()?;
     if !batch_arguments_are_safe(program, args) {
         let reason = "a batch file's arguments must not hold cmd's special characters (\" % & | ^ < > ! or a line break): run it with shell: 'cmd'";
