@@ -12,7 +12,7 @@ import { Bench } from 'tinybench'
  *
  * A contender is `{ id, fn }` (timed by tinybench, one sample per call) or
  * `{ id, external(n) }` returning `n` samples in milliseconds that it timed
- * itself (the Rust floor, timed inside its own process).
+ * itself (the floor, timed inside its own process).
  *
  * Returns `Map<id, number[]>` of samples in milliseconds, in the order taken.
  */
