@@ -36,8 +36,12 @@ const ROWS = [
   ...toolRows('objects'),
   // The native runtime's terminals need the supervisor (Linux).
   ...(process.platform === 'linux' ? ['terminal'] : []),
+  'event-loop-busy/default',
+  'event-loop-delay/default',
   'spawn-true/grown',
   'spawn-bash/grown',
+  'event-loop-busy/grown',
+  'event-loop-delay/grown',
   // Limits need a POSIX spawn; measured last.
   ...(process.platform !== 'win32' ? ['limits'] : []),
 ]
@@ -137,7 +141,7 @@ posix.describe('npm run bench (quick mode)', () => {
   })
 
   it('reports every target', () => {
-    expect(results.targets.length).toBe(21)
+    expect(results.targets.length).toBe(25)
     for (const target of results.targets) {
       expect(typeof target.name).toBe('string')
       expect(typeof target.limit).toBe('number')

@@ -39,7 +39,11 @@
 //     buildEnvironment(), execute()) of this build beside that build of the
 //     addon, both loaded here (baseline.mjs); with a checkout DIR, also the
 //     registry's collect() and collectAsync() through each package
-//  1 and 2 run again after this process holds ~1 GiB of live strings.
+// 12. what a command costs the host's event loop: its busy time per awaited
+//     execute() of /bin/true (performance.eventLoopUtilization over 500 in a
+//     row), and the loop's p99 delay while 8 agents each run 50 `echo hi`
+//     (monitorEventLoopDelay), each beside child_process
+//  1, 2 and 12 run again after this process holds ~1 GiB of live strings.
 
 import assert from 'node:assert/strict'
 import { spawn as cpSpawn, spawnSync } from 'node:child_process'
@@ -48,6 +52,7 @@ import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import v8 from 'node:v8'
 
 import { execa } from 'execa'
@@ -80,6 +85,7 @@ const SIZE = QUICK
       throughput: { rounds: 1, bytes: 4 * MiB },
       toolBash: { rounds: 2, perRound: 2 },
       terminal: { rounds: 2, perRound: 2 },
+      eventLoop: { reps: 2, commands: 20, agents: 2, perAgent: 5 },
       heapMiB: 16,
     }
   : {
@@ -90,6 +96,7 @@ const SIZE = QUICK
       throughput: { rounds: 7, bytes: 256 * MiB }, // 7 fresh processes per contender
       toolBash: { rounds: 20, perRound: 10 }, // 200 calls per contender and heap shape
       terminal: { rounds: 10, perRound: 10 }, // 100 sessions per contender
+      eventLoop: { reps: 5, commands: 500, agents: 8, perAgent: 50 }, // per contender and heap shape
       heapMiB: 1024,
     }
 
@@ -402,6 +409,62 @@ function toolBashRun(shape) {
 }
 
 // ---------------------------------------------------------------------------
+// ---------------------------------------------------------------------------
+// The event loop: what commands cost the host's JS thread.
+
+/** One /bin/true (or `echo hi` through bash) awaited to its end, per contender. */
+const ONE_COMMAND = {
+  execute: async (script) => {
+    const result = await (await execute(script ? { command: script } : { command: ['/bin/true'] })).result()
+    if (result.exitCode !== 0) throw new Error(`execute: exit ${result.exitCode}`)
+  },
+  child_process: (script) =>
+    new Promise((resolve, reject) => {
+      const child = script ? cpSpawn('bash', ['-c', script]) : cpSpawn('/bin/true')
+      child.stdout?.resume()
+      child.on('error', reject)
+      child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`child_process: exit ${code}`))))
+    }),
+}
+
+/** Milliseconds the event loop was busy per command, over `commands` awaited in a row. */
+async function busyPerCommand(id, commands) {
+  const start = performance.eventLoopUtilization()
+  for (let i = 0; i < commands; i++) await ONE_COMMAND[id]()
+  return performance.eventLoopUtilization(start).active / commands
+}
+
+/** The event loop's p99 delay (ms) while `agents` agents each run `perAgent` `echo hi` one after another. */
+async function delayUnderAgents(id, agents, perAgent) {
+  const histogram = monitorEventLoopDelay({ resolution: 1 })
+  histogram.enable()
+  await Promise.all(Array.from({ length: agents }, async () => {
+    for (let i = 0; i < perAgent; i++) await ONE_COMMAND[id]('echo hi')
+  }))
+  histogram.disable()
+  return histogram.percentile(99) / 1e6
+}
+
+/** Rows 12 at the current heap: busy time per command and the delay under agents, alternating contenders. */
+async function eventLoopRows(phase, heapLabel) {
+  const { reps, commands, agents, perAgent } = SIZE.eventLoop
+  const contenders = [
+    { id: 'execute', label: 'execute() + result()' },
+    { id: 'child_process', label: "child_process.spawn + 'close'" },
+  ]
+  const busy = new Map(contenders.map((c) => [c.id, []]))
+  const delay = new Map(contenders.map((c) => [c.id, []]))
+  for (let rep = 0; rep < reps; rep++) {
+    for (const { id } of rep % 2 ? [...contenders].reverse() : contenders) {
+      busy.get(id).push(await busyPerCommand(id, commands))
+      delay.get(id).push(await delayUnderAgents(id, agents, perAgent))
+    }
+  }
+  const heap = { phase, ...heapInfo() }
+  addRow({ id: `event-loop-busy/${phase}`, title: `Event-loop busy time per command, ${commands} awaited /bin/true in a row (ELU), ${heapLabel}`, heap, contenders, samples: busy })
+  addRow({ id: `event-loop-delay/${phase}`, title: `Event-loop p99 delay while ${agents} agents each run ${perAgent} \`echo hi\` (monitorEventLoopDelay), ${heapLabel}`, heap, contenders, samples: delay })
+}
+
 // Rows and targets.
 
 const rows = []
@@ -687,7 +750,11 @@ async function main() {
     })
   }
 
-  // 1 and 2 again with ~1 GiB of live data in this process.
+  // 12. The event loop, default heap.
+  log('rows: the event loop, default heap')
+  await eventLoopRows('default', 'default heap')
+
+  // 1, 2 and 12 again with ~1 GiB of live data in this process.
   {
     log(`growing this process by ${SIZE.heapMiB} MiB of live strings`)
     const before = heapInfo()
@@ -708,6 +775,8 @@ async function main() {
         samples,
       })
     }
+    log(`rows: the event loop at ${SIZE.heapMiB} MiB of live strings`)
+    await eventLoopRows('grown', `heap grown by ${SIZE.heapMiB} MiB`)
   }
 
   // 11. Limits, last: once a host has used a memory or process limit, its
@@ -730,6 +799,11 @@ async function main() {
     value: value ?? null,
     met: value === undefined || value === null ? null : value <= limit,
   })
+  /** A target on our own median (not a ratio): met when it is at most `limit`. */
+  const absolute = (name, rowId, limit) => {
+    const value = pick(rowId, 'execute')?.median ?? null
+    return { name, row: rowId, against: null, limit, value, met: value === null ? null : value <= limit }
+  }
   const throughputCp = pick('throughput', 'child_process')
   const throughputOurs = pick('throughput', 'execute')
   const supervisorRss = supervisorRssMiB()
@@ -752,6 +826,10 @@ async function main() {
     target('sandboxed bash tool call, ~1 GiB of strings: ≤ 0.1× over dsh-subprocess-local', 'tool-bash-sandbox/strings', 'reference', 0.1),
     target('terminal session, start to first output: ≤ 1.0× dsh-subprocess-local', 'terminal', 'reference', 1.0),
     target('spawn /bin/true with every limit: ≤ 1.05× without', 'limits', 'no-limits', 1.05),
+    absolute('event-loop busy time per execute(), default heap: ≤ 0.1 ms', 'event-loop-busy/default', 0.1),
+    absolute('event-loop busy time per execute(), ~1 GiB heap: ≤ 0.1 ms', 'event-loop-busy/grown', 0.1),
+    absolute('event-loop p99 delay, 8 agents × 50 echo hi, default heap: ≤ 5 ms', 'event-loop-delay/default', 5),
+    absolute('event-loop p99 delay, 8 agents × 50 echo hi, ~1 GiB heap: ≤ 5 ms', 'event-loop-delay/grown', 5),
     { ...target('the supervisor\'s RSS: ≤ 4 MiB', 'supervisor', 'rss', 4, supervisorRss), met: supervisorRss === null ? null : supervisorRss <= 4 },
     target('throughput: ≥ 1.0× child_process (time ratio ≤ 1.0)', 'throughput', 'child_process', 1.0),
     {
