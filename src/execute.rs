@@ -37,26 +37,20 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>, answer_all
         Err(failure) => return rejected(env, failure),
     };
     let Prepared { launch, collect, listener } = prepared;
-    // Without a registry to collect from, the child is spawned right here on
-    // the JS thread, as `child_process` does (the spawn returns once the
-    // child has exec'd): handing the spawn to another thread and the execution
-    // back cost two thread wake-ups per call. A Tokio task then drives it.
-    // Registry resolvers may be async, so that path spawns from the runtime
-    // once they have answered.
+    // Without a registry to collect from, the child is planned and spawned on
+    // the runtime's blocking pool (`spawn_async`), never on the JS thread: a
+    // spawn waits for the supervisor and the command's reaper, which a
+    // command can stop. The execution is made back on the JS thread.
     let Some(collect) = collect else {
-        let started = within_runtime_if_available(|| launch.start(process::spawn));
-        return match started {
-            Ok(process) => {
-                let execution = NativeExecution::new(env, process, listener)?;
-                // SAFETY: the Node-API contract (js.rs); converts a value owned here.
-                let execution = unsafe { NativeExecution::to_napi_value(env.raw(), execution) }?;
-                Ok(JsRaw(js::settled_promise(env, Ok(execution))?))
-            }
-            Err(error) => {
+        let task = async move { Ok(launch.start_async(process::spawn_async).await.map_err(Failure::from)) };
+        let promise = env.spawn_future_with_callback(task, move |env, started| match started {
+            Ok(process) => NativeExecution::new(env, process, listener),
+            Err(failure) => {
                 listener.detach(env);
-                rejected(env, error.into())
+                Err(failure.into_js(env))
             }
-        };
+        })?;
+        return Ok(JsRaw(promise.raw()));
     };
     // The reference to the caller's `execution` may only be deleted on this JS
     // thread; dropped last on a runtime thread, it leaked, and with it the

@@ -94,6 +94,22 @@ impl Launch {
         Ok(process)
     }
 
+    /// Plans the child and starts it with `spawn`, awaited: the caller's
+    /// thread hands the request over and goes on (the JS thread never waits
+    /// for a spawn, which waits on the supervisor). Run inside the Tokio
+    /// runtime, which watches the abort.
+    pub async fn start_async<Spawned>(self, spawn: impl FnOnce(ProcessSpec) -> Spawned) -> Result<Process, ExecError>
+    where
+        Spawned: Future<Output = Result<Process, ExecError>>,
+    {
+        let Self { request, parent, cwd, on_output, abort } = self;
+        let mut spec = command::plan(&request, parent, &Platform::current(), &cwd)?;
+        spec.on_output = on_output;
+        let process = spawn(spec).await?;
+        watch_abort(&process, abort);
+        Ok(process)
+    }
+
     /// Collects `pending` ([`Collection::resolve_all`] with `resolve`, within
     /// [`DEFAULT_COLLECT_TIMEOUT`]), then plans the child with the snapshot as
     /// its managed variables and starts it with `spawn`. An abort during the
