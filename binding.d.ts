@@ -397,6 +397,12 @@ export interface ShellStreamResult {
    * garbage-collected (unless `keepSpillFiles`) or the process exits.
    */
   spillPath?: string
+  /**
+   * Why the spill file could not be made or written (a full disk, a
+   * quota, its directory removed): the output past `text` is lost.
+   * Absent when nothing failed (passing `spillMaxBytes` is no failure).
+   */
+  spillError?: SpillFailure
 }
 
 /**
@@ -421,6 +427,14 @@ export interface SpecProblem {
   field: string
   /** What is wrong with it (`must be a non-negative integer (got 1.5)`). */
   reason: string
+}
+
+/** A spill file that could not be made or written. */
+export interface SpillFailure {
+  /** The OS error's name (`'ENOSPC'`, `'EDQUOT'`, `'EIO'`, `'ENOENT'`). */
+  code: string
+  /** What failed, in words. */
+  message: string
 }
 
 /**

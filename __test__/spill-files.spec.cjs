@@ -5,7 +5,7 @@
 // directory is judged alive by the lock its host holds, not by its pid, so a
 // host in another pid namespace keeps its files through another host's sweep.
 
-const { execFileSync, spawn } = require('node:child_process')
+const { execFileSync, spawn, spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const net = require('node:net')
 const os = require('node:os')
@@ -102,6 +102,41 @@ posix.describe("the sweep of dead hosts' spill directories", () => {
       expect(fs.existsSync(dir)).toBe(true)
     }
   }, 30_000)
+})
+
+/** A mount namespace of its own takes root (CAP_SYS_ADMIN) and unshare(1). */
+const mountNamespaces = gate(LINUX && process.getuid?.() === 0 && UNSHARE !== undefined, 'root and unshare(1), for a private tmpfs')
+
+mountNamespaces.describe('a spill that fails', () => {
+  let base
+  beforeEach(() => {
+    base = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-spill-full-spec-'))
+  })
+  afterEach(() => fs.rmSync(base, { recursive: true, force: true }))
+
+  it('on a full disk (a 1 MiB tmpfs) is named on the stream as spillError ENOSPC; the tail kept in memory is intact, onOutput saw every byte, and the bash tool\'s text says the output was lost', () => {
+    // The tmpfs is mounted in a private mount namespace: nothing is mounted outside it.
+    const script = `mount -t tmpfs -o size=1m tmpfs "$1" && exec "$0" "$2" "$1"`
+    const child = spawnSync(UNSHARE, ['-m', '--propagation', 'private', 'sh', '-c', script, process.execPath, base, path.join(FIXTURES, 'spill-full-disk.mjs')], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+      killSignal: 'SIGKILL',
+    })
+    expect({ status: child.status, stderr: child.stderr }).toEqual({ status: 0, stderr: '' })
+    const report = lastJsonLine(child.stdout)
+    expect(report).toEqual({
+      exitCode: 0,
+      truncated: true,
+      spillPath: null,
+      spillError: { code: 'ENOSPC', message: expect.stringContaining('the spill file could not be written (ENOSPC') },
+      tailLength: 64_000,
+      tailIntact: true,
+      onOutputSawEveryByte: true,
+      toolTextEnd: '\n[output lost: the spill file could not be written (ENOSPC); only the tail above was kept]\n\n[output truncated; full output: (unavailable)]',
+    })
+    expect(fs.readdirSync(base)).toEqual([])
+  }, 90_000)
 })
 
 pidNamespaces.describe('spill directories of live hosts', () => {

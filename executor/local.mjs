@@ -176,9 +176,15 @@ function limitsOf(configured, requested) {
   return Object.keys(limits).length > 0 ? { limits } : {}
 }
 
-/** A captured stream as the seam's `CollectedOutput`. */
+/**
+ * A captured stream as the seam's `CollectedOutput`; when its spill file
+ * could not be written, a last line says that what came before the tail is
+ * lost (the tool then also finds no full output to point to).
+ */
 function collected(stream) {
-  return { text: stream.text, truncated: stream.truncated, ...(stream.spillPath ? { spillPath: stream.spillPath } : {}) }
+  const output = { text: stream.text, truncated: stream.truncated, ...(stream.spillPath ? { spillPath: stream.spillPath } : {}) }
+  if (!stream.spillError) return output
+  return withNotice(output, `[output lost: the spill file could not be written (${stream.spillError.code}); only the tail above was kept]`)
 }
 
 /**

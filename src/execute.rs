@@ -786,6 +786,19 @@ pub struct ShellStreamResult {
     /// and stayed under `spillMaxBytes`. Removed when the execution is
     /// garbage-collected (unless `keepSpillFiles`) or the process exits.
     pub spill_path: Option<String>,
+    /// Why the spill file could not be made or written (a full disk, a
+    /// quota, its directory removed): the output past `text` is lost.
+    /// Absent when nothing failed (passing `spillMaxBytes` is no failure).
+    pub spill_error: Option<SpillFailure>,
+}
+
+/// A spill file that could not be made or written.
+#[napi(object)]
+pub struct SpillFailure {
+    /// The OS error's name (`'ENOSPC'`, `'EDQUOT'`, `'EIO'`, `'ENOENT'`).
+    pub code: String,
+    /// What failed, in words.
+    pub message: String,
 }
 
 /// How a command ended.
@@ -880,6 +893,10 @@ fn run_result(result: &RunResult) -> ShellRunResult {
         text: output.text.clone(),
         truncated: output.truncated,
         spill_path: output.spill_path.as_ref().map(|path| path.to_string_lossy().into_owned()),
+        spill_error: output
+            .spill_error
+            .as_ref()
+            .map(|failure| SpillFailure { code: failure.code.into(), message: failure.message.clone() }),
     };
     ShellRunResult {
         exit_code: result.exit_code.map_or(Either::B(Null), Either::A),

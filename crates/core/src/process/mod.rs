@@ -50,7 +50,7 @@ pub use lifecycle::{Pipes, Terminal};
 pub use output::{OutputReceipt, OutputSink, LIVE_OUTPUT_BUDGET};
 pub use platform::{node_errno, os_error_name};
 pub use program::{check_workdir, resolve_program, Search, DEFAULT_PATHEXT};
-pub use result::{OutputDelta, OutputRead, ProcessState, RunResult, Status, StreamResult};
+pub use result::{OutputDelta, OutputRead, ProcessState, RunResult, SpillError, Status, StreamResult};
 pub use spawn::limit_controllers;
 pub use spec::{Input, Output, ProcessSpec, DEFAULT_GRACE};
 pub use spill::{check_spill_base, remove_spill_dir, remove_spill_file, SpillPlace};

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::platform::PipeReader;
+use super::result::SpillError;
 use super::result::{OutputRead, StreamResult};
 use super::spill::{SpillFile, SpillPlace};
 use super::stream::{OutputLimits, StreamKind};
@@ -51,6 +52,8 @@ pub(super) struct Capture {
     /// The spill file's path from its start until it is dropped for good
     /// (outgrown); the result keeps naming it after `finish`.
     spill_path: Option<PathBuf>,
+    /// Why the spill file could not be made or written, once that happened.
+    spill_error: Option<SpillError>,
 }
 
 enum Spill {
@@ -78,6 +81,7 @@ impl Capture {
             place,
             spill: Spill::NotNeeded,
             spill_path: None,
+            spill_error: None,
         }
     }
 
@@ -114,8 +118,15 @@ impl Capture {
                     file.write_all(bytes)?;
                     Ok(Spill::Writing { file, guard, written: self.total })
                 });
-                // A file that cannot be written is no spill at all.
-                self.spill = started.unwrap_or(Spill::Dropped);
+                // A file that cannot be written is no spill at all, and the
+                // result says why.
+                match started {
+                    Ok(spill) => self.spill = spill,
+                    Err(error) => {
+                        self.spill = Spill::Dropped;
+                        self.spill_error = Some(SpillError::from(&error));
+                    }
+                }
                 if let Spill::Writing { guard, .. } = &self.spill {
                     self.spill_path = Some(guard.path().to_owned());
                 }
@@ -123,9 +134,13 @@ impl Capture {
             Spill::NotNeeded => self.spill = Spill::Dropped,
             Spill::Writing { file, written, .. } => {
                 *written += bytes.len() as u64;
-                if *written > limit || file.write_all(bytes).is_err() {
+                // Over `spill_max_bytes` is the caller's own bound (documented,
+                // `truncated` without a file); a write that fails is not.
+                let failed = if *written > limit { None } else { file.write_all(bytes).err() };
+                if *written > limit || failed.is_some() {
                     self.spill = Spill::Dropped;
                     self.spill_path = None;
+                    self.spill_error = failed.as_ref().map(SpillError::from);
                 }
             }
             Spill::Dropped => {}
@@ -190,6 +205,7 @@ impl Capture {
             text,
             truncated: self.total > max as u64,
             spill_path: guard.as_ref().map(|g| g.path().to_owned()),
+            spill_error: self.spill_error.clone(),
             _spill: guard,
         }
     }

@@ -88,8 +88,35 @@ pub struct StreamResult {
     /// The file is deleted when the last handle to its result is dropped,
     /// unless the spec's [`SpillPlace::keep`](super::SpillPlace::keep) asked to keep it.
     pub spill_path: Option<PathBuf>,
+    /// Why the stream's spill file could not be made or written (a full
+    /// disk, a quota, its directory removed): the output past `text` is
+    /// lost, and this says so. `None` when nothing failed, also when the
+    /// stream only passed `spill_max_bytes`.
+    pub spill_error: Option<SpillError>,
     /// Keeps the spill file alive for as long as this result.
     pub(super) _spill: Option<SpillFile>,
+}
+
+/// A spill file that could not be made or written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpillError {
+    /// The OS error's name, as Node gives it (`ENOSPC`, `EDQUOT`, `EIO`,
+    /// `ENOENT`), `UNKNOWN` for one without.
+    pub code: &'static str,
+    /// What failed, in words.
+    pub message: String,
+}
+
+impl From<&std::io::Error> for SpillError {
+    fn from(error: &std::io::Error) -> Self {
+        let code = crate::error::os_error_code(error);
+        Self {
+            code,
+            message: format!(
+                "the spill file could not be written ({code}: {error}): the output before the kept tail is lost"
+            ),
+        }
+    }
 }
 
 /// How a process ended. Every [`Process::wait`](super::Process::wait) caller gets the same one.
