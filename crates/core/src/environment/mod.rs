@@ -4,7 +4,8 @@
 //! child gets.
 //!
 //! The steps run in one fixed order:
-//! 1. the parent environment, minus entries that could never reach `execve`;
+//! 1. the parent environment, minus entries that could never reach `execve`
+//!    (reported as unrepresentable);
 //! 2. every inherited name in the managed namespace is dropped, so a stale
 //!    `DSH_SESSION_ID` from an outer harness never leaks into a child;
 //! 3. `inherit` (all, core or none);
@@ -281,6 +282,11 @@ impl Source {
 /// Which step removed a variable, in pipeline order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum RemovalReason {
+    /// A parent entry no child could be given: an empty name, a name with `=`
+    /// after its first character, a NUL in the name or the value, or (read
+    /// from a caller's object) a value that is not a string or not
+    /// well-formed text.
+    Unrepresentable,
     /// An inherited name in the managed `DSH_` namespace (any case).
     ManagedPrefix,
     /// Not kept by `inherit: core` or `inherit: none`.
@@ -305,7 +311,8 @@ pub enum RemovalReason {
 
 impl RemovalReason {
     /// Every reason, in pipeline order.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
+        Self::Unrepresentable,
         Self::ManagedPrefix,
         Self::Inherit,
         Self::Credential,
@@ -317,11 +324,12 @@ impl RemovalReason {
         Self::Unmanaged,
     ];
 
-    /// The name a JS caller sees: `"managed-prefix"`, `"inherit"`,
+    /// The name a JS caller sees: `"unrepresentable"`, `"managed-prefix"`, `"inherit"`,
     /// `"credential"`, `"secret-value"`, `"exclude"`, `"hardening"`,
     /// `"include-only"`, `"explicit-unset"` or `"unmanaged"`.
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::Unrepresentable => "unrepresentable",
             Self::ManagedPrefix => "managed-prefix",
             Self::Inherit => "inherit",
             Self::Credential => "credential",
@@ -337,6 +345,7 @@ impl RemovalReason {
     /// Why this step removes a variable, in words (what `explain` prints).
     pub fn describe(self) -> &'static str {
         match self {
+            Self::Unrepresentable => "holds nothing an environment can carry (a NUL, a lone surrogate, not a string)",
             Self::ManagedPrefix => "inherited DSH_* value; the current one is set fresh",
             Self::Inherit => "not kept by scrub.inherit",
             Self::Credential => "name says it holds a credential (…_PASSWORD, …_TOKEN, …_KEY, DB_PW, apiSecret, …)",
@@ -490,7 +499,8 @@ impl Environment {
 ///
 /// The parent is trusted but filtered: entries that can never reach `execve`
 /// (an empty name, `=` after the first character of the name, a NUL anywhere)
-/// are skipped without being reported. A leading `=` is kept, for Windows'
+/// are removed as [`RemovalReason::Unrepresentable`], unless another entry of
+/// the same variable is kept. A leading `=` is kept, for Windows'
 /// per-drive variables such as `=C:`. When two parent names denote the same
 /// variable (the same name twice, or two spellings on Windows), the pair that
 /// sorts first by name and then value in byte order wins, so `PATH` beats
@@ -504,9 +514,24 @@ pub fn build_environment(
     parent: impl IntoIterator<Item = (String, String)>,
     spec: &EnvironmentSpec,
 ) -> Result<Environment, ExecError> {
+    build_environment_with_unrepresentable(platform, parent, Vec::new(), spec)
+}
+
+/// [`build_environment`] for a parent read from a caller's object, some of
+/// whose entries held no text at all (a value that is not a string, or a JS
+/// string with a lone surrogate): `unrepresentable` names them, and each is
+/// reported as [`RemovalReason::Unrepresentable`] as the entries that cannot
+/// reach `execve` are, so every parent entry a child does not get is in
+/// `removed`.
+pub fn build_environment_with_unrepresentable(
+    platform: &Platform,
+    parent: impl IntoIterator<Item = (String, String)>,
+    unrepresentable: Vec<String>,
+    spec: &EnvironmentSpec,
+) -> Result<Environment, ExecError> {
     validate(spec)?;
     let scrub = &spec.scrub;
-    let mut env = Builder::from_parent(platform, parent);
+    let mut env = Builder::from_parent(platform, parent, unrepresentable);
 
     // Compared in the platform's form, so on Windows a spelling that only
     // upper-cases into the namespace (`dſh_session_id` → `DSH_SESSION_ID`) goes too.
@@ -668,17 +693,45 @@ struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    fn from_parent(platform: &'a Platform, parent: impl IntoIterator<Item = (String, String)>) -> Self {
-        let mut vars: Vec<Var> = parent
-            .into_iter()
-            .filter(|(name, value)| can_reach_execve(name, value))
-            .map(|(name, value)| Var::new(platform, name, value, Source::Inherited))
-            .collect();
+    fn from_parent(
+        platform: &'a Platform,
+        parent: impl IntoIterator<Item = (String, String)>,
+        mut unrepresentable: Vec<String>,
+    ) -> Self {
+        let parent = parent.into_iter();
+        let mut vars: Vec<Var> = Vec::with_capacity(parent.size_hint().0);
+        for (name, value) in parent {
+            if can_reach_execve(&name, &value) {
+                vars.push(Var::new(platform, name, value, Source::Inherited));
+            } else {
+                unrepresentable.push(name);
+            }
+        }
         // Sorting by name and value within a key makes the surviving duplicate
         // (the first) independent of parent order.
         vars.sort_unstable_by(|a, b| (a.key(), &a.name, &a.value).cmp(&(b.key(), &b.name, &b.value)));
         vars.dedup_by(|later, first| later.key() == first.key());
-        Self { platform, vars, removed: Vec::new(), reported: BTreeSet::new() }
+        let mut builder = Self { platform, vars, removed: Vec::new(), reported: BTreeSet::new() };
+        builder.report_unrepresentable(unrepresentable);
+        builder
+    }
+
+    /// Reports the parent entries no child could be given, each variable once
+    /// and in comparison order, unless another entry of it is kept (a Windows
+    /// spelling that differs only in case).
+    fn report_unrepresentable(&mut self, names: Vec<String>) {
+        if names.is_empty() {
+            return;
+        }
+        let mut gone: Vec<(String, String)> = names
+            .into_iter()
+            .map(|name| (self.platform.fold(&name).into_owned(), name))
+            .filter(|(key, _)| self.find(key).is_err())
+            .collect();
+        gone.sort_unstable();
+        for (key, name) in gone {
+            self.report(key, name, RemovalReason::Unrepresentable);
+        }
     }
 
     /// Removes the inherited variables `drop` selects, reporting them with `reason`.
