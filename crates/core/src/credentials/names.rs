@@ -5,9 +5,9 @@
 //!
 //! A name is split into words at `_`, `-`, `.`, spaces and case changes
 //! (`apiSecret` → `api`, `Secret`). It holds a credential when its last word
-//! that is not a mere qualifier (`2`, `V2`, `BASE64`, `VALUE`, …) is a
-//! credential word (`PASSWORD`, `TOKEN`, `KEY`, …) or ends in one
-//! (`DBPASS`). Anything after it that says what the variable is about
+//! that is not a mere qualifier (`2`, `V2`, `BASE64`, `VALUE`, `LIVE`,
+//! `READONLY`, …) is a credential word (`PASSWORD`, `TOKEN`, `KEY`, …), its
+//! plural (`API_KEYS`: a list or a rotation) or ends in one (`DBPASS`). Anything after it that says what the variable is about
 //! (`_URL`, `_FILE`, `_DIR`, `_ID`, `_LENGTH`, …) makes it a setting instead.
 //! A credential word may also come first when only whose credential it is
 //! follows: a provider's name (`TOKEN_GITHUB`), or a database's after a
@@ -140,7 +140,8 @@ const NOT_CREDENTIAL_WORDS: &[&str] =
     &["BYPASS", "COMPASS", "SURPASS", "TRESPASS", "OVERPASS", "UNDERPASS", "ENCOMPASS", "OLDPWD"];
 
 /// Words that may follow a credential word without changing what the
-/// variable holds: encodings, versions, rotations, environments.
+/// variable holds: encodings, versions, rotations, environments, modes,
+/// access levels and roles.
 const QUALIFIERS: &[&str] = &[
     "BASE",
     "B64",
@@ -172,11 +173,41 @@ const QUALIFIERS: &[&str] = &[
     "CURRENT",
     "PRIMARY",
     "SECONDARY",
+    "FALLBACK",
+    "FALLBACKS",
+    "BACKUP",
+    "LEGACY",
+    "ROTATED",
+    "TERTIARY",
+    "DEFAULT",
+    // Environments and modes (`API_KEY_LIVE`, `CLIENT_SECRET_SANDBOX`).
     "PROD",
     "PRODUCTION",
+    "PRD",
+    "PREPROD",
     "DEV",
+    "DEVELOPMENT",
     "TEST",
+    "TESTING",
     "STAGING",
+    "STAGE",
+    "STG",
+    "QA",
+    "UAT",
+    "CI",
+    "DEMO",
+    "LOCAL",
+    "LIVE",
+    "SANDBOX",
+    "INTERNAL",
+    "EXTERNAL",
+    // Access levels and roles (`DB_PASSWORD_READONLY`, `PG_PASSWORD_REPLICA`).
+    "READONLY",
+    "RO",
+    "RW",
+    "READWRITE",
+    "REPLICA",
+    "ADMIN",
     "V",
     // Regions (`API_KEY_EU`, `DB_PASSWORD_US_EAST`).
     "EU",
@@ -224,6 +255,35 @@ const NOT_SECRET_KEYS: &[&str] = &[
     "SHARD",
     "RANGE",
     "SEARCH",
+    // Public keys: allowed to log in, trusted, known hosts'.
+    "AUTHORIZED",
+    "TRUSTED",
+    "KNOWN",
+];
+
+/// Credential words whose plural names a list or a rotation of them
+/// (`API_KEYS`, `AUTH_TOKENS`, `ADMIN_PASSWORDS`, `APP_PREVIOUS_KEYS`).
+const PLURAL_STEMS: &[&str] = &["KEY", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "COOKIE", "JWT"];
+
+/// Words before a plural that make it a count or a kind of text unit rather
+/// than a list of secrets (`MAX_TOKENS`, `MAX_NEW_TOKENS`, `STOP_TOKENS`,
+/// `NUM_KEYS`).
+const COUNTED: &[&str] = &[
+    "MAX",
+    "MIN",
+    "NUM",
+    "NUMBER",
+    "TOTAL",
+    "COUNT",
+    "LIMIT",
+    "STOP",
+    "SPECIAL",
+    "CONTEXT",
+    "INPUT",
+    "OUTPUT",
+    "PROMPT",
+    "COMPLETION",
+    "RESERVED",
 ];
 
 /// Whether `name` says it holds a credential. Whether its value does is for
@@ -261,11 +321,24 @@ pub(super) fn says_credential(name: &str, context: Context) -> bool {
     }
 }
 
-/// Whether the word at `at` is a credential word, not a `KEY` that a word
-/// before it makes a name, an index or a public key (`ROUTING_KEY`).
+/// Whether the word at `at` is a credential word or its plural, not a `KEY`
+/// that a word before it makes a name, an index or a public key
+/// (`ROUTING_KEY`), nor a plural that one makes a count (`MAX_TOKENS`).
 fn is_secret_at(words: &[String], at: usize) -> bool {
-    let word = trim_digits(&words[at]);
-    is_credential_word(word) && !(word == "KEY" && at > 0 && NOT_SECRET_KEYS.contains(&trim_digits(&words[at - 1])))
+    let (word, plural) = singular(trim_digits(&words[at]));
+    let before = |list: &[&str]| at > 0 && list.contains(&trim_digits(&words[at - 1]));
+    is_credential_word(word)
+        && !(word == "KEY" && before(NOT_SECRET_KEYS))
+        && !(plural && words[..at].iter().any(|word| COUNTED.contains(&trim_digits(word))))
+}
+
+/// `word` without the `S` of a plural of [`PLURAL_STEMS`] (`KEYS`,
+/// `ACCESSTOKENS`), and whether it had one.
+fn singular(word: &str) -> (&str, bool) {
+    match word.strip_suffix('S') {
+        Some(stem) if PLURAL_STEMS.iter().any(|plural| stem.ends_with(plural)) => (stem, true),
+        _ => (word, false),
+    }
 }
 
 /// Prefixes of the variables web frameworks build into the pages they serve
@@ -287,15 +360,23 @@ pub(super) fn names_gpg_key(name: &str) -> bool {
         || matches!(name.to_uppercase().as_str(), "PASSWORD_STORE_KEY" | "PASSWORD_STORE_SIGNING_KEY")
 }
 
-/// Whether `name` ends in a `KEY` that does not say what kind (`S3_KEY`,
-/// `OBJECT_KEY_2`), which may be an object's key in a store; `API_KEY` and
-/// `S3_SECRET_KEY` say secret.
+/// Whether `name` ends in a `KEY` (or `KEYS`) that does not say what kind
+/// (`S3_KEY`, `OBJECT_KEY_2`, `REDIS_KEYS`), which may be an object's key in
+/// a store; `API_KEY` and `S3_SECRET_KEY` say secret.
 pub(super) fn names_plain_key(name: &str) -> bool {
     let words = words(name);
     words.iter().rposition(|word| !is_qualifier(word)).is_some_and(|last| {
         let kind = last.checked_sub(1).map(|before| trim_digits(&words[before]));
-        trim_digits(&words[last]) == "KEY" && !kind.is_some_and(|kind| kind == "API" || KEY_KINDS.contains(&kind))
+        singular(trim_digits(&words[last])).0 == "KEY"
+            && !kind.is_some_and(|kind| kind == "API" || KEY_KINDS.contains(&kind))
     })
+}
+
+/// Whether `name` ends in a credential word's plural (`API_KEYS`,
+/// `AUTH_TOKENS`): a list, whose value a number only counts.
+pub(super) fn names_plural(name: &str) -> bool {
+    let words = words(name);
+    words.iter().rposition(|word| !is_qualifier(word)).is_some_and(|last| singular(trim_digits(&words[last])).1)
 }
 
 fn is_credential_word(word: &str) -> bool {
@@ -409,6 +490,64 @@ mod tests {
         ] {
             assert!(!says_credential(name, Context::Variable), "{name}");
         }
+    }
+
+    #[test]
+    fn environments_modes_access_levels_and_rotations_after_the_credential_word_are_qualifiers() {
+        for name in [
+            "API_KEY_LIVE",
+            "PAYPAL_CLIENT_SECRET_SANDBOX",
+            "DB_PASSWORD_READONLY",
+            "DB_PASSWORD_RO",
+            "PG_PASSWORD_REPLICA",
+            "MYSQL_PASSWORD_ADMIN",
+            "REDIS_PASSWORD_BACKUP",
+            "SERVICE_TOKEN_INTERNAL",
+            "AUTH_SECRET_FALLBACK",
+            "STRIPE_KEY_QA",
+            "API_TOKEN_UAT",
+            "DEPLOY_TOKEN_CI",
+            "DB_PASSWORD_PREPROD",
+            "SMTP_PASSWORD_DEFAULT",
+            "SECRET_KEY_FALLBACKS",
+            "API_KEY_LIVE_2",
+        ] {
+            assert!(says_credential(name, Context::Variable), "{name}");
+        }
+        for name in
+            ["DB_HOST_REPLICA", "API_URL_LIVE", "STRIPE_KEY_ID_LIVE", "TOKEN_TTL_DEFAULT", "DB_USER_READONLY", "CI"]
+        {
+            assert!(!says_credential(name, Context::Variable), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_plural_is_a_list_of_credentials_unless_it_is_counted() {
+        for name in
+            ["API_KEYS", "APP_PREVIOUS_KEYS", "AUTH_TOKENS", "ADMIN_PASSWORDS", "ACCESSTOKENS", "SESSION_COOKIES"]
+        {
+            assert!(says_credential(name, Context::Variable), "{name}");
+            assert!(names_plural(name), "{name}");
+        }
+        for name in [
+            "MAX_TOKENS",
+            "MAX_NEW_TOKENS",
+            "STOP_TOKENS",
+            "SPECIAL_TOKENS",
+            "CONTEXT_TOKENS",
+            "NUM_KEYS",
+            "SORT_KEYS",
+            "SSH_AUTHORIZED_KEYS",
+            "HOTKEYS",
+            "MONKEYS",
+            "TOKENS_PER_MINUTE",
+            "PASSWORDS_FILE",
+        ] {
+            assert!(!says_credential(name, Context::Variable), "{name}");
+        }
+        assert!(!names_plural("API_KEY"));
+        assert!(names_plain_key("REDIS_KEYS"));
+        assert!(!names_plain_key("API_KEYS"));
     }
 
     #[test]

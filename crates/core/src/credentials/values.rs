@@ -55,7 +55,9 @@ fn carries(value: &str, depth: u8) -> bool {
 /// empty, a switch (`true`, `no`, `1`), a reference to another variable
 /// (`${DB_PASSWORD}`), a mask or placeholder, a path
 /// (`GOOGLE_APPLICATION_CREDENTIALS` names a file), a GPG key's fingerprint,
-/// or under a plain `*_KEY` an object store's key (`uploads/2024/file.txt`).
+/// under a plain `*_KEY` an object store's key (`uploads/2024/file.txt`), or
+/// under a plural a count or (a plain `*_KEYS`) a list without anything
+/// random in it.
 pub(super) fn is_harmless(name: &str, value: &str) -> bool {
     let value = value.trim().trim_matches(['"', '\'']);
     const SWITCHES: &[&str] =
@@ -68,6 +70,15 @@ pub(super) fn is_harmless(name: &str, value: &str) -> bool {
         || is_path(value)
         || (names::names_gpg_key(name) && (is_fingerprint(value) || value.split_whitespace().all(is_fingerprint)))
         || (names::names_plain_key(name) && value.contains('/') && is_relative_file(value))
+        || (names::names_plural(name) && (value.chars().all(|c| c.is_ascii_digit()) || is_list_of_names(name, value)))
+}
+
+/// Under a plural plain key (`REDIS_KEYS`), a list with nothing random in
+/// it: names or patterns of keys in a store (`session:*,cache:*`), where a
+/// list of secrets (`APP_PREVIOUS_KEYS=base64:…`) has random parts.
+fn is_list_of_names(name: &str, value: &str) -> bool {
+    names::names_plain_key(name)
+        && !words(value, is_token_char).any(|word| word.len() >= 8 && tokens::looks_random(word))
 }
 
 /// Four or more X's and separators only, as `XXXXX-XXXXX-XXXXX-XXXXX`: the
