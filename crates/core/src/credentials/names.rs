@@ -45,6 +45,12 @@ const CREDENTIAL_WORDS: &[&str] = &[
     "PAT",
     "SIGNATURE",
     "SIG",
+    // Secrets that are not called passwords: a salt, a wallet's or a TOTP
+    // generator's seed, a pre-shared key, a card's or a hardware key's PIN.
+    "SALT",
+    "SEED",
+    "PSK",
+    "PIN",
 ];
 
 /// Word endings that make one run-together word a credential word
@@ -135,9 +141,11 @@ const SERVERS: &[&str] = &[
 /// The credential words that are a password.
 const PASSWORD_WORDS: &[&str] = &["PASSWORD", "PASSWD", "PASS", "PWD", "PW", "PASSPHRASE"];
 
-/// Run-together words ending in `PASS` or `PWD` that are not credentials.
+/// Run-together words ending in `PASS` or `PWD` that are not credentials;
+/// `ASKPASS` names the program that asks for a password (`GIT_ASKPASS`,
+/// `SSH_ASKPASS`, `SUDO_ASKPASS`).
 const NOT_CREDENTIAL_WORDS: &[&str] =
-    &["BYPASS", "COMPASS", "SURPASS", "TRESPASS", "OVERPASS", "UNDERPASS", "ENCOMPASS", "OLDPWD"];
+    &["BYPASS", "COMPASS", "SURPASS", "TRESPASS", "OVERPASS", "UNDERPASS", "ENCOMPASS", "OLDPWD", "ASKPASS"];
 
 /// Words that may follow a credential word without changing what the
 /// variable holds: encodings, versions, rotations, environments, modes,
@@ -261,6 +269,12 @@ const NOT_SECRET_KEYS: &[&str] = &[
     "KNOWN",
 ];
 
+/// Words before `PIN` that make it a pin of something else than a card: a
+/// version, an image or a certificate pinned, a hardware pin
+/// (`NODE_VERSION_PIN`, `CERT_PIN`, `LED_PIN`).
+const NOT_SECRET_PINS: &[&str] =
+    &["VERSION", "TOOLCHAIN", "RELEASE", "IMAGE", "DIGEST", "SHA", "COMMIT", "CERT", "CERTIFICATE", "GPIO", "LED"];
+
 /// Credential words whose plural names a list or a rotation of them
 /// (`API_KEYS`, `AUTH_TOKENS`, `ADMIN_PASSWORDS`, `APP_PREVIOUS_KEYS`).
 const PLURAL_STEMS: &[&str] = &["KEY", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "COOKIE", "JWT"];
@@ -329,6 +343,7 @@ fn is_secret_at(words: &[String], at: usize) -> bool {
     let before = |list: &[&str]| at > 0 && list.contains(&trim_digits(&words[at - 1]));
     is_credential_word(word)
         && !(word == "KEY" && before(NOT_SECRET_KEYS))
+        && !(word == "PIN" && before(NOT_SECRET_PINS))
         && !(plural && words[..at].iter().any(|word| COUNTED.contains(&trim_digits(word))))
 }
 
@@ -370,6 +385,15 @@ pub(super) fn names_plain_key(name: &str) -> bool {
         singular(trim_digits(&words[last])).0 == "KEY"
             && !kind.is_some_and(|kind| kind == "API" || KEY_KINDS.contains(&kind))
     })
+}
+
+/// The credential word a name ends in, before its qualifiers, without
+/// digits and in the singular (`SEED` for `TOTP_SEED_2`), when it says
+/// credential at all.
+pub(super) fn credential_word(name: &str) -> Option<String> {
+    let words = words(name);
+    let last = words.iter().rposition(|word| !is_qualifier(word))?;
+    is_secret_at(&words, last).then(|| singular(trim_digits(&words[last])).0.to_owned())
 }
 
 /// Whether `name` ends in a credential word's plural (`API_KEYS`,
@@ -548,6 +572,32 @@ mod tests {
         assert!(!names_plural("API_KEY"));
         assert!(names_plain_key("REDIS_KEYS"));
         assert!(!names_plain_key("API_KEYS"));
+    }
+
+    #[test]
+    fn salts_seeds_pre_shared_keys_and_pins_are_credentials_and_pinned_versions_are_not() {
+        for name in
+            ["AUTH_SALT", "SECURITY_PASSWORD_SALT", "WALLET_SEED", "TOTP_SEED", "WIFI_PSK", "SIM_PIN", "PKCS11_PIN"]
+        {
+            assert!(says_credential(name, Context::Variable), "{name}");
+        }
+        for name in
+            ["NODE_VERSION_PIN", "CERT_PIN", "LED_PIN", "PIN_MEMORY", "SALT_MASTER", "PSK_IDENTITY", "PYTHONHASHSEED"]
+        {
+            assert!(!says_credential(name, Context::Variable), "{name}");
+        }
+        assert_eq!(credential_word("TOTP_SEED_2").as_deref(), Some("SEED"));
+        assert_eq!(credential_word("API_KEYS_OLD").as_deref(), Some("KEY"));
+        assert_eq!(credential_word("NODE_VERSION_PIN"), None);
+    }
+
+    #[test]
+    fn askpass_names_a_program_not_a_password() {
+        for name in ["GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "SSH_ASKPASS_REQUIRE"] {
+            assert!(!says_credential(name, Context::Variable), "{name}");
+        }
+        assert!(says_credential("SSHPASS", Context::Variable));
+        assert!(says_credential("GIT_PASS", Context::Variable));
     }
 
     #[test]

@@ -57,7 +57,8 @@ fn carries(value: &str, depth: u8) -> bool {
 /// (`GOOGLE_APPLICATION_CREDENTIALS` names a file), a GPG key's fingerprint,
 /// under a plain `*_KEY` an object store's key (`uploads/2024/file.txt`), or
 /// under a plural a count or (a plain `*_KEYS`) a list without anything
-/// random in it.
+/// random in it, under a `SEED` a number, under a `PIN` anything not shaped
+/// like one.
 pub(super) fn is_harmless(name: &str, value: &str) -> bool {
     let value = value.trim().trim_matches(['"', '\'']);
     const SWITCHES: &[&str] =
@@ -71,6 +72,20 @@ pub(super) fn is_harmless(name: &str, value: &str) -> bool {
         || (names::names_gpg_key(name) && (is_fingerprint(value) || value.split_whitespace().all(is_fingerprint)))
         || (names::names_plain_key(name) && value.contains('/') && is_relative_file(value))
         || (names::names_plural(name) && (value.chars().all(|c| c.is_ascii_digit()) || is_list_of_names(name, value)))
+        || match names::credential_word(name).as_deref() {
+            // A random generator's seed is a number (`RANDOM_SEED=42`).
+            Some("SEED") => {
+                value.eq_ignore_ascii_case("random") || value.trim_start_matches('-').parse::<u64>().is_ok()
+            }
+            Some("PIN") => !is_pin(value),
+            _ => false,
+        }
+}
+
+/// What a PIN looks like: four or more letters and digits, nothing else
+/// (`4821`, `Hsm4Pin2024`); a GPIO pin's `13` or a version's `3.12` is not one.
+fn is_pin(value: &str) -> bool {
+    value.len() >= 4 && value.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
 /// Under a plural plain key (`REDIS_KEYS`), a list with nothing random in
@@ -514,6 +529,31 @@ mod tests {
         }
         assert!(!is_harmless("S3_SECRET_KEY", "uploads/2024/file.txt"));
         assert!(!is_harmless("DB_PASSWORD", "uploads/2024/file.txt"));
+    }
+
+    #[test]
+    fn a_number_under_a_seed_or_a_plural_and_what_is_not_a_pin_under_a_pin_are_harmless() {
+        for (name, value) in [
+            ("RANDOM_SEED", "42"),
+            ("TORCH_SEED", "-1"),
+            ("HASH_SEED", "random"),
+            ("MAX_API_KEYS", "16"),
+            ("BUTTON_PIN", "13"),
+            ("SIM_PIN", "1.2"),
+            ("REDIS_KEYS", "session:*,cache:*"),
+        ] {
+            assert!(is_harmless(name, value), "{name}={value}");
+        }
+        for (name, value) in [
+            ("WALLET_SEED", "abandon ability able about"),
+            ("TOTP_SEED", "JBSWY3DPEHPK3PXP"),
+            ("SIM_PIN", "4821"),
+            ("PKCS11_PIN", "Hsm4Pin2024"),
+            ("APP_PREVIOUS_KEYS", "base64:Zq8Lw3Xv9Tp2Nc7Rb4Hm"),
+            ("DB_PASSWORD", "123456"),
+        ] {
+            assert!(!is_harmless(name, value), "{name}={value}");
+        }
     }
 
     #[test]
