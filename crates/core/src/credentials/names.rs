@@ -263,6 +263,11 @@ const NOT_SECRET_KEYS: &[&str] = &[
     "SHARD",
     "RANGE",
     "SEARCH",
+    // Keys their providers document as public: a captcha's site key
+    // (reCAPTCHA, Turnstile, hCaptcha), an analytics write key (Segment,
+    // RudderStack).
+    "SITE",
+    "WRITE",
     // Public keys: allowed to log in, trusted, known hosts'.
     "AUTHORIZED",
     "TRUSTED",
@@ -342,9 +347,17 @@ fn is_secret_at(words: &[String], at: usize) -> bool {
     let (word, plural) = singular(trim_digits(&words[at]));
     let before = |list: &[&str]| at > 0 && list.contains(&trim_digits(&words[at - 1]));
     is_credential_word(word)
-        && !(word == "KEY" && before(NOT_SECRET_KEYS))
+        && !(word == "KEY" && (before(NOT_SECRET_KEYS) || is_search_key(words, at)))
         && !(word == "PIN" && before(NOT_SECRET_PINS))
         && !(plural && words[..at].iter().any(|word| COUNTED.contains(&trim_digits(word))))
+}
+
+/// Whether the `KEY` at `at` is a search-only API key
+/// (`ALGOLIA_SEARCH_API_KEY`, `SEARCH_ONLY_API_KEY`), which search services
+/// document as the key to put in a web page.
+fn is_search_key(words: &[String], at: usize) -> bool {
+    words[..at].iter().rev().map(|word| trim_digits(word)).find(|word| !matches!(*word, "API" | "ONLY"))
+        == Some("SEARCH")
 }
 
 /// `word` without the `S` of a plural of [`PLURAL_STEMS`] (`KEYS`,
@@ -356,12 +369,17 @@ fn singular(word: &str) -> (&str, bool) {
     }
 }
 
-/// Prefixes of the variables web frameworks build into the pages they serve
-/// (Next.js, Expo, Nuxt, SvelteKit, Astro): public by design.
-const PUBLIC_PREFIXES: &[&str] = &["NEXT_PUBLIC_", "EXPO_PUBLIC_", "NUXT_PUBLIC_", "PUBLIC_"];
+/// Prefixes of the variables web frameworks build into the pages and apps
+/// they serve, as their documentation says: Vite (`VITE_`), Create React App
+/// (`REACT_APP_`), Vue CLI (`VUE_APP_`), Gatsby (`GATSBY_`), Next.js, Expo,
+/// Nuxt, SvelteKit and Astro (`PUBLIC_`). Public by construction.
+const PUBLIC_PREFIXES: &[&str] =
+    &["NEXT_PUBLIC_", "EXPO_PUBLIC_", "NUXT_PUBLIC_", "PUBLIC_", "VITE_", "REACT_APP_", "VUE_APP_", "GATSBY_"];
 
 /// Whether `name` is one a web framework ships to every visitor, so its
-/// value is public whatever it looks like (a Supabase anon key is a JWT).
+/// value is public whatever its name says (a Supabase anon key is a JWT, a
+/// Firebase web key an `AIza` key); only a secret's own shape under it is a
+/// leak.
 pub(super) fn is_public(name: &str) -> bool {
     PUBLIC_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
 }
@@ -651,6 +669,36 @@ mod tests {
             "TOKEN_API",
         ] {
             assert!(!says_credential(name, Context::Variable), "{name}");
+        }
+    }
+
+    #[test]
+    fn site_write_and_search_only_keys_are_public_and_other_api_keys_are_not() {
+        for name in [
+            "RECAPTCHA_SITE_KEY",
+            "TURNSTILE_SITE_KEY",
+            "SEGMENT_WRITE_KEY",
+            "ALGOLIA_SEARCH_KEY",
+            "ALGOLIA_SEARCH_API_KEY",
+            "ALGOLIA_SEARCH_ONLY_API_KEY",
+        ] {
+            assert!(!says_credential(name, Context::Variable), "{name}");
+        }
+        for name in ["RECAPTCHA_SECRET_KEY", "ALGOLIA_ADMIN_API_KEY", "ALGOLIA_API_KEY", "API_KEY", "SEARCH_ADMIN_KEY"]
+        {
+            assert!(says_credential(name, Context::Variable), "{name}");
+        }
+    }
+
+    #[test]
+    fn frontend_frameworks_prefixes_are_public() {
+        for name in
+            ["VITE_API_KEY", "REACT_APP_STRIPE_KEY", "VUE_APP_KEY", "GATSBY_TOKEN", "PUBLIC_ANON_KEY", "NEXT_PUBLIC_X"]
+        {
+            assert!(is_public(name), "{name}");
+        }
+        for name in ["VITEST_TOKEN", "REACT_TOKEN", "MY_VITE_KEY", "PUBLICATION_KEY"] {
+            assert!(!is_public(name), "{name}");
         }
     }
 

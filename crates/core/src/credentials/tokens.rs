@@ -19,6 +19,8 @@ enum Alphabet {
     Hex,
     /// Upper-case letters and digits.
     Upper,
+    /// Letters, digits, `+`, `/` and `=` (base64).
+    Base64,
 }
 
 impl Alphabet {
@@ -30,6 +32,7 @@ impl Alphabet {
             Self::Dotted => c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'),
             Self::Hex => c.is_ascii_digit() || ('a'..='f').contains(&c),
             Self::Upper => c.is_ascii_uppercase() || c.is_ascii_digit(),
+            Self::Base64 => c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '='),
         }
     }
 }
@@ -45,7 +48,7 @@ const fn shape(prefix: &'static str, min: usize, alphabet: Alphabet) -> Shape {
     Shape { prefix, min, alphabet }
 }
 
-use Alphabet::{Alnum, Dashed, Dotted, Hex, Upper, Word};
+use Alphabet::{Alnum, Base64, Dashed, Dotted, Hex, Upper, Word};
 
 /// The prefixed shapes. Keys whose only mark is `sk-` are [`is_sk_key`].
 const SHAPES: &[Shape] = &[
@@ -91,6 +94,9 @@ const SHAPES: &[Shape] = &[
     shape("xai-", 60, Alnum),
     shape("r8_", 30, Alnum),
     shape("fw_", 20, Alnum),
+    // Mapbox: secret and temporary tokens (its public tokens are `pk.`).
+    shape("sk.eyJ", 40, Dotted),
+    shape("tk.eyJ", 40, Dotted),
     // Google: API keys, OAuth client secrets, OAuth access tokens.
     shape("AIza", 35, Dashed),
     shape("GOCSPX-", 28, Dashed),
@@ -145,16 +151,55 @@ const SHAPES: &[Shape] = &[
     shape("hcxmk_", 20, Alnum),
 ];
 
+/// Keys their providers document as publishable, made to be put in web pages
+/// and apps: Stripe's and Clerk's `pk_live_` and `pk_test_`, Mapbox's public
+/// `pk.` tokens, Supabase's `sb_publishable_`, PostHog's project key `phc_`.
+const PUBLISHABLE: &[Shape] = &[
+    shape("pk_live_", 16, Base64),
+    shape("pk_test_", 16, Base64),
+    shape("pk.eyJ", 20, Dotted),
+    shape("sb_publishable_", 16, Dashed),
+    shape("phc_", 30, Alnum),
+];
+
+impl Shape {
+    fn matches(&self, word: &str) -> bool {
+        word.strip_prefix(self.prefix)
+            .is_some_and(|rest| rest.len() >= self.min && rest.chars().all(|c| self.alphabet.allows(c)))
+    }
+}
+
+/// Whether all of `value` is a key documented as publishable ([`PUBLISHABLE`]).
+pub(super) fn is_publishable(value: &str) -> bool {
+    PUBLISHABLE.iter().any(|shape| shape.matches(value))
+}
+
+/// Whether `word` is a token of a shape this module knows that is a secret
+/// wherever it is: [`is_token`] but for the shapes made to be served to
+/// browsers (a JWT, such as Supabase's anon key, unless its role says
+/// `service_role`; Google's `AIza` keys, which Firebase and Maps put in web
+/// pages).
+pub(super) fn is_secret_shape(word: &str) -> bool {
+    is_token(word) && !word.starts_with("AIza") && (!is_jwt(word) || is_service_role_jwt(word))
+}
+
+/// A JWT whose payload gives it the `service_role` (Supabase's key that
+/// bypasses row-level security).
+fn is_service_role_jwt(word: &str) -> bool {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine;
+    let payload = word.split('.').nth(1).unwrap_or_default().trim_end_matches('=');
+    URL_SAFE_NO_PAD.decode(payload).is_ok_and(|bytes| String::from_utf8_lossy(&bytes).contains("\"service_role\""))
+}
+
 /// Whether `word` (letters, digits and `_ - . ~`, as found in a value) is a
 /// token of a shape this module knows.
 pub(super) fn is_token(word: &str) -> bool {
     if word.len() < 14 {
         return false;
     }
-    SHAPES.iter().any(|shape| {
-        word.strip_prefix(shape.prefix)
-            .is_some_and(|rest| rest.len() >= shape.min && rest.chars().all(|c| shape.alphabet.allows(c)))
-    }) || is_sk_key(word)
+    SHAPES.iter().any(|shape| shape.matches(word))
+        || is_sk_key(word)
         || is_aws_access_key(word)
         || is_jwt(word)
         || is_azure_client_secret(word)
@@ -282,6 +327,35 @@ mod tests {
         ] {
             assert!(!is_token(word), "{word}");
         }
+    }
+
+    #[test]
+    fn publishable_keys_are_their_prefix_then_their_alphabet() {
+        for value in [
+            "pk_live_51H8xYzAbCdEfGhIjKlMnOpQr",
+            "pk_test_Y2xlcmsuYWNtZS5pbyQ=",
+            "pk.eyJ1IjoiYWNtZSIsImEiOiJjbHgifQ.AbCdEf-12",
+            "sb_publishable_Zq8Lw3Xv9Tp2Nc7Rb4Hm",
+            "phc_Zq8Lw3Xv9Tp2Nc7Rb4HmZq8Lw3Xv9Tp2Nc7",
+        ] {
+            assert!(is_publishable(value), "{value}");
+        }
+        for value in
+            ["pk_live_", "sk_live_51H8xYzAbCdEfGhIjKlMnOpQr", "pk_live_51H8 and more", "sk.eyJ1IjoiYWNtZSJ9.abc"]
+        {
+            assert!(!is_publishable(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn shapes_served_to_browsers_are_not_secret_shapes_but_a_service_role_jwt_is() {
+        let anon = "eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoiYW5vbiJ9.c2lnbmF0dXJlc2lnbmF0dXJl";
+        let service = "eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoic2VydmljZV9yb2xlIn0.c2lnbmF0dXJlc2lnbmF0dXJl";
+        assert!(is_token(anon) && !is_secret_shape(anon));
+        assert!(is_secret_shape(service));
+        assert!(!is_secret_shape("AIzaSyD-1234567890abcdefghijklmnopqrstu"));
+        assert!(is_secret_shape("ghp_0123456789abcdefghijABCDEFGHIJklmnop"));
+        assert!(is_secret_shape("sk_live_51H8xYzAbCdEfGhIjKlMnOpQr"));
     }
 
     #[test]

@@ -41,6 +41,14 @@ pub(super) fn carries_secret(value: &str) -> bool {
     carries(value, 0)
 }
 
+/// Whether `value` carries a credential by its own shape, whatever surrounds
+/// it: a private key, a URL with a password or a token for a user, or a
+/// provider's secret token ([`tokens::is_secret_shape`]). What a value served
+/// to browsers may hold is judged by this alone.
+pub(super) fn carries_secret_shape(value: &str) -> bool {
+    has_private_key(value) || has_url_credentials(value) || words(value, is_token_char).any(tokens::is_secret_shape)
+}
+
 fn carries(value: &str, depth: u8) -> bool {
     has_private_key(value)
         || has_url_credentials(value)
@@ -53,7 +61,8 @@ fn carries(value: &str, depth: u8) -> bool {
 
 /// Whether `value`, under a name that says credential, still cannot be one:
 /// empty, a switch (`true`, `no`, `1`), a reference to another variable
-/// (`${DB_PASSWORD}`), a mask or placeholder, a path
+/// (`${DB_PASSWORD}`), a mask or placeholder, a key documented as
+/// publishable (Stripe's `pk_live_…`, Mapbox's `pk.…`), a path
 /// (`GOOGLE_APPLICATION_CREDENTIALS` names a file), a GPG key's fingerprint,
 /// under a plain `*_KEY` an object store's key (`uploads/2024/file.txt`), or
 /// under a plural a count or (a plain `*_KEYS`) a list without anything
@@ -68,6 +77,7 @@ pub(super) fn is_harmless(name: &str, value: &str) -> bool {
         || (value.starts_with('%') && value.ends_with('%'))
         || value.chars().all(|c| c == '*')
         || is_placeholder(value)
+        || tokens::is_publishable(value)
         || is_path(value)
         || (names::names_gpg_key(name) && (is_fingerprint(value) || value.split_whitespace().all(is_fingerprint)))
         || (names::names_plain_key(name) && value.contains('/') && is_relative_file(value))

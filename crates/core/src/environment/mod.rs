@@ -10,7 +10,9 @@
 //!    `DSH_SESSION_ID` from an outer harness never leaks into a child;
 //! 3. `inherit` (all, core or none);
 //! 4. credentials, unless the caller turned the default off: names that say
-//!    they hold one, then values that carry one ([`crate::credentials`]);
+//!    they hold one, then values that carry one, then values with a secret's
+//!    shape under a prefix web frameworks serve to browsers
+//!    ([`crate::credentials`]);
 //! 5. the caller's `exclude` globs;
 //! 6. `hardening`, when asked for: a preset for hosts whose environment is not
 //!    their user's own (shared CI runners, services);
@@ -296,6 +298,10 @@ pub enum RemovalReason {
     Credential,
     /// A value that carries a credential ([`credentials::Finding::Value`]).
     SecretValue,
+    /// A variable a web framework serves to every visitor (`VITE_*`,
+    /// `NEXT_PUBLIC_*`, …) whose value still has a secret's own shape
+    /// ([`credentials::Finding::PublicPrefixSecret`]).
+    PublicPrefixSecret,
     /// Matched one of the caller's `exclude` globs.
     Exclude,
     /// Matched a hardening pattern or carried a function value.
@@ -311,12 +317,13 @@ pub enum RemovalReason {
 
 impl RemovalReason {
     /// Every reason, in pipeline order.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::Unrepresentable,
         Self::ManagedPrefix,
         Self::Inherit,
         Self::Credential,
         Self::SecretValue,
+        Self::PublicPrefixSecret,
         Self::Exclude,
         Self::Hardening,
         Self::IncludeOnly,
@@ -325,7 +332,7 @@ impl RemovalReason {
     ];
 
     /// The name a JS caller sees: `"unrepresentable"`, `"managed-prefix"`, `"inherit"`,
-    /// `"credential"`, `"secret-value"`, `"exclude"`, `"hardening"`,
+    /// `"credential"`, `"secret-value"`, `"public-prefix-secret"`, `"exclude"`, `"hardening"`,
     /// `"include-only"`, `"explicit-unset"` or `"unmanaged"`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -334,6 +341,7 @@ impl RemovalReason {
             Self::Inherit => "inherit",
             Self::Credential => "credential",
             Self::SecretValue => "secret-value",
+            Self::PublicPrefixSecret => "public-prefix-secret",
             Self::Exclude => "exclude",
             Self::Hardening => "hardening",
             Self::IncludeOnly => "include-only",
@@ -351,6 +359,9 @@ impl RemovalReason {
             Self::Credential => "name says it holds a credential (…_PASSWORD, …_TOKEN, …_KEY, DB_PW, apiSecret, …)",
             Self::SecretValue => {
                 "value carries a credential (a token, a private key, a URL or connection string with one)"
+            }
+            Self::PublicPrefixSecret => {
+                "served to browsers by its prefix (VITE_, NEXT_PUBLIC_, …), yet its value has a secret's shape (a secret token, a private key)"
             }
             Self::Exclude => "matched scrub.exclude",
             Self::Hardening => "could run code before the command",
@@ -545,9 +556,14 @@ pub fn build_environment_with_unrepresentable(
         // In the platform's form: on Windows, where names ignore case, the
         // upper-cased name (`apiSecret` is `APISECRET`, still a credential).
         // Remembered: the parent is mostly the same from one command to the next.
-        let finding = |var: &Var| credentials::find_remembered(&platform.fold(&var.name), &var.value);
-        env.drop_inherited(RemovalReason::Credential, |var| finding(var) == Some(Finding::Name));
-        env.drop_inherited(RemovalReason::SecretValue, |var| finding(var) == Some(Finding::Value));
+        // One verdict per variable gives the reason of any of the three steps.
+        env.drop_inherited_each(|var| {
+            credentials::find_remembered(&platform.fold(&var.name), &var.value).map(|finding| match finding {
+                Finding::Name => RemovalReason::Credential,
+                Finding::Value => RemovalReason::SecretValue,
+                Finding::PublicPrefixSecret => RemovalReason::PublicPrefixSecret,
+            })
+        });
     }
     let exclude = Globs::new(&scrub.exclude);
     env.drop_inherited(RemovalReason::Exclude, |var| exclude.matches(&var.name));
@@ -745,15 +761,27 @@ impl<'a> Builder<'a> {
     }
 
     fn drop_where(&mut self, reason: RemovalReason, drop: impl Fn(&Var) -> bool) {
+        self.drop_each(|var| drop(var).then_some(reason));
+    }
+
+    /// Removes the inherited variables `reason_of` gives a reason for, in
+    /// one pass: several consecutive steps that one judgement decides.
+    fn drop_inherited_each(&mut self, reason_of: impl Fn(&Var) -> Option<RemovalReason>) {
+        self.drop_each(|var| if var.source == Source::Inherited { reason_of(var) } else { None });
+    }
+
+    fn drop_each(&mut self, reason_of: impl Fn(&Var) -> Option<RemovalReason>) {
         let mut dropped = Vec::new();
-        self.vars.retain_mut(|var| {
-            let keep = !drop(var);
-            if !keep {
-                dropped.push((var.key().to_owned(), std::mem::take(&mut var.name)));
+        self.vars.retain_mut(|var| match reason_of(var) {
+            Some(reason) => {
+                dropped.push((reason, var.key().to_owned(), std::mem::take(&mut var.name)));
+                false
             }
-            keep
+            None => true,
         });
-        for (key, name) in dropped {
+        // In pipeline order; stable, so in comparison order within a step.
+        dropped.sort_by_key(|(reason, _, _)| *reason);
+        for (reason, key, name) in dropped {
             self.report(key, name, reason);
         }
     }

@@ -173,6 +173,10 @@ fn reference(platform: &Platform, parent: &[(String, String)], spec: &Environmen
             RemovalReason::SecretValue,
             Box::new(|n, v| scrub.default_exclude && find(&fold(platform, n), v) == Some(Finding::Value)),
         ),
+        (
+            RemovalReason::PublicPrefixSecret,
+            Box::new(|n, v| scrub.default_exclude && find(&fold(platform, n), v) == Some(Finding::PublicPrefixSecret)),
+        ),
         (RemovalReason::Exclude, Box::new(|n, _| any_glob(&scrub.exclude, n))),
         (
             RemovalReason::Hardening,
