@@ -414,6 +414,12 @@ pub(super) fn credential_word(name: &str) -> Option<String> {
     is_secret_at(&words, last).then(|| singular(trim_digits(&words[last])).0.to_owned())
 }
 
+/// Whether `name` says it holds a password (`DB_PASSWORD`, `MYSQLPASS`,
+/// `SMTP_PWD`), not a key or a token.
+pub(super) fn says_password(name: &str) -> bool {
+    credential_word(name).is_some_and(|word| PASSWORD_WORDS.iter().any(|password| word.ends_with(password)))
+}
+
 /// Whether `name` ends in a credential word's plural (`API_KEYS`,
 /// `AUTH_TOKENS`): a list, whose value a number only counts.
 pub(super) fn names_plural(name: &str) -> bool {
@@ -607,6 +613,16 @@ mod tests {
         assert_eq!(credential_word("TOTP_SEED_2").as_deref(), Some("SEED"));
         assert_eq!(credential_word("API_KEYS_OLD").as_deref(), Some("KEY"));
         assert_eq!(credential_word("NODE_VERSION_PIN"), None);
+    }
+
+    #[test]
+    fn a_password_name_says_password_and_a_key_or_token_name_does_not() {
+        for name in ["DB_PASSWORD", "MYSQLPASS", "SMTP_PWD", "GPG_PASSPHRASE", "DB_PASSWORD_READONLY"] {
+            assert!(says_password(name), "{name}");
+        }
+        for name in ["OPENAI_API_KEY", "HF_TOKEN", "JWT_SECRET", "PASSWORD_MIN_LENGTH"] {
+            assert!(!says_password(name), "{name}");
+        }
     }
 
     #[test]

@@ -61,7 +61,8 @@ fn carries(value: &str, depth: u8) -> bool {
 
 /// Whether `value`, under a name that says credential, still cannot be one:
 /// empty, a switch (`true`, `no`, `1`), a reference to another variable
-/// (`${DB_PASSWORD}`), a mask or placeholder, a key documented as
+/// (`${DB_PASSWORD}`), a mask or placeholder (and, but for a password, a
+/// local model server's documented stand-in key), a key documented as
 /// publishable (Stripe's `pk_live_…`, Mapbox's `pk.…`), a path
 /// (`GOOGLE_APPLICATION_CREDENTIALS` names a file), a GPG key's fingerprint,
 /// under a plain `*_KEY` an object store's key (`uploads/2024/file.txt`), or
@@ -77,6 +78,7 @@ pub(super) fn is_harmless(name: &str, value: &str) -> bool {
         || (value.starts_with('%') && value.ends_with('%'))
         || value.chars().all(|c| c == '*')
         || is_placeholder(value)
+        || (is_documented_placeholder(value) && !names::says_password(name))
         || tokens::is_publishable(value)
         || is_path(value)
         || (names::names_gpg_key(name) && (is_fingerprint(value) || value.split_whitespace().all(is_fingerprint)))
@@ -113,6 +115,27 @@ fn is_list_of_names(name: &str, value: &str) -> bool {
 fn is_placeholder(value: &str) -> bool {
     value.chars().filter(|c| matches!(c, 'x' | 'X')).count() >= 4
         && value.chars().all(|c| matches!(c, 'x' | 'X' | '-' | '_' | '.' | ' '))
+}
+
+/// The keys local model servers document for clients that must send one
+/// while the server checks none: vLLM's `EMPTY`, llama.cpp's
+/// `sk-no-key-required`, Ollama's `ollama`, LM Studio's `lm-studio`, and the
+/// stand-ins their guides use. Compared ignoring case.
+const DOCUMENTED_PLACEHOLDERS: &[&str] = &[
+    "empty",
+    "sk-no-key-required",
+    "no-key-required",
+    "not-needed",
+    "ollama",
+    "lm-studio",
+    "dummy",
+    "sk-dummy",
+    "fake-key",
+    "placeholder",
+];
+
+fn is_documented_placeholder(value: &str) -> bool {
+    DOCUMENTED_PLACEHOLDERS.iter().any(|placeholder| value.eq_ignore_ascii_case(placeholder))
 }
 
 /// A relative path to a file, as an object's key in a store is
@@ -272,6 +295,79 @@ fn pairs(value: &str) -> impl Iterator<Item = (&str, &str)> {
     assignments(value).chain(spaced_options(value)).chain(colon_lines(value)).chain(json_strings(value))
 }
 
+/// Words that follow an option's name in prose about it rather than in a
+/// command (`the --token option`, `Add --api-key flag`, `--secret is
+/// deprecated`): what the option is called and the words that join a
+/// sentence. Compared ignoring case and trailing punctuation.
+const PROSE_WORDS: &[&str] = &[
+    "option",
+    "options",
+    "flag",
+    "flags",
+    "argument",
+    "arguments",
+    "arg",
+    "args",
+    "parameter",
+    "parameters",
+    "param",
+    "params",
+    "switch",
+    "setting",
+    "settings",
+    "value",
+    "values",
+    "support",
+    "usage",
+    "and",
+    "or",
+    "nor",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "has",
+    "have",
+    "had",
+    "to",
+    "for",
+    "with",
+    "without",
+    "in",
+    "on",
+    "of",
+    "the",
+    "a",
+    "an",
+    "as",
+    "by",
+    "from",
+    "into",
+    "if",
+    "when",
+    "that",
+    "which",
+    "it",
+    "instead",
+    "now",
+    "only",
+    "also",
+    "will",
+    "can",
+    "must",
+    "should",
+    "may",
+    "not",
+];
+
+/// Whether `word` is one of [`PROSE_WORDS`]: what a sentence about an option
+/// puts after its name, where a command puts its value.
+fn is_prose_word(word: &str) -> bool {
+    let word = word.trim_end_matches(|c: char| c.is_ascii_punctuation());
+    PROSE_WORDS.iter().any(|prose| word.eq_ignore_ascii_case(prose))
+}
+
 /// Words that begin the long options that take no value, whose next word is
 /// an argument of the command instead (`--no-password appdb`,
 /// `--ask-vault-pass site.yml`, `gh auth login --with-token`).
@@ -280,8 +376,9 @@ const SWITCH_OPTIONS: &[&str] = &["no", "ask", "prompt", "with", "use", "skip", 
 /// `--password value`: a long option and the word after it. Left out: a
 /// switch ([`SWITCH_OPTIONS`]); a plain `--key` or `--default-key`, which
 /// name a file or a GPG key (`--api-key` stays); and a word that is another
-/// option, a file (`--client-key client.pem`) or a specification whose own
-/// `key=value` pairs are judged (docker's `--secret id=npm,src=…`).
+/// option, a file (`--client-key client.pem`), a specification whose own
+/// `key=value` pairs are judged (docker's `--secret id=npm,src=…`) or prose
+/// about the option ([`PROSE_WORDS`]: `explain the --token option`).
 fn spaced_options(value: &str) -> impl Iterator<Item = (&str, &str)> {
     // Most values hold no long option: they cost one scan, not a word list.
     let words: Vec<&str> = if value.contains("--") { value.split_whitespace().collect() } else { Vec::new() };
@@ -291,7 +388,10 @@ fn spaced_options(value: &str) -> impl Iterator<Item = (&str, &str)> {
             let option = pair[0].strip_prefix("--")?;
             let first = option.split(['-', '_']).next().unwrap_or_default().to_ascii_lowercase();
             let takes_value = !option.is_empty() && !option.contains('=') && !SWITCH_OPTIONS.contains(&first.as_str());
-            let argument = !pair[1].starts_with('-') && !pair[1].contains('=') && !is_relative_file(pair[1]);
+            let argument = !pair[1].starts_with('-')
+                && !pair[1].contains('=')
+                && !is_relative_file(pair[1])
+                && !is_prose_word(pair[1]);
             (takes_value && argument && !names::names_plain_key(option)).then_some((option, pair[1]))
         })
         .collect();
@@ -500,6 +600,30 @@ mod tests {
         ] {
             assert!(!carries_secret(value), "{value}");
         }
+    }
+
+    #[test]
+    fn prose_about_an_option_carries_no_credential_and_a_value_that_starts_like_a_word_does() {
+        for value in [
+            "docs: explain the --token option",
+            "Add --api-key flag to the deploy CLI.",
+            "The --password option is now read from a file, and --secret is deprecated.",
+            "--client-secret parameter removed, use --token instead",
+        ] {
+            assert!(!carries_secret(value), "{value}");
+        }
+        for value in ["--api-key flagstaff2024x", "--token Optional9x", "--password isolation"] {
+            assert!(carries_secret(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn local_model_servers_placeholder_keys_are_harmless_but_not_as_passwords() {
+        for value in ["EMPTY", "sk-no-key-required", "ollama", "lm-studio", "not-needed", "Dummy"] {
+            assert!(is_harmless("OPENAI_API_KEY", value), "{value}");
+        }
+        assert!(!is_harmless("MYSQL_ROOT_PASSWORD", "dummy"));
+        assert!(!is_harmless("OPENAI_API_KEY", "ollama-8f3a9c2e7b1d"));
     }
 
     #[test]
