@@ -149,6 +149,52 @@ const SHAPES: &[Shape] = &[
     shape("hcxik_", 40, Alnum),
     shape("hcamk_", 20, Alnum),
     shape("hcxmk_", 20, Alnum),
+    // Docker Hub: personal and organization access tokens.
+    shape("dckr_pat_", 27, Dashed),
+    shape("dckr_oat_", 27, Dashed),
+    // Sentry: user auth tokens, organization tokens (base64 of JSON).
+    shape("sntryu_", 64, Hex),
+    shape("sntrys_eyJ", 30, Alnum),
+    // New Relic: user, insert and query keys (license keys end in `NRAL`).
+    shape("NRAK-", 27, Upper),
+    shape("NRII-", 32, Dashed),
+    shape("NRIQ-", 32, Dashed),
+    // Contentful management tokens; Bitbucket app passwords and access
+    // tokens; PlanetScale service tokens, passwords and OAuth tokens;
+    // 1Password service account tokens (base64 of JSON).
+    shape("CFPAT-", 43, Dashed),
+    shape("ATBB", 28, Alnum),
+    shape("ATCTT3xFfGN0", 100, Dotted),
+    shape("pscale_tkn_", 32, Dotted),
+    shape("pscale_pw_", 32, Dotted),
+    shape("pscale_oauth_", 32, Dotted),
+    shape("ops_eyJ", 20, Alnum),
+    // CI and registries: Buildkite user tokens, SonarQube user, project and
+    // analysis tokens, RubyGems keys.
+    shape("bkua_", 40, Hex),
+    shape("squ_", 40, Hex),
+    shape("sqp_", 40, Hex),
+    shape("sqa_", 40, Hex),
+    shape("rubygems_", 48, Hex),
+    // Payments and mail: Brevo (Sendinblue), Shippo, Flutterwave, Square.
+    shape("xkeysib-", 64, Dashed),
+    shape("shippo_live_", 40, Hex),
+    shape("shippo_test_", 40, Hex),
+    shape("FLWSECK-", 32, Dashed),
+    shape("FLWSECK_TEST-", 32, Dashed),
+    shape("sq0atp-", 22, Dashed),
+    shape("sq0csp-", 43, Dashed),
+    shape("EAAA", 60, Dashed),
+    // Dynatrace, Prefect, Sourcegraph, Typeform, HubSpot private apps,
+    // Langfuse secret keys, PostHog personal keys.
+    shape("dt0c01.", 80, Dotted),
+    shape("pnu_", 36, Alnum),
+    shape("sgp_", 40, Word),
+    shape("tfp_", 40, Dotted),
+    shape("pat-na1-", 36, Dashed),
+    shape("pat-eu1-", 36, Dashed),
+    shape("sk-lf-", 36, Dashed),
+    shape("phx_", 40, Alnum),
 ];
 
 /// Keys their providers document as publishable, made to be put in web pages
@@ -206,6 +252,55 @@ pub(super) fn is_token(word: &str) -> bool {
         || is_terraform_cloud_token(word)
         || is_langsmith_key(word)
         || is_legacy_vault_token(word)
+        || is_discord_bot_token(word)
+        || is_new_relic_license_key(word)
+        || is_airtable_token(word)
+}
+
+/// A Discord bot token: the bot's id in base64 (an id of 17 to 20 digits
+/// encodes to a start of `M`, `N` or `O`), a timestamp and an HMAC, joined by
+/// dots.
+fn is_discord_bot_token(word: &str) -> bool {
+    let mut parts = word.split('.');
+    let (Some(id), Some(time), Some(hmac), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    (23..=28).contains(&id.len())
+        && id.starts_with(['M', 'N', 'O'])
+        && id.chars().all(|c| Alnum.allows(c))
+        && looks_random(id)
+        && (6..=7).contains(&time.len())
+        && time.chars().all(|c| Dashed.allows(c))
+        && (27..=38).contains(&hmac.len())
+        && hmac.chars().all(|c| Dashed.allows(c))
+}
+
+/// A New Relic license (ingest) key: 36 hex digits, then `NRAL`.
+fn is_new_relic_license_key(word: &str) -> bool {
+    word.len() == 40 && word.ends_with("NRAL") && word[..36].chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// An Airtable personal access token: `pat`, 14 letters and digits, `.`,
+/// 64 hex digits.
+fn is_airtable_token(word: &str) -> bool {
+    word.strip_prefix("pat").and_then(|rest| rest.split_once('.')).is_some_and(|(id, secret)| {
+        id.len() == 14
+            && id.chars().all(|c| Alnum.allows(c))
+            && secret.len() == 64
+            && secret.chars().all(|c| Hex.allows(c))
+    })
+}
+
+/// Whether `value` holds a Telegram bot token: the bot's id (8 to 10 digits),
+/// `:`, and 35 characters of base64url, alone (`123456789:AA…`) or in a bot
+/// API URL (`…/bot123456789:AA…/sendMessage`). A colon splits the words
+/// [`is_token`] is given, so the value is searched instead.
+pub(super) fn has_telegram_bot_token(value: &str) -> bool {
+    value.match_indices(':').any(|(at, _)| {
+        let before = &value[..at];
+        let id = before.len() - before.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        (8..=10).contains(&id) && value[at + 1..].chars().take(36).take_while(|&c| Dashed.allows(c)).count() == 35
+    })
 }
 
 /// A LangSmith key: `lsv2_pt_` (personal) or `lsv2_sk_` (service), 32 hex
@@ -356,6 +451,32 @@ mod tests {
         assert!(!is_secret_shape("AIzaSyD-1234567890abcdefghijklmnopqrstu"));
         assert!(is_secret_shape("ghp_0123456789abcdefghijABCDEFGHIJklmnop"));
         assert!(is_secret_shape("sk_live_51H8xYzAbCdEfGhIjKlMnOpQr"));
+    }
+
+    #[test]
+    fn discord_new_relic_and_airtable_tokens_have_their_own_shapes() {
+        assert!(is_token("MTIzNDU2Nzg5MDEyMzQ1Njc4.GhIjKl.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"));
+        assert!(!is_token("MyServiceConfigurationAbc.GhIjKl.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"));
+        assert!(!is_token("MTIzNDU2Nzg5MDEyMzQ1Njc4.release.notes"));
+        assert!(is_token("0123456789abcdef0123456789abcdef0123NRAL"));
+        assert!(!is_token("0123456789abcdef0123456789abcdef0123NRAK"));
+        assert!(is_token(&format!("patAbCdEf01234567.{}", "0123456789abcdef".repeat(4))));
+        assert!(!is_token("patterns.for.the.matcher"));
+    }
+
+    #[test]
+    fn a_telegram_bot_token_is_a_bot_id_a_colon_and_35_characters() {
+        let token = "7012345678:AAH3kq9Zx81kQ2mN7pL0vB4cD9eF3gH6jK5";
+        assert!(has_telegram_bot_token(token));
+        assert!(has_telegram_bot_token(&format!("https://api.telegram.org/bot{token}/sendMessage")));
+        for value in [
+            "20240601:20240630",
+            "0.0.0.0:8080",
+            "7012345678:AAH3kq9Zx81kQ2mN7pL0vB4cD9eF3gH6jK5x",
+            "1234567:AAH3kq9Zx81kQ2mN7pL0vB4cD9eF3gH6jK5",
+        ] {
+            assert!(!has_telegram_bot_token(value), "{value}");
+        }
     }
 
     #[test]

@@ -46,7 +46,10 @@ pub(super) fn carries_secret(value: &str) -> bool {
 /// provider's secret token ([`tokens::is_secret_shape`]). What a value served
 /// to browsers may hold is judged by this alone.
 pub(super) fn carries_secret_shape(value: &str) -> bool {
-    has_private_key(value) || has_url_credentials(value) || words(value, is_token_char).any(tokens::is_secret_shape)
+    has_private_key(value)
+        || has_url_credentials(value)
+        || words(value, is_token_char).any(tokens::is_secret_shape)
+        || tokens::has_telegram_bot_token(value)
 }
 
 fn carries(value: &str, depth: u8) -> bool {
@@ -55,6 +58,7 @@ fn carries(value: &str, depth: u8) -> bool {
         || WEBHOOKS.iter().any(|hook| value.contains(hook))
         || has_user_password(value)
         || words(value, is_token_char).any(tokens::is_token)
+        || tokens::has_telegram_bot_token(value)
         || pairs(value).any(|(key, inner)| names::says_credential(key, Context::Embedded) && !is_harmless(key, inner))
         || (depth < MAX_DEPTH && words(value, is_base64_char).any(|word| decodes_to_secret(word, depth)))
 }
