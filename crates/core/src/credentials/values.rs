@@ -26,7 +26,9 @@ const MAX_DEPTH: u8 = 2;
 /// The shortest base64 word worth decoding: 18 bytes of text.
 const MIN_BLOB: usize = 24;
 
-/// Hosts and paths of chat webhooks, whose URL is the credential.
+/// Hosts and paths of webhooks whose URL is the credential: chat (Slack,
+/// Discord, Teams, Feishu and Lark bots), automation (Zapier, IFTTT), build
+/// hooks (Netlify, Vercel). What follows them is the secret.
 const WEBHOOKS: &[&str] = &[
     "hooks.slack.com/services/",
     "hooks.slack.com/workflows/",
@@ -34,6 +36,12 @@ const WEBHOOKS: &[&str] = &[
     "discordapp.com/api/webhooks/",
     "webhook.office.com/webhookb2/",
     "outlook.office.com/webhook/",
+    "open.feishu.cn/open-apis/bot/",
+    "open.larksuite.com/open-apis/bot/",
+    "hooks.zapier.com/hooks/catch/",
+    "maker.ifttt.com/trigger/",
+    "api.netlify.com/build_hooks/",
+    "api.vercel.com/v1/integrations/deploy/",
 ];
 
 /// Whether `value` carries a credential (see the module documentation).
@@ -48,6 +56,7 @@ pub(super) fn carries_secret(value: &str) -> bool {
 pub(super) fn carries_secret_shape(value: &str) -> bool {
     has_private_key(value)
         || has_url_credentials(value)
+        || has_secret_path(value)
         || words(value, is_token_char).any(tokens::is_secret_shape)
         || tokens::has_telegram_bot_token(value)
 }
@@ -55,7 +64,7 @@ pub(super) fn carries_secret_shape(value: &str) -> bool {
 fn carries(value: &str, depth: u8) -> bool {
     has_private_key(value)
         || has_url_credentials(value)
-        || WEBHOOKS.iter().any(|hook| value.contains(hook))
+        || has_secret_path(value)
         || has_user_password(value)
         || words(value, is_token_char).any(tokens::is_token)
         || tokens::has_telegram_bot_token(value)
@@ -237,6 +246,42 @@ fn has_url_credentials(value: &str) -> bool {
             }
         }
     })
+}
+
+/// Whether a URL in `value` has its secret in its path: a webhook of
+/// [`WEBHOOKS`] with something after it, or on any host (a self-hosted
+/// Mattermost or Rocket.Chat) a `hooks` segment followed by a random one, or
+/// a `key` or `token` segment followed by a random one that is not a UUID
+/// (which is an id).
+fn has_secret_path(value: &str) -> bool {
+    value.match_indices("://").any(|(at, _)| {
+        let rest = &value[at + 3..];
+        let url = &rest[..rest.find([' ', '\t', '\n', '"', '\'']).unwrap_or(rest.len())];
+        let known = WEBHOOKS.iter().any(|hook| {
+            url.find(hook).is_some_and(|at| url[at + hook.len()..].starts_with(|c: char| c.is_ascii_alphanumeric()))
+        });
+        let path = url.split_once('/').map_or("", |(_, path)| path);
+        let path = &path[..path.find(['?', '#']).unwrap_or(path.len())];
+        let segments: Vec<&str> = path.split('/').collect();
+        known
+            || segments.windows(2).any(|pair| {
+                let named = pair[0].to_ascii_lowercase();
+                let random = pair[1].len() >= 16
+                    && pair[1].chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+                    && tokens::looks_random(pair[1]);
+                random
+                    && (named.ends_with("hook")
+                        || named.ends_with("hooks")
+                        || (matches!(named.as_str(), "key" | "token") && !is_uuid(pair[1])))
+            })
+    })
+}
+
+/// A UUID: 8-4-4-4-12 hex digits.
+fn is_uuid(text: &str) -> bool {
+    let groups: Vec<&str> = text.split('-').collect();
+    groups.iter().map(|group| group.len()).eq([8, 4, 4, 4, 12])
+        && text.chars().all(|c| c == '-' || c.is_ascii_hexdigit())
 }
 
 /// `value` with the password of every `scheme://user:password@…` in it
@@ -496,6 +541,29 @@ mod tests {
             assert!(carries_secret(value), "{value}");
         }
         for value in ["https://example.com/a:b@c", "https://user@example.com/", "ssh://git@host:22/repo", "a:b@c"] {
+            assert!(!carries_secret(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn a_webhook_or_a_random_segment_after_hooks_key_or_token_is_a_secret_path() {
+        for value in [
+            "https://open.feishu.cn/open-apis/bot/v2/hook/3f2a9c1e-7b4d-4e8a-9c2f-1a6b5d3e8f70",
+            "https://hooks.zapier.com/hooks/catch/1234567/3xk9p2q/",
+            "https://chat.acme.io/hooks/8qk3x9m2p7ryb4nf5tzc6wdh1e",
+            "https://maker.ifttt.com/trigger/done/with/key/dK3x9Q2mP7rYb4Nf5Tz6Wd",
+            "notify=https://api.netlify.com/build_hooks/65a1f3c2b9e4d7a8f1c0b2e3 retries=2",
+        ] {
+            assert!(carries_secret(value), "{value}");
+        }
+        for value in [
+            "https://hooks.zapier.com/",
+            "https://ci.acme.io/hooks/gitlab",
+            "https://api.github.com/repos/acme/app/hooks/12345678",
+            "https://docs.mattermost.com/developer/webhooks-incoming.html",
+            "https://kms.acme.io/v1/key/3f2a9c1e-7b4d-4e8a-9c2f-1a6b5d3e8f70",
+            "/hooks/8qk3x9m2p7ryb4nf5tzc6wdh1e",
+        ] {
             assert!(!carries_secret(value), "{value}");
         }
     }
