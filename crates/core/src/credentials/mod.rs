@@ -42,7 +42,9 @@ pub enum Finding {
 /// By name: the name says it holds one ([`names`]) and the value could be
 /// one: not empty, a switch, a reference to another variable, a mask or
 /// placeholder, a publishable key, a path, a GPG fingerprint or an object's
-/// key in a store. By value: the value carries one ([`values`]). A variable
+/// key in a store. By value: the value carries one ([`values`]), or under a
+/// name that says it holds HTTP headers, a header's value looks like a key
+/// whatever the header is called. A variable
 /// a web framework serves to every visitor (`VITE_*`, `NEXT_PUBLIC_*`, …) is
 /// public by construction, and only a secret's own shape in it counts.
 pub fn find(name: &str, value: &str) -> Option<Finding> {
@@ -50,7 +52,7 @@ pub fn find(name: &str, value: &str) -> Option<Finding> {
         values::carries_secret_shape(value).then_some(Finding::PublicPrefixSecret)
     } else if names::says_credential(name, names::Context::Variable) && !values::is_harmless(name, value) {
         Some(Finding::Name)
-    } else if values::carries_secret(value) {
+    } else if values::carries_secret(value) || (names::names_headers(name) && values::has_secret_header(value)) {
         Some(Finding::Value)
     } else {
         None
@@ -113,6 +115,13 @@ mod tests {
             Some("postgres://app:****@db/app")
         );
         assert_eq!(masked("REACT_APP_TOKEN", "ghp_0123456789abcdefghijABCDEFGHIJklmnop").as_deref(), Some(MASK));
+    }
+
+    #[test]
+    fn a_header_list_s_values_are_judged_as_headers_only_under_a_name_that_says_headers() {
+        let list = "x-honeycomb-team=Kq3bT9xWc2LmN8pRz4YvHd";
+        assert_eq!(find("OTEL_EXPORTER_OTLP_HEADERS", list), Some(Finding::Value));
+        assert_eq!(find("OTEL_RESOURCE_ATTRIBUTES", "service.instance.id=Kq3bT9xWc2LmN8pRz4YvHd"), None);
     }
 
     #[test]

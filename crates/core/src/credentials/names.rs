@@ -13,12 +13,14 @@
 //! follows: a provider's name (`TOKEN_GITHUB`), or a database's after a
 //! password word (`PASSWORD_DB`).
 
-/// Where a name was found: a variable's own name, or a key inside a value
-/// (`password=` in a query string, `"private_key":` in JSON).
+/// Where a name was found: a variable's own name, a key inside a value
+/// (`password=` in a query string, `"private_key":` in JSON), or an HTTP
+/// header's name (`X-Api-Key`, `Helicone-Auth`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Context {
     Variable,
     Embedded,
+    Header,
 }
 
 /// Words that make a name hold a credential when nothing but qualifiers
@@ -326,9 +328,10 @@ pub(super) fn says_credential(name: &str, context: Context) -> bool {
     let Some(last) = words.iter().rposition(|word| !is_qualifier(word)) else { return false };
     let word = trim_digits(&words[last]);
     if is_secret_at(&words, last)
-        // `BASIC_AUTH`, `NPM_AUTH`: in a variable's name only, since a key
-        // such as make's `--jobserver-auth=3,4` holds none.
-        || (context == Context::Variable && word == "AUTH" && last > 0)
+        // `BASIC_AUTH`, `NPM_AUTH`, `X-Sentry-Auth`: in a variable's or a
+        // header's name only, since a key such as make's
+        // `--jobserver-auth=3,4` holds none.
+        || (context != Context::Embedded && word == "AUTH" && last > 0)
     {
         return true;
     }
@@ -382,6 +385,12 @@ const PUBLIC_PREFIXES: &[&str] =
 /// leak.
 pub(super) fn is_public(name: &str) -> bool {
     PUBLIC_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
+}
+
+/// Whether `name` says it holds HTTP headers (`OTEL_EXPORTER_OTLP_HEADERS`,
+/// `HTTP_HEADERS`), whose values are judged as headers' values.
+pub(super) fn names_headers(name: &str) -> bool {
+    words(name).iter().any(|word| word == "HEADERS" || word == "HEADER")
 }
 
 /// Whether `name` names a GPG or PGP key, whose value is then usually a
@@ -716,6 +725,17 @@ mod tests {
         for name in ["VITEST_TOKEN", "REACT_TOKEN", "MY_VITE_KEY", "PUBLICATION_KEY"] {
             assert!(!is_public(name), "{name}");
         }
+    }
+
+    #[test]
+    fn a_header_s_name_is_read_as_a_variable_s_and_a_header_list_s_name_says_so() {
+        assert!(says_credential("Helicone-Auth", Context::Header));
+        assert!(says_credential("X-Api-Key", Context::Header));
+        assert!(!says_credential("X-Scope-OrgID", Context::Header));
+        assert!(!says_credential("jobserver-auth", Context::Embedded));
+        assert!(names_headers("OTEL_EXPORTER_OTLP_TRACES_HEADERS"));
+        assert!(names_headers("HTTP_HEADER"));
+        assert!(!names_headers("HEADERLESS_MODE"));
     }
 
     #[test]

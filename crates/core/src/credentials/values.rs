@@ -66,10 +66,87 @@ fn carries(value: &str, depth: u8) -> bool {
         || has_url_credentials(value)
         || has_secret_path(value)
         || has_user_password(value)
+        || has_auth_scheme(value)
+        || option_headers(value).any(|(name, inner)| is_secret_header(name, inner))
         || words(value, is_token_char).any(tokens::is_token)
         || tokens::has_telegram_bot_token(value)
         || pairs(value).any(|(key, inner)| names::says_credential(key, Context::Embedded) && !is_harmless(key, inner))
         || (depth < MAX_DEPTH && words(value, is_base64_char).any(|word| decodes_to_secret(word, depth)))
+}
+
+/// Whether `value`, a list of HTTP headers (`k1=v1,k2=v2` as OpenTelemetry
+/// takes them, `Name: value` lines, a JSON map), has a header that carries a
+/// credential ([`is_secret_header`]).
+pub(super) fn has_secret_header(value: &str) -> bool {
+    pairs(value).any(|(name, inner)| is_secret_header(name, inner))
+}
+
+/// Whether the header `name: value` carries a credential: its name says so
+/// (`X-Api-Key`), or its value looks like a key whatever the name
+/// (Honeycomb's `x-honeycomb-team`): 16 or more characters of a token's
+/// alphabet mixing letters and digits, not a UUID (a tenant's or a request's
+/// id).
+fn is_secret_header(name: &str, value: &str) -> bool {
+    let value = value.trim().trim_matches(['"', '\'']);
+    (names::says_credential(name, Context::Header) && !is_harmless(name, value))
+        || (value.len() >= 16
+            && value.chars().all(|c| is_token_char(c) || matches!(c, '+' | '/' | '='))
+            && tokens::looks_random(value)
+            && !is_uuid(value))
+}
+
+/// The headers given to `-H` and `--header` in options (curl, wget, httpie's
+/// `--header`): `-H "Authorization: Bearer …"`, `--header='X-Key: …'`.
+fn option_headers(value: &str) -> impl Iterator<Item = (&str, &str)> {
+    // Most values give no header: they cost two scans, not a search.
+    let given = if value.contains("-H") || value.contains("--header") { value } else { "" };
+    given.match_indices("-H").chain(given.match_indices("--header")).filter_map(move |(at, flag)| {
+        let starts_word = given[..at].chars().next_back().is_none_or(|c| c.is_whitespace() || c == '"' || c == '\'');
+        let rest = given[at + flag.len()..].strip_prefix('=').unwrap_or(&given[at + flag.len()..]);
+        let rest = rest.trim_start();
+        let header = match rest.chars().next() {
+            Some(quote @ ('"' | '\'')) => rest[1..].split(quote).next().unwrap_or_default(),
+            _ => rest.split(char::is_whitespace).next().unwrap_or_default(),
+        };
+        let (name, inner) = header.split_once(':')?;
+        (starts_word && !name.is_empty() && !name.contains(char::is_whitespace)).then_some((name, inner.trim()))
+    })
+}
+
+/// An HTTP authorization scheme and its credentials anywhere in `value`:
+/// `Bearer <token>`, `Basic <base64 of user:password>`, with a space or, in
+/// an OpenTelemetry header list, `%20`. A bare scheme, a reference or a word
+/// after it (`the Bearer header`) is not one.
+fn has_auth_scheme(value: &str) -> bool {
+    ["Bearer", "bearer", "BEARER", "Basic", "basic", "BASIC"].iter().any(|scheme| {
+        value.match_indices(scheme).any(|(at, _)| {
+            let rest = &value[at + scheme.len()..];
+            let Some(rest) = rest.strip_prefix(' ').or_else(|| rest.strip_prefix("%20")) else { return false };
+            let credential =
+                &rest[..rest.find(|c: char| !is_token_char(c) && !"+/=".contains(c)).unwrap_or(rest.len())];
+            if is_harmless("", credential) {
+                return false;
+            }
+            if scheme.eq_ignore_ascii_case("basic") {
+                is_encoded_user_password(credential)
+            } else {
+                credential.len() >= 12 && (tokens::looks_random(credential) || tokens::is_token(credential))
+            }
+        })
+    })
+}
+
+/// Base64 of `user:password`, as HTTP Basic authentication sends it.
+fn is_encoded_user_password(text: &str) -> bool {
+    use base64::engine::general_purpose::STANDARD;
+    text.len() >= 8
+        && STANDARD.decode(text).is_ok_and(|bytes| {
+            String::from_utf8(bytes).is_ok_and(|decoded| {
+                decoded.split_once(':').is_some_and(|(user, password)| {
+                    !user.is_empty() && !password.is_empty() && !decoded.chars().any(char::is_control)
+                })
+            })
+        })
 }
 
 /// Whether `value`, under a name that says credential, still cannot be one:
@@ -565,6 +642,45 @@ mod tests {
             "/hooks/8qk3x9m2p7ryb4nf5tzc6wdh1e",
         ] {
             assert!(!carries_secret(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn an_auth_scheme_with_credentials_carries_them_wherever_it_is_written() {
+        for value in [
+            r#"-sS -H "Authorization: Bearer Zq8Lw3Xv9Tp2Nc7Rb4HmYc1" https://api.acme.io"#,
+            r#"{"Helicone-Auth": "Bearer sk-helicone-7xq2abc-9k3m2p1"}"#,
+            "Authorization=Bearer%20Zq8Lw3Xv9Tp2Nc7Rb4HmYc1",
+            "proxy: Basic ZGVwbG95LWJvdDpuOGFRTVUybTBUZHdaVzE4",
+        ] {
+            assert!(carries_secret(value), "{value}");
+        }
+        for value in [
+            "Send the Authorization: Bearer header from the proxy",
+            "Bearer ${API_TOKEN}",
+            "Basic usage examples",
+            "the scheme is Bearer",
+            "Basic aGVsbG8gd29ybGQ=",
+        ] {
+            assert!(!carries_secret(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn a_header_in_options_or_a_header_list_carries_a_key_whatever_the_header_is_called() {
+        assert!(carries_secret("--header 'X-Honeycomb-Team: Kq3bT9xWc2LmN8pRz4YvHd' --max-time 5"));
+        assert!(carries_secret(r#"--header="X-Api-Key: abc12345" --tries=2"#));
+        assert!(!carries_secret(r#"-H "Accept: application/json" -H "X-Request-Source: nightly-build""#));
+        assert!(!carries_secret("grep -H pattern:value file.txt"));
+        assert!(has_secret_header("x-honeycomb-team=Kq3bT9xWc2LmN8pRz4YvHd,x-honeycomb-dataset=checkout"));
+        assert!(has_secret_header("X-Ingest-Ref: 0123456789abcdef0123456789abcdef"));
+        for value in [
+            "X-Scope-OrgID=acme-prod",
+            "X-Scope-OrgID=3f2a9c1e-7b4d-4e8a-9c2f-1a6b5d3e8f70",
+            "x-otlp-version=1.4.2,dataset=checkout-service",
+            "User-Agent: acme-cli/4.2.1",
+        ] {
+            assert!(!has_secret_header(value), "{value}");
         }
     }
 
