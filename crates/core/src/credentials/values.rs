@@ -68,6 +68,7 @@ fn carries(value: &str, depth: u8) -> bool {
         || has_user_password(value)
         || has_auth_scheme(value)
         || option_headers(value).any(|(name, inner)| is_secret_header(name, inner))
+        || has_cookie_jar(value)
         || words(value, is_token_char).any(tokens::is_token)
         || tokens::has_telegram_bot_token(value)
         || pairs(value).any(|(key, inner)| names::says_credential(key, Context::Embedded) && !is_harmless(key, inner))
@@ -416,9 +417,19 @@ fn words(value: &str, allowed: fn(char) -> bool) -> impl Iterator<Item = &str> {
 
 /// Every `key`/`value` pair written inside `value`: `key=value` (separated
 /// by `;`, `&`, `?`, `,`, new lines or spaces), `--key value` in options,
-/// `key: value` on a line, and JSON's `"key": "value"`.
+/// `key: value` on a line, JSON's `"key": "value"`, XML's
+/// `<key>value</key>` (Maven's `settings.xml`), netrc's `password value`,
+/// a `.pgpass` line's password, and a name/value pair's name and value
+/// (`{"name": "DB_PASSWORD", "value": "…"}`, Kubernetes' `env` lists).
 fn pairs(value: &str) -> impl Iterator<Item = (&str, &str)> {
-    assignments(value).chain(spaced_options(value)).chain(colon_lines(value)).chain(json_strings(value))
+    assignments(value)
+        .chain(spaced_options(value))
+        .chain(colon_lines(value))
+        .chain(json_strings(value))
+        .chain(xml_elements(value))
+        .chain(netrc_passwords(value))
+        .chain(pgpass_passwords(value))
+        .chain(named_values(value))
 }
 
 /// Words that follow an option's name in prose about it rather than in a
@@ -547,6 +558,116 @@ fn colon_lines(value: &str) -> impl Iterator<Item = (&str, &str)> {
         let key = key.trim().trim_start_matches("- ").trim_matches(['"', '\'']);
         (!key.is_empty() && !key.contains(char::is_whitespace)).then_some((key, inner.trim()))
     })
+}
+
+/// XML's `<key>value</key>` with text only inside (`<password>…</password>`
+/// in Maven's `settings.xml`, `<gpg.passphrase>` in a profile).
+fn xml_elements(value: &str) -> impl Iterator<Item = (&str, &str)> {
+    // Most values hold no closing tag: they cost one scan.
+    let given = if value.contains("</") { value } else { "" };
+    given.match_indices('<').filter_map(move |(at, _)| {
+        let rest = &given[at + 1..];
+        let (tag, rest) = rest.split_once('>')?;
+        let valid = !tag.is_empty() && tag.chars().all(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | ':'));
+        let (inner, rest) = rest.split_once('<')?;
+        let closed =
+            rest.strip_prefix('/').and_then(|rest| rest.strip_prefix(tag)).is_some_and(|rest| rest.starts_with('>'));
+        (valid && closed).then_some((tag, inner.trim()))
+    })
+}
+
+/// netrc's `machine <host> … password <value>` (and `account <value>`), in
+/// lines or on one; `default login …` entries too. A `machine` must be
+/// followed by a host and a password by no word of prose, so prose
+/// (`machine translation; password reset`, `the default password is …`) is
+/// not netrc.
+fn netrc_passwords(value: &str) -> impl Iterator<Item = (&str, &str)> {
+    // Most values are no netrc: they cost two scans, not a word list.
+    let netrc = value.contains("password") && (value.contains("machine") || value.contains("default"));
+    let words: Vec<&str> = if netrc { value.split_whitespace().collect() } else { Vec::new() };
+    let mut entry = false;
+    let mut found = Vec::new();
+    for (at, word) in words.iter().enumerate() {
+        match *word {
+            "machine" => entry = words.get(at + 1).is_some_and(|host| is_host(host)),
+            "default" => entry = words.get(at + 1) == Some(&"login"),
+            "password" | "account" if entry => {
+                found.extend(words.get(at + 1).filter(|next| !is_prose_word(next)).map(|next| (*word, *next)));
+            }
+            _ => {}
+        }
+    }
+    found.into_iter()
+}
+
+/// A host name or address as netrc names one: `localhost`, or dotted labels.
+fn is_host(word: &str) -> bool {
+    (word == "localhost" || word.contains('.'))
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':'))
+}
+
+/// The password of each `.pgpass` line, `host:port:database:user:password`
+/// (a port or `*` second; five fields, so `PATH` lists are not one).
+fn pgpass_passwords(value: &str) -> impl Iterator<Item = (&str, &str)> {
+    let given = if value.contains(':') { value } else { "" };
+    given.lines().filter_map(|line| {
+        let fields: Vec<&str> = line.trim().split(':').collect();
+        let port = fields
+            .get(1)
+            .is_some_and(|port| *port == "*" || (!port.is_empty() && port.chars().all(|c| c.is_ascii_digit())));
+        let host =
+            fields[0] == "*" || is_host(fields[0]) || fields[0].chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+        (fields.len() == 5 && port && host && !fields[0].is_empty() && !fields[4].is_empty())
+            .then(|| ("password", fields[4]))
+    })
+}
+
+/// A name/value pair's name and value, in JSON (`{"name": "DB_PASSWORD",
+/// "value": "…"}`) or on YAML lines (`- name: API_TOKEN` then `value: …`),
+/// as Kubernetes, ECS and CI systems list variables.
+fn named_values(value: &str) -> impl Iterator<Item = (&str, &str)> {
+    let mut found = Vec::new();
+    if value.contains("name") && value.contains("value") {
+        for keyed in [json_strings(value).collect::<Vec<_>>(), colon_lines(value).collect()] {
+            let mut name = None;
+            for (key, inner) in keyed {
+                if key.eq_ignore_ascii_case("name") {
+                    name = Some(inner);
+                } else if key.eq_ignore_ascii_case("value") {
+                    found.extend(name.take().map(|name| (name, inner)));
+                }
+            }
+        }
+    }
+    found.into_iter()
+}
+
+/// Whether `value` is a jar of cookies, each a session's key: a browser's
+/// or a test runner's export (JSON or YAML with a `domain` and cookie
+/// attributes such as `httpOnly` or `expires`, holding a `value`) or a
+/// Netscape cookie file (curl's, wget's: tab-separated, `TRUE`/`FALSE`
+/// flags, an expiry, a name and a value).
+fn has_cookie_jar(value: &str) -> bool {
+    const ATTRIBUTES: &[&str] = &["httpOnly", "HttpOnly", "sameSite", "expirationDate", "hostOnly", "expires"];
+    let serialized = value.contains("domain")
+        && value.contains("value")
+        && ATTRIBUTES.iter().any(|attribute| value.contains(attribute))
+        && json_strings(value).chain(colon_lines(value)).any(|(key, inner)| {
+            let inner = inner.trim_matches(['"', '\'']);
+            key == "value" && inner.len() >= 8 && !is_harmless("", inner)
+        });
+    serialized
+        || (value.contains('\t')
+            && value.lines().any(|line| {
+                let fields: Vec<&str> = line.trim_start_matches("#HttpOnly_").split('\t').collect();
+                let flag = |at: usize| matches!(fields[at], "TRUE" | "FALSE");
+                fields.len() == 7
+                    && flag(1)
+                    && flag(3)
+                    && fields[4].chars().all(|c| c.is_ascii_digit())
+                    && fields[6].len() >= 8
+                    && !is_harmless("", fields[6])
+            }))
 }
 
 /// JSON's `"key": "value"`: two string literals with only a colon between.
@@ -681,6 +802,60 @@ mod tests {
             "User-Agent: acme-cli/4.2.1",
         ] {
             assert!(!has_secret_header(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn configuration_files_in_one_value_carry_their_passwords() {
+        for value in [
+            "<settings><servers><server><id>nexus</id><password>Zq8Lw3Xv9Tp2</password></server></servers></settings>",
+            "<properties><gpg.passphrase>Zq8Lw3Xv9Tp2</gpg.passphrase></properties>",
+            "machine api.heroku.com\n  login me@acme.io\n  password 3f2a9c1e-7b4d-4e8a-9c2f-1a6b5d3e8f70\n",
+            "machine nexus.acme.io login deploy password Zq8Lw3Xv9Tp2",
+            "default login anonymous password guest@acme.io",
+            "default login ci password Zq8Lw3Xv9Tp2",
+            "db.acme.io:5432:app:app:Zq8Lw3Xv9Tp2\n*:*:*:reporter:hunter2\n",
+        ] {
+            assert!(carries_secret(value), "{value}");
+        }
+        for value in [
+            "<server><id>nexus</id><password>${env.NEXUS_PASSWORD}</password></server>",
+            "<server><privateKey>${user.home}/.ssh/id_ed25519</privateKey></server>",
+            "<mirror><url>https://nexus.acme.io/maven/</url><mirrorOf>*</mirrorOf></mirror>",
+            "machine github.com login ci-bot",
+            "Add machine translation; password reset emails are now localized",
+            "The default password is set by the installer",
+            "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+            "db.acme.io:5432:app",
+        ] {
+            assert!(!carries_secret(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn name_value_pairs_are_judged_by_the_name_they_give() {
+        assert!(carries_secret(r#"[{"name": "DB_PASSWORD", "value": "Zq8Lw3Xv9Tp2"}]"#));
+        assert!(carries_secret("- name: LOG_LEVEL\n  value: info\n- name: API_TOKEN\n  value: Zq8Lw3Xv9Tp2\n"));
+        assert!(!carries_secret("- name: API_TOKEN\n  valueFrom:\n    secretKeyRef: {name: api, key: token}\n"));
+        assert!(!carries_secret(r#"[{"name": "rollout", "value": "25%"}]"#));
+    }
+
+    #[test]
+    fn a_cookie_jar_carries_sessions_and_cookie_settings_or_dns_records_do_not() {
+        for value in [
+            "- name: sessionid\n  value: 8f2kq9x3m7p1z5c0v4b6n2q8w1e3r5t7\n  domain: app.acme.io\n  httpOnly: true\n",
+            r#"[{"domain": ".acme.io", "httpOnly": true, "name": "connect.sid", "value": "s%3AZq8Lw3Xv9Tp2Nc7Rb4Hm"}]"#,
+            "# Netscape HTTP Cookie File\n.acme.io\tTRUE\t/\tTRUE\t1767225600\t_session_id\t0123456789abcdef\n",
+            "#HttpOnly_.acme.io\tTRUE\t/\tTRUE\t0\tsid\tZq8Lw3Xv9Tp2Nc7R\n",
+        ] {
+            assert!(carries_secret(value), "{value}");
+        }
+        for value in [
+            r#"[{"name": "www", "value": "203.0.113.7", "domain": "acme.io", "type": "A", "ttl": 300}]"#,
+            r#"{"name": "cc_cookie", "domain": "acme.io", "expiresAfterDays": 182, "sameSite": "Lax"}"#,
+            ".acme.io\tTRUE\t/\tTRUE\t1767225600\tconsent\tyes\n",
+        ] {
+            assert!(!carries_secret(value), "{value}");
         }
     }
 
