@@ -73,6 +73,32 @@ fn carries(value: &str, depth: u8) -> bool {
         || tokens::has_telegram_bot_token(value)
         || pairs(value).any(|(key, inner)| names::says_credential(key, Context::Embedded) && !is_harmless(key, inner))
         || (depth < MAX_DEPTH && words(value, is_base64_char).any(|word| decodes_to_secret(word, depth)))
+        || (depth < MAX_DEPTH && base64_blocks(value).iter().any(|block| decodes_to_secret(block, depth)))
+}
+
+/// Base64 written in lines, joined: each run of two or more lines made only
+/// of base64 (coreutils' `base64` writes 76 columns, openssl's 64, with
+/// `\n` or `\r\n`), whose line breaks may cut a key such as `DB_PASSWORD=`
+/// in two.
+fn base64_blocks(value: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    if !value.contains('\n') {
+        return blocks;
+    }
+    let (mut block, mut lines) = (String::new(), 0);
+    for line in value.lines().map(str::trim).chain([""]) {
+        if !line.is_empty() && line.chars().all(is_base64_char) {
+            block.push_str(line);
+            lines += 1;
+        } else {
+            if lines >= 2 {
+                blocks.push(std::mem::take(&mut block));
+            }
+            block.clear();
+            lines = 0;
+        }
+    }
+    blocks
 }
 
 /// Whether `value`, a list of HTTP headers (`k1=v1,k2=v2` as OpenTelemetry
@@ -916,6 +942,22 @@ mod tests {
         assert!(carries_secret("dXNlcnM6Ci0gbmFtZTogY2kKICB1c2VyOgogICAgdG9rZW46IDAxMjM0NTY3ODlhYmNkZWY="));
         // base64 of harmless text.
         assert!(!carries_secret("aGVsbG8gd29ybGQsIHRoaXMgaXMgbm90IGEgc2VjcmV0"));
+    }
+
+    #[test]
+    fn base64_in_lines_is_decoded_whole_so_a_key_cut_by_a_line_break_is_found() {
+        use base64::engine::general_purpose::STANDARD;
+        // 57 bytes a line: the first ends with `DB_P`.
+        let dotenv = format!("APP_ENV=production\n# {}\nDB_PASSWORD=Zq8Lw3Xv9Tp2\n", "-".repeat(31));
+        let encoded = STANDARD.encode(dotenv);
+        let lines: Vec<&str> = encoded.as_bytes().chunks(76).map(|line| std::str::from_utf8(line).unwrap()).collect();
+        // Each line alone holds half of the key.
+        assert!(lines.iter().all(|line| !carries_secret(line)), "{lines:?}");
+        assert!(carries_secret(&lines.join("\n")));
+        assert!(carries_secret(&(lines.join("\r\n") + "\r\n")));
+        let prose = STANDARD.encode("Rotate the database password every 90 days; the token service is documented.");
+        let prose: Vec<&str> = prose.as_bytes().chunks(64).map(|line| std::str::from_utf8(line).unwrap()).collect();
+        assert!(!carries_secret(&prose.join("\n")));
     }
 
     #[test]
