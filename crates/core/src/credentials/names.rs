@@ -140,6 +140,16 @@ const SERVERS: &[&str] = &[
     "ADMIN",
 ];
 
+/// The last labels of host names: top-level domains in wide use and the
+/// names private networks use. A credential word followed by a host is that
+/// host's credential (`TF_TOKEN_app_terraform_io`), and so is Bundler's
+/// `BUNDLE_<host>`. `EU`, `US` and `UK` are left out: after a credential word
+/// they are regions (`TOKEN_URL_EU`).
+const TOP_LEVEL_DOMAINS: &[&str] = &[
+    "COM", "ORG", "NET", "IO", "DEV", "CO", "APP", "CLOUD", "AI", "SH", "ME", "INFO", "BIZ", "TECH", "XYZ", "DE", "FR",
+    "NL", "CH", "SE", "JP", "CN", "KR", "IN", "BR", "AU", "CA", "RU", "LOCAL", "INTERNAL", "CORP", "LAN",
+];
+
 /// The credential words that are a password.
 const PASSWORD_WORDS: &[&str] = &["PASSWORD", "PASSWD", "PASS", "PWD", "PW", "PASSPHRASE"];
 
@@ -322,6 +332,7 @@ pub(super) fn says_credential(name: &str, context: Context) -> bool {
         Context::Variable if upper.starts_with("GIT_CONFIG_KEY_") => return false,
         // npm's `_auth` and a registry's `"auth"` hold a base64 user:password.
         Context::Embedded if matches!(upper.trim_start_matches('_'), "AUTH" | "AUTHTOKEN") => return true,
+        Context::Variable if is_bundler_host(&upper) => return true,
         _ => {}
     }
     let words = words(name);
@@ -335,12 +346,33 @@ pub(super) fn says_credential(name: &str, context: Context) -> bool {
     {
         return true;
     }
-    // Whose credential it is, after the credential word.
-    last > 0 && {
+    // Whose credential it is, after the credential word: a provider, a
+    // password's server, or a host (two or more labels, the last a domain's).
+    let end = words.len() - 1;
+    let host = end >= 2 && TOP_LEVEL_DOMAINS.contains(&words[end].as_str());
+    (last > 0 && {
         let before = trim_digits(&words[last - 1]);
         (PROVIDERS.contains(&word) && is_secret_at(&words, last - 1))
             || (SERVERS.contains(&word) && PASSWORD_WORDS.contains(&before))
-    }
+    }) || (host && (0..end - 1).any(|at| is_secret_at(&words, at) && !SETTINGS.contains(&trim_digits(&words[at + 1]))))
+}
+
+/// Words after a credential word that say where it is or what it is called,
+/// not whose it is, before a host (`TOKEN_URL_ACME_IO` is an endpoint).
+const SETTINGS: &[&str] = &["URL", "URI", "ENDPOINT", "HOST", "FILE", "PATH", "DIR", "ID", "NAME"];
+
+/// Bundler's credentials for a gem server, `BUNDLE_<host>` with the host's
+/// dots written `__` (`BUNDLE_GEMS__CONTRIBSYS__COM=user:password`); its
+/// other settings with `__` name a gem or a mirror (`BUNDLE_BUILD__NOKOGIRI`,
+/// `BUNDLE_MIRROR__RUBYGEMS__ORG`).
+fn is_bundler_host(upper: &str) -> bool {
+    upper.strip_prefix("BUNDLE_").is_some_and(|host| {
+        let labels: Vec<&str> = host.split("__").collect();
+        labels.len() >= 2
+            && labels.iter().all(|label| !label.trim_matches('_').is_empty())
+            && labels[0] != "MIRROR"
+            && TOP_LEVEL_DOMAINS.contains(&labels[labels.len() - 1])
+    })
 }
 
 /// Whether the word at `at` is a credential word or its plural, not a `KEY`
@@ -736,6 +768,32 @@ mod tests {
         assert!(names_headers("OTEL_EXPORTER_OTLP_TRACES_HEADERS"));
         assert!(names_headers("HTTP_HEADER"));
         assert!(!names_headers("HEADERLESS_MODE"));
+    }
+
+    #[test]
+    fn a_credential_for_a_host_is_named_by_the_host() {
+        for name in [
+            "BUNDLE_GEMS__CONTRIBSYS__COM",
+            "BUNDLE_GEMS__ACME___CORP__IO",
+            "BUNDLE_GITHUB__COM",
+            "TF_TOKEN_app_terraform_io",
+            "TF_TOKEN_tfe_acme_io",
+        ] {
+            assert!(says_credential(name, Context::Variable), "{name}");
+        }
+        for name in [
+            "BUNDLE_MIRROR__RUBYGEMS__ORG",
+            "BUNDLE_BUILD__NOKOGIRI",
+            "BUNDLE_GEM__TEST",
+            "BUNDLE_GITHUB__HTTPS",
+            "BUNDLE_PATH",
+            "TF_CLI_CONFIG_FILE",
+            "TOKEN_URL_ACME",
+            "TOKEN_URL_ACME_IO",
+            "API_ACME_IO",
+        ] {
+            assert!(!says_credential(name, Context::Variable), "{name}");
+        }
     }
 
     #[test]
