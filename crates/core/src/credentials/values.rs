@@ -66,6 +66,7 @@ fn carries(value: &str, depth: u8) -> bool {
         || has_url_credentials(value)
         || has_secret_path(value)
         || has_user_password(value)
+        || has_inline_password(value)
         || has_auth_scheme(value)
         || option_headers(value).any(|(name, inner)| is_secret_header(name, inner))
         || has_cookie_jar(value)
@@ -332,6 +333,109 @@ fn has_user_password(value: &str) -> bool {
             && !is_harmless("", password)
             && (tokens::looks_random(password) || password.chars().any(|c| !c.is_alphanumeric() && !"-_.".contains(c)))
     })
+}
+
+/// An option that takes a password on a command line, as its program's
+/// manual gives it.
+struct PasswordOption {
+    /// The programs that take it, by file name.
+    programs: &'static [&'static str],
+    /// A word that must come after the program first (`docker login`).
+    subcommand: Option<&'static str>,
+    /// The option (`-p`), case-sensitive: `-P` is often a port.
+    flag: &'static str,
+    /// Whether the password may be the next word (`sshpass -p secret`), or
+    /// only written against the option (`mysql -psecret`: `mysql -p db`
+    /// prompts for the password of database `db`).
+    spaced: bool,
+}
+
+const fn option(programs: &'static [&'static str], flag: &'static str, spaced: bool) -> PasswordOption {
+    PasswordOption { programs, subcommand: None, flag, spaced }
+}
+
+const MYSQL: &[&str] = &[
+    "mysql",
+    "mysqldump",
+    "mysqladmin",
+    "mysqlimport",
+    "mysqlcheck",
+    "mysqlshow",
+    "mysqlsh",
+    "mariadb",
+    "mariadb-dump",
+    "mariadb-admin",
+];
+const MONGO: &[&str] = &["mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport"];
+const LDAP: &[&str] =
+    &["ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami", "ldappasswd", "ldapcompare", "ldapmodrdn"];
+const REGISTRY_CLIENTS: &[&str] = &["docker", "podman", "buildah", "skopeo", "nerdctl", "oras", "helm", "crane"];
+
+/// The password options this module knows. A long `--password …` is any
+/// program's ([`spaced_options`]); openssl's `pass:…` and smbclient's
+/// `-U user%password` are read by [`has_inline_password`] itself.
+const PASSWORD_OPTIONS: &[PasswordOption] = &[
+    option(MYSQL, "-p", false),
+    option(&["sshpass"], "-p", true),
+    PasswordOption { programs: REGISTRY_CLIENTS, subcommand: Some("login"), flag: "-p", spaced: true },
+    option(&["redis-cli"], "-a", true),
+    option(LDAP, "-w", true),
+    option(MONGO, "-p", true),
+    option(&["sqlcmd", "bcp"], "-P", true),
+    option(&["zip", "zipcloak"], "-P", true),
+    option(&["7z", "7za", "7zr", "rar", "unrar"], "-p", false),
+    option(&["smbclient", "rpcclient", "smbcacls", "smbget"], "-U", true),
+    option(&["openssl"], "pass:", false),
+];
+
+/// A password given to a command in its options: `mysql -psecret`,
+/// `sshpass -p secret`, `docker login -p secret`, `redis-cli -a secret`,
+/// `ldapsearch -w secret`, `openssl … -passout pass:secret`, `smbclient -U
+/// user%secret`, … ([`PASSWORD_OPTIONS`]). A reference (`-p"$PASSWORD"`), a
+/// word of prose (`sshpass -p to …`) or another option is not one.
+fn has_inline_password(value: &str) -> bool {
+    // Most values run no command with options: they cost one scan.
+    if !value.contains(" -") {
+        return false;
+    }
+    let words: Vec<&str> = value.split_whitespace().map(|word| word.trim_matches(['"', '\''])).collect();
+    let mut current: Option<(&PasswordOption, bool)> = None;
+    for (at, word) in words.iter().enumerate() {
+        if matches!(*word, ";" | "&&" | "||" | "|" | "&") {
+            current = None;
+            continue;
+        }
+        let program = word.rsplit('/').next().unwrap_or(word);
+        if let Some(found) = PASSWORD_OPTIONS.iter().find(|option| option.programs.contains(&program)) {
+            current = Some((found, found.subcommand.is_none()));
+            continue;
+        }
+        let Some((option, ready)) = current.as_mut() else { continue };
+        if !*ready {
+            *ready = option.subcommand == Some(*word);
+            continue;
+        }
+        let given = match word.strip_prefix(option.flag) {
+            Some("") if option.spaced => words.get(at + 1).copied().filter(|next| !next.starts_with('-')),
+            Some(attached) if !attached.is_empty() => Some(attached),
+            _ => None,
+        };
+        let password = given.map(|given| {
+            let given = given.trim_matches(['"', '\'']);
+            // smbclient's user%password.
+            if option.flag == "-U" {
+                given.split_once('%').map_or("", |(_, password)| password)
+            } else {
+                given
+            }
+        });
+        if password
+            .is_some_and(|password| !password.is_empty() && !is_harmless("", password) && !is_prose_word(password))
+        {
+            return true;
+        }
+    }
+    false
 }
 
 /// A `scheme://user:password@…` with a non-empty password, or a
@@ -978,6 +1082,40 @@ mod tests {
             "-u app:staff",
             "-u admin:$PASS https://x",
             "-u admin: https://x",
+        ] {
+            assert!(!carries_secret(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn a_command_s_password_option_carries_its_password_and_the_same_letter_elsewhere_does_not() {
+        for value in [
+            "mysql -h db -u app -pZq8Lw3Xv9 appdb",
+            "/usr/bin/mysqldump -uroot -p'S3cr3t!' shop",
+            "sshpass -p 'Tr0ub4dor&3' ssh deploy@web-01",
+            "docker --config /tmp/c login -u ci -p Zq8Lw3Xv9Tp2 registry.acme.io",
+            "redis-cli -h cache -a Zq8Lw3Xv9Tp2 ping",
+            "ldapsearch -x -D cn=admin,dc=acme -w Adm1nPa55 -b dc=acme",
+            "openssl pkcs12 -export -in cert.pem -passout pass:Zq8Lw3Xv9",
+            "zip -P Zq8Lw3Xv9 backup.zip dump.sql",
+            "7z a -pS3cr3tArch1ve backup.7z data/",
+            "smbclient //nas/share -U backup%Zq8Lw3Xv9",
+        ] {
+            assert!(carries_secret(value), "{value}");
+        }
+        for value in [
+            "mysql -h db -u app -p appdb",
+            "mysql -h db -P 3306 -u app",
+            "ssh -p 2222 deploy@web-01",
+            "docker run -p 8080:80 nginx",
+            "mysql -uroot -p\"$MYSQL_ROOT_PASSWORD\" shop",
+            "redis-cli -h cache -p 6379 ping",
+            "mkdir -p /var/run/app && zip -r backup.zip data/",
+            "openssl pkcs12 -export -passout env:P12_PASSWORD",
+            "sshpass -e ssh deploy@web-01",
+            "Use sshpass -p to pass the password",
+            "smbclient //nas/share -U backup",
+            "echo done; 7z a -p",
         ] {
             assert!(!carries_secret(value), "{value}");
         }
