@@ -13,6 +13,8 @@
 //! follows: a provider's name (`TOKEN_GITHUB`), or a database's after a
 //! password word (`PASSWORD_DB`).
 
+use std::sync::OnceLock;
+
 /// Where a name was found: a variable's own name, a key inside a value
 /// (`password=` in a query string, `"private_key":` in JSON), or an HTTP
 /// header's name (`X-Api-Key`, `Helicone-Auth`).
@@ -422,50 +424,62 @@ pub(super) fn is_public(name: &str) -> bool {
 /// Whether `name` says it holds HTTP headers (`OTEL_EXPORTER_OTLP_HEADERS`,
 /// `HTTP_HEADERS`), whose values are judged as headers' values.
 pub(super) fn names_headers(name: &str) -> bool {
-    words(name).iter().any(|word| word == "HEADERS" || word == "HEADER")
+    // Asked of most names: the words only of those that hold the letters.
+    name.as_bytes().windows(6).any(|six| six.eq_ignore_ascii_case(b"header"))
+        && words(name).iter().any(|word| word == "HEADERS" || word == "HEADER")
 }
 
-/// Whether `name` names a GPG or PGP key, whose value is then usually a
-/// fingerprint, not key material. `pass` takes its keys' ids in
-/// `PASSWORD_STORE_KEY` and `PASSWORD_STORE_SIGNING_KEY`; other `*_KEY`
-/// names holding hex are left to be secrets.
-pub(super) fn names_gpg_key(name: &str) -> bool {
-    words(name).iter().any(|word| matches!(word.as_str(), "GPG" | "PGP" | "GNUPG"))
-        || matches!(name.to_uppercase().as_str(), "PASSWORD_STORE_KEY" | "PASSWORD_STORE_SIGNING_KEY")
+/// What a name says of the values it may hold, beyond whether it holds a
+/// credential: read once for [`super::values::is_harmless`].
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Reading {
+    /// It names a GPG or PGP key, whose value is then usually a fingerprint,
+    /// not key material. `pass` takes its keys' ids in `PASSWORD_STORE_KEY`
+    /// and `PASSWORD_STORE_SIGNING_KEY`; other `*_KEY` names holding hex are
+    /// left to be secrets.
+    pub(super) gpg_key: bool,
+    /// It ends in a `KEY` (or `KEYS`) that does not say what kind (`S3_KEY`,
+    /// `OBJECT_KEY_2`, `REDIS_KEYS`), which may be an object's key in a
+    /// store; `API_KEY` and `S3_SECRET_KEY` say secret.
+    pub(super) plain_key: bool,
+    /// It ends in a credential word's plural (`API_KEYS`, `AUTH_TOKENS`): a
+    /// list, whose value a number only counts.
+    pub(super) plural: bool,
+    /// The credential word it ends in, before its qualifiers, without digits
+    /// and in the singular (`SEED` for `TOTP_SEED_2`), when it says
+    /// credential there.
+    pub(super) word: Option<String>,
 }
 
-/// Whether `name` ends in a `KEY` (or `KEYS`) that does not say what kind
-/// (`S3_KEY`, `OBJECT_KEY_2`, `REDIS_KEYS`), which may be an object's key in
-/// a store; `API_KEY` and `S3_SECRET_KEY` say secret.
+impl Reading {
+    /// Whether the name says it holds a password (`DB_PASSWORD`,
+    /// `MYSQLPASS`, `SMTP_PWD`), not a key or a token.
+    pub(super) fn says_password(&self) -> bool {
+        self.word.as_deref().is_some_and(|word| PASSWORD_WORDS.iter().any(|password| word.ends_with(password)))
+    }
+}
+
+/// Reads `name` (see [`Reading`]), splitting it into words once.
+pub(super) fn read(name: &str) -> Reading {
+    let words = words(name);
+    let gpg_key = words.iter().any(|word| matches!(word.as_str(), "GPG" | "PGP" | "GNUPG"))
+        || matches!(name.to_uppercase().as_str(), "PASSWORD_STORE_KEY" | "PASSWORD_STORE_SIGNING_KEY");
+    let Some(last) = words.iter().rposition(|word| !is_qualifier(word)) else {
+        return Reading { gpg_key, ..Reading::default() };
+    };
+    let (word, plural) = singular(trim_digits(&words[last]));
+    let kind = last.checked_sub(1).map(|before| trim_digits(&words[before]));
+    Reading {
+        gpg_key,
+        plain_key: word == "KEY" && !kind.is_some_and(|kind| kind == "API" || KEY_KINDS.contains(&kind)),
+        plural,
+        word: is_secret_at(&words, last).then(|| word.to_owned()),
+    }
+}
+
+/// Whether `name` ends in a `KEY` that does not say what kind ([`Reading::plain_key`]).
 pub(super) fn names_plain_key(name: &str) -> bool {
-    let words = words(name);
-    words.iter().rposition(|word| !is_qualifier(word)).is_some_and(|last| {
-        let kind = last.checked_sub(1).map(|before| trim_digits(&words[before]));
-        singular(trim_digits(&words[last])).0 == "KEY"
-            && !kind.is_some_and(|kind| kind == "API" || KEY_KINDS.contains(&kind))
-    })
-}
-
-/// The credential word a name ends in, before its qualifiers, without
-/// digits and in the singular (`SEED` for `TOTP_SEED_2`), when it says
-/// credential at all.
-pub(super) fn credential_word(name: &str) -> Option<String> {
-    let words = words(name);
-    let last = words.iter().rposition(|word| !is_qualifier(word))?;
-    is_secret_at(&words, last).then(|| singular(trim_digits(&words[last])).0.to_owned())
-}
-
-/// Whether `name` says it holds a password (`DB_PASSWORD`, `MYSQLPASS`,
-/// `SMTP_PWD`), not a key or a token.
-pub(super) fn says_password(name: &str) -> bool {
-    credential_word(name).is_some_and(|word| PASSWORD_WORDS.iter().any(|password| word.ends_with(password)))
-}
-
-/// Whether `name` ends in a credential word's plural (`API_KEYS`,
-/// `AUTH_TOKENS`): a list, whose value a number only counts.
-pub(super) fn names_plural(name: &str) -> bool {
-    let words = words(name);
-    words.iter().rposition(|word| !is_qualifier(word)).is_some_and(|last| singular(trim_digits(&words[last])).1)
+    read(name).plain_key
 }
 
 fn is_credential_word(word: &str) -> bool {
@@ -482,8 +496,16 @@ fn is_credential_word(word: &str) -> bool {
 }
 
 fn is_qualifier(word: &str) -> bool {
+    // Asked of every word of every name: [`QUALIFIERS`], sorted once, is
+    // searched by halves.
+    static SORTED: OnceLock<Vec<&'static str>> = OnceLock::new();
+    let sorted = SORTED.get_or_init(|| {
+        let mut sorted = QUALIFIERS.to_vec();
+        sorted.sort_unstable();
+        sorted
+    });
     let trimmed = trim_digits(word);
-    trimmed.is_empty() || QUALIFIERS.contains(&trimmed)
+    trimmed.is_empty() || sorted.binary_search(&trimmed).is_ok()
 }
 
 fn trim_digits(word: &str) -> &str {
@@ -616,7 +638,7 @@ mod tests {
             ["API_KEYS", "APP_PREVIOUS_KEYS", "AUTH_TOKENS", "ADMIN_PASSWORDS", "ACCESSTOKENS", "SESSION_COOKIES"]
         {
             assert!(says_credential(name, Context::Variable), "{name}");
-            assert!(names_plural(name), "{name}");
+            assert!(read(name).plural, "{name}");
         }
         for name in [
             "MAX_TOKENS",
@@ -634,9 +656,9 @@ mod tests {
         ] {
             assert!(!says_credential(name, Context::Variable), "{name}");
         }
-        assert!(!names_plural("API_KEY"));
-        assert!(names_plain_key("REDIS_KEYS"));
-        assert!(!names_plain_key("API_KEYS"));
+        assert!(!read("API_KEY").plural);
+        assert!(read("REDIS_KEYS").plain_key);
+        assert!(!read("API_KEYS").plain_key);
     }
 
     #[test]
@@ -651,18 +673,18 @@ mod tests {
         {
             assert!(!says_credential(name, Context::Variable), "{name}");
         }
-        assert_eq!(credential_word("TOTP_SEED_2").as_deref(), Some("SEED"));
-        assert_eq!(credential_word("API_KEYS_OLD").as_deref(), Some("KEY"));
-        assert_eq!(credential_word("NODE_VERSION_PIN"), None);
+        assert_eq!(read("TOTP_SEED_2").word.as_deref(), Some("SEED"));
+        assert_eq!(read("API_KEYS_OLD").word.as_deref(), Some("KEY"));
+        assert_eq!(read("NODE_VERSION_PIN").word, None);
     }
 
     #[test]
     fn a_password_name_says_password_and_a_key_or_token_name_does_not() {
         for name in ["DB_PASSWORD", "MYSQLPASS", "SMTP_PWD", "GPG_PASSPHRASE", "DB_PASSWORD_READONLY"] {
-            assert!(says_password(name), "{name}");
+            assert!(read(name).says_password(), "{name}");
         }
         for name in ["OPENAI_API_KEY", "HF_TOKEN", "JWT_SECRET", "PASSWORD_MIN_LENGTH"] {
-            assert!(!says_password(name), "{name}");
+            assert!(!read(name).says_password(), "{name}");
         }
     }
 
@@ -798,11 +820,11 @@ mod tests {
 
     #[test]
     fn pass_names_its_gpg_key_ids_and_other_signing_keys_are_not_gpg_keys() {
-        assert!(names_gpg_key("PASSWORD_STORE_KEY"));
-        assert!(names_gpg_key("PASSWORD_STORE_SIGNING_KEY"));
-        assert!(names_gpg_key("GPG_KEY"));
-        assert!(!names_gpg_key("JWT_SIGNING_KEY"));
-        assert!(!names_gpg_key("API_KEY"));
+        assert!(read("PASSWORD_STORE_KEY").gpg_key);
+        assert!(read("PASSWORD_STORE_SIGNING_KEY").gpg_key);
+        assert!(read("GPG_KEY").gpg_key);
+        assert!(!read("JWT_SIGNING_KEY").gpg_key);
+        assert!(!read("API_KEY").gpg_key);
     }
 
     #[test]

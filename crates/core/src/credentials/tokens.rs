@@ -4,6 +4,8 @@
 //! Taken from the providers' documentation and the published rule sets of
 //! secret scanners (gitleaks, GitHub secret scanning).
 
+use std::sync::OnceLock;
+
 /// The characters a token's random part may use.
 #[derive(Clone, Copy)]
 enum Alphabet {
@@ -238,13 +240,27 @@ fn is_service_role_jwt(word: &str) -> bool {
     URL_SAFE_NO_PAD.decode(payload).is_ok_and(|bytes| String::from_utf8_lossy(&bytes).contains("\"service_role\""))
 }
 
+/// The shapes whose prefix starts with `word`'s first byte: [`SHAPES`] is
+/// tried for every word of every value, so it is grouped by that byte once.
+fn shapes_starting(word: &str) -> impl Iterator<Item = &'static Shape> {
+    static BY_FIRST: OnceLock<Vec<Vec<&'static Shape>>> = OnceLock::new();
+    let by_first = BY_FIRST.get_or_init(|| {
+        let mut by_first = vec![Vec::new(); 256];
+        for shape in SHAPES {
+            by_first[usize::from(shape.prefix.as_bytes()[0])].push(shape);
+        }
+        by_first
+    });
+    word.bytes().next().into_iter().flat_map(|first| by_first[usize::from(first)].iter().copied())
+}
+
 /// Whether `word` (letters, digits and `_ - . ~`, as found in a value) is a
 /// token of a shape this module knows.
 pub(super) fn is_token(word: &str) -> bool {
     if word.len() < 14 {
         return false;
     }
-    SHAPES.iter().any(|shape| shape.matches(word))
+    shapes_starting(word).any(|shape| shape.matches(word))
         || is_sk_key(word)
         || is_aws_access_key(word)
         || is_jwt(word)

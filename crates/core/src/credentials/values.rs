@@ -62,19 +62,44 @@ pub(super) fn carries_secret_shape(value: &str) -> bool {
 }
 
 fn carries(value: &str, depth: u8) -> bool {
-    has_private_key(value)
-        || has_url_credentials(value)
-        || has_secret_path(value)
-        || has_user_password(value)
-        || has_inline_password(value)
-        || has_auth_scheme(value)
-        || option_headers(value).any(|(name, inner)| is_secret_header(name, inner))
-        || has_cookie_jar(value)
+    // Each check runs only when the characters it looks for are there.
+    let present = Present::of(value);
+    let dash = present.has(b'-');
+    (dash && has_private_key(value))
+        || (present.all("://") && (has_url_credentials(value) || has_secret_path(value)))
+        || (dash && (has_user_password(value) || has_inline_password(value)))
+        || (dash && option_headers(value).any(|(name, inner)| is_secret_header(name, inner)))
+        || ((present.has(b'B') || present.has(b'b')) && has_auth_scheme(value))
+        || ((present.all("domain") || present.has(b'\t')) && has_cookie_jar(value))
         || words(value, is_token_char).any(tokens::is_token)
-        || tokens::has_telegram_bot_token(value)
-        || pairs(value).any(|(key, inner)| names::says_credential(key, Context::Embedded) && !is_harmless(key, inner))
+        || (present.has(b':') && tokens::has_telegram_bot_token(value))
+        || pairs(value, present)
+            .any(|(key, inner)| names::says_credential(key, Context::Embedded) && !is_harmless(key, inner))
         || (depth < MAX_DEPTH && words(value, is_base64_char).any(|word| decodes_to_secret(word, depth)))
-        || (depth < MAX_DEPTH && base64_blocks(value).iter().any(|block| decodes_to_secret(block, depth)))
+        || (depth < MAX_DEPTH
+            && present.has(b'\n')
+            && base64_blocks(value).iter().any(|block| decodes_to_secret(block, depth)))
+}
+
+/// The ASCII characters a value holds, found in one pass, so that a check
+/// looking for characters the value lacks costs nothing: most values hold
+/// no `<`, no tab, no `://`.
+#[derive(Clone, Copy)]
+struct Present(u128);
+
+impl Present {
+    fn of(value: &str) -> Self {
+        Self(value.bytes().filter(u8::is_ascii).fold(0, |set, byte| set | 1 << byte))
+    }
+
+    fn has(self, byte: u8) -> bool {
+        byte.is_ascii() && self.0 & 1 << byte != 0
+    }
+
+    /// Whether every character of `text` is present (in any order).
+    fn all(self, text: &str) -> bool {
+        text.bytes().all(|byte| self.has(byte))
+    }
 }
 
 /// Base64 written in lines, joined: each run of two or more lines made only
@@ -106,7 +131,7 @@ fn base64_blocks(value: &str) -> Vec<String> {
 /// takes them, `Name: value` lines, a JSON map), has a header that carries a
 /// credential ([`is_secret_header`]).
 pub(super) fn has_secret_header(value: &str) -> bool {
-    pairs(value).any(|(name, inner)| is_secret_header(name, inner))
+    pairs(value, Present::of(value)).any(|(name, inner)| is_secret_header(name, inner))
 }
 
 /// Whether the header `name: value` carries a credential: its name says so
@@ -127,8 +152,9 @@ fn is_secret_header(name: &str, value: &str) -> bool {
 /// `--header`): `-H "Authorization: Bearer …"`, `--header='X-Key: …'`.
 fn option_headers(value: &str) -> impl Iterator<Item = (&str, &str)> {
     // Most values give no header: they cost two scans, not a search.
-    let given = if value.contains("-H") || value.contains("--header") { value } else { "" };
-    given.match_indices("-H").chain(given.match_indices("--header")).filter_map(move |(at, flag)| {
+    let given = if has(value, "-H") || has(value, "--header") { value } else { "" };
+    let flags = occurrences(given, "-H").map(|at| (at, "-H"));
+    flags.chain(occurrences(given, "--header").map(|at| (at, "--header"))).filter_map(move |(at, flag)| {
         let starts_word = given[..at].chars().next_back().is_none_or(|c| c.is_whitespace() || c == '"' || c == '\'');
         let rest = given[at + flag.len()..].strip_prefix('=').unwrap_or(&given[at + flag.len()..]);
         let rest = rest.trim_start();
@@ -146,8 +172,12 @@ fn option_headers(value: &str) -> impl Iterator<Item = (&str, &str)> {
 /// an OpenTelemetry header list, `%20`. A bare scheme, a reference or a word
 /// after it (`the Bearer header`) is not one.
 fn has_auth_scheme(value: &str) -> bool {
-    ["Bearer", "bearer", "BEARER", "Basic", "basic", "BASIC"].iter().any(|scheme| {
-        value.match_indices(scheme).any(|(at, _)| {
+    value.match_indices(['B', 'b']).any(|(at, _)| {
+        ["bearer", "basic"].into_iter().any(|scheme| {
+            let named = value.get(at..at + scheme.len()).is_some_and(|word| word.eq_ignore_ascii_case(scheme));
+            if !named {
+                return false;
+            }
             let rest = &value[at + scheme.len()..];
             let Some(rest) = rest.strip_prefix(' ').or_else(|| rest.strip_prefix("%20")) else { return false };
             let credential =
@@ -155,7 +185,7 @@ fn has_auth_scheme(value: &str) -> bool {
             if is_harmless("", credential) {
                 return false;
             }
-            if scheme.eq_ignore_ascii_case("basic") {
+            if scheme == "basic" {
                 is_encoded_user_password(credential)
             } else {
                 credential.len() >= 12 && (tokens::looks_random(credential) || tokens::is_token(credential))
@@ -196,13 +226,18 @@ pub(super) fn is_harmless(name: &str, value: &str) -> bool {
         || (value.starts_with('%') && value.ends_with('%'))
         || value.chars().all(|c| c == '*')
         || is_placeholder(value)
-        || (is_documented_placeholder(value) && !names::says_password(name))
         || tokens::is_publishable(value)
         || is_path(value)
-        || (names::names_gpg_key(name) && (is_fingerprint(value) || value.split_whitespace().all(is_fingerprint)))
-        || (names::names_plain_key(name) && value.contains('/') && is_relative_file(value))
-        || (names::names_plural(name) && (value.chars().all(|c| c.is_ascii_digit()) || is_list_of_names(name, value)))
-        || match names::credential_word(name).as_deref() {
+        || is_harmless_for(&names::read(name), value)
+}
+
+/// The part of [`is_harmless`] that depends on what the name says.
+fn is_harmless_for(name: &names::Reading, value: &str) -> bool {
+    (is_documented_placeholder(value) && !name.says_password())
+        || (name.gpg_key && (is_fingerprint(value) || value.split_whitespace().all(is_fingerprint)))
+        || (name.plain_key && value.contains('/') && is_relative_file(value))
+        || (name.plural && (value.chars().all(|c| c.is_ascii_digit()) || (name.plain_key && is_list_of_names(value))))
+        || match name.word.as_deref() {
             // A random generator's seed is a number (`RANDOM_SEED=42`).
             Some("SEED") => {
                 value.eq_ignore_ascii_case("random") || value.trim_start_matches('-').parse::<u64>().is_ok()
@@ -221,9 +256,21 @@ fn is_pin(value: &str) -> bool {
 /// Under a plural plain key (`REDIS_KEYS`), a list with nothing random in
 /// it: names or patterns of keys in a store (`session:*,cache:*`), where a
 /// list of secrets (`APP_PREVIOUS_KEYS=base64:…`) has random parts.
-fn is_list_of_names(name: &str, value: &str) -> bool {
-    names::names_plain_key(name)
-        && !words(value, is_token_char).any(|word| word.len() >= 8 && tokens::looks_random(word))
+fn is_list_of_names(value: &str) -> bool {
+    !words(value, is_token_char).any(|word| word.len() >= 8 && tokens::looks_random(word))
+}
+
+/// Where `needle` occurs in `value`, found by its first character (a
+/// `memchr`): on the short values environments hold, far cheaper than the
+/// substring searcher `str::find` builds at every call.
+fn occurrences<'a>(value: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let first = needle.chars().next().unwrap_or_default();
+    value.match_indices(first).map(|(at, _)| at).filter(move |&at| value[at..].starts_with(needle))
+}
+
+/// Whether `needle` occurs in `value` ([`occurrences`]).
+fn has(value: &str, needle: &str) -> bool {
+    occurrences(value, needle).next().is_some()
 }
 
 /// Four or more X's and separators only, as `XXXXX-XXXXX-XXXXX-XXXXX`: the
@@ -285,7 +332,7 @@ fn is_path(value: &str) -> bool {
     rooted
         && separators >= 2
         && value.chars().all(|c| c.is_alphanumeric() || "/\\._-~+@:, ()".contains(c))
-        && !value.contains("://")
+        && !has(value, "://")
 }
 
 /// A GPG fingerprint or key id: 8, 16 or 40 hex digits, optionally `0x`,
@@ -300,7 +347,7 @@ fn is_fingerprint(value: &str) -> bool {
 /// private key whether or not a passphrase encrypts it.
 fn has_private_key(value: &str) -> bool {
     const PUTTY: &str = "PuTTY-User-Key-File-";
-    value.match_indices("-----BEGIN ").any(|(at, _)| {
+    occurrences(value, "-----BEGIN ").any(|at| {
         let header = &value[at + 11..];
         let header = &header[..header.find("-----").unwrap_or(header.len())];
         header.contains("PRIVATE KEY")
@@ -318,7 +365,7 @@ fn has_private_key(value: &str) -> bool {
 /// `-u app:staff` are users and groups).
 fn has_user_password(value: &str) -> bool {
     // Most values hold neither flag: they cost one scan, not a word list.
-    if !value.contains("-u") {
+    if !has(value, "-u") {
         return false;
     }
     let words: Vec<&str> = value.split_whitespace().collect();
@@ -395,7 +442,7 @@ const PASSWORD_OPTIONS: &[PasswordOption] = &[
 /// word of prose (`sshpass -p to …`) or another option is not one.
 fn has_inline_password(value: &str) -> bool {
     // Most values run no command with options: they cost one scan.
-    if !value.contains(" -") {
+    if !has(value, " -") {
         return false;
     }
     let words: Vec<&str> = value.split_whitespace().map(|word| word.trim_matches(['"', '\''])).collect();
@@ -441,7 +488,7 @@ fn has_inline_password(value: &str) -> bool {
 /// A `scheme://user:password@…` with a non-empty password, or a
 /// `scheme://user@…` whose user is a token (`https://ghp_…@github.com`).
 fn has_url_credentials(value: &str) -> bool {
-    value.match_indices("://").any(|(at, _)| {
+    occurrences(value, "://").any(|at| {
         let rest = &value[at + 3..];
         let authority = &rest[..rest.find(['/', '?', '#', ' ', '\t', '\n', '"', '\'']).unwrap_or(rest.len())];
         let Some(end) = authority.rfind('@') else { return false };
@@ -462,11 +509,11 @@ fn has_url_credentials(value: &str) -> bool {
 /// a `key` or `token` segment followed by a random one that is not a UUID
 /// (which is an id).
 fn has_secret_path(value: &str) -> bool {
-    value.match_indices("://").any(|(at, _)| {
+    occurrences(value, "://").any(|at| {
         let rest = &value[at + 3..];
         let url = &rest[..rest.find([' ', '\t', '\n', '"', '\'']).unwrap_or(rest.len())];
         let known = WEBHOOKS.iter().any(|hook| {
-            url.find(hook).is_some_and(|at| url[at + hook.len()..].starts_with(|c: char| c.is_ascii_alphanumeric()))
+            occurrences(url, hook).any(|at| url[at + hook.len()..].starts_with(|c: char| c.is_ascii_alphanumeric()))
         });
         let path = url.split_once('/').map_or("", |(_, path)| path);
         let path = &path[..path.find(['?', '#']).unwrap_or(path.len())];
@@ -551,15 +598,17 @@ fn words(value: &str, allowed: fn(char) -> bool) -> impl Iterator<Item = &str> {
 /// `<key>value</key>` (Maven's `settings.xml`), netrc's `password value`,
 /// a `.pgpass` line's password, and a name/value pair's name and value
 /// (`{"name": "DB_PASSWORD", "value": "…"}`, Kubernetes' `env` lists).
-fn pairs(value: &str) -> impl Iterator<Item = (&str, &str)> {
-    assignments(value)
-        .chain(spaced_options(value))
-        .chain(colon_lines(value))
-        .chain(json_strings(value))
-        .chain(xml_elements(value))
-        .chain(netrc_passwords(value))
-        .chain(pgpass_passwords(value))
-        .chain(named_values(value))
+fn pairs(value: &str, present: Present) -> impl Iterator<Item = (&str, &str)> {
+    // A notation whose marks the value lacks is given nothing to read.
+    let with = |marks: &str| if present.all(marks) { value } else { "" };
+    assignments(with("="))
+        .chain(spaced_options(with("-")))
+        .chain(colon_lines(with(": ")))
+        .chain(json_strings(with("\":")))
+        .chain(xml_elements(with("</>")))
+        .chain(netrc_passwords(with("password")))
+        .chain(pgpass_passwords(with(":")))
+        .chain(named_values(with("namevalue")))
 }
 
 /// Words that follow an option's name in prose about it rather than in a
@@ -648,7 +697,7 @@ const SWITCH_OPTIONS: &[&str] = &["no", "ask", "prompt", "with", "use", "skip", 
 /// about the option ([`PROSE_WORDS`]: `explain the --token option`).
 fn spaced_options(value: &str) -> impl Iterator<Item = (&str, &str)> {
     // Most values hold no long option: they cost one scan, not a word list.
-    let words: Vec<&str> = if value.contains("--") { value.split_whitespace().collect() } else { Vec::new() };
+    let words: Vec<&str> = if has(value, "--") { value.split_whitespace().collect() } else { Vec::new() };
     let pairs: Vec<(&str, &str)> = words
         .windows(2)
         .filter_map(|pair| {
@@ -694,7 +743,7 @@ fn colon_lines(value: &str) -> impl Iterator<Item = (&str, &str)> {
 /// in Maven's `settings.xml`, `<gpg.passphrase>` in a profile).
 fn xml_elements(value: &str) -> impl Iterator<Item = (&str, &str)> {
     // Most values hold no closing tag: they cost one scan.
-    let given = if value.contains("</") { value } else { "" };
+    let given = if has(value, "</") { value } else { "" };
     given.match_indices('<').filter_map(move |(at, _)| {
         let rest = &given[at + 1..];
         let (tag, rest) = rest.split_once('>')?;
@@ -713,7 +762,7 @@ fn xml_elements(value: &str) -> impl Iterator<Item = (&str, &str)> {
 /// not netrc.
 fn netrc_passwords(value: &str) -> impl Iterator<Item = (&str, &str)> {
     // Most values are no netrc: they cost two scans, not a word list.
-    let netrc = value.contains("password") && (value.contains("machine") || value.contains("default"));
+    let netrc = has(value, "password") && (has(value, "machine") || has(value, "default"));
     let words: Vec<&str> = if netrc { value.split_whitespace().collect() } else { Vec::new() };
     let mut entry = false;
     let mut found = Vec::new();
@@ -757,7 +806,7 @@ fn pgpass_passwords(value: &str) -> impl Iterator<Item = (&str, &str)> {
 /// as Kubernetes, ECS and CI systems list variables.
 fn named_values(value: &str) -> impl Iterator<Item = (&str, &str)> {
     let mut found = Vec::new();
-    if value.contains("name") && value.contains("value") {
+    if has(value, "name") && has(value, "value") {
         for keyed in [json_strings(value).collect::<Vec<_>>(), colon_lines(value).collect()] {
             let mut name = None;
             for (key, inner) in keyed {
@@ -779,9 +828,9 @@ fn named_values(value: &str) -> impl Iterator<Item = (&str, &str)> {
 /// flags, an expiry, a name and a value).
 fn has_cookie_jar(value: &str) -> bool {
     const ATTRIBUTES: &[&str] = &["httpOnly", "HttpOnly", "sameSite", "expirationDate", "hostOnly", "expires"];
-    let serialized = value.contains("domain")
-        && value.contains("value")
-        && ATTRIBUTES.iter().any(|attribute| value.contains(attribute))
+    let serialized = has(value, "domain")
+        && has(value, "value")
+        && ATTRIBUTES.iter().any(|attribute| has(value, attribute))
         && json_strings(value).chain(colon_lines(value)).any(|(key, inner)| {
             let inner = inner.trim_matches(['"', '\'']);
             key == "value" && inner.len() >= 8 && !is_harmless("", inner)
