@@ -7,13 +7,17 @@
 //! (`tests/corpus/environment.json`): no credential may pass and no
 //! legitimate variable may be removed.
 //!
-//! - [`names`]: names read as words (`DB_PW`, `apiSecret`), not substrings
-//!   (`KEYMAP`, `MAX_TOKENS`); a name that says where something is
-//!   (`*_URL`, `*_FILE`, `*_DIR`, `*_KEY_ID`) is a setting;
-//! - [`values`]: private keys, URLs with credentials, credentials written
-//!   inside other values (`password=…`, `--password …`, curl's `-u`), base64
-//!   that decodes to one;
-//! - [`tokens`]: providers' token shapes in their full form.
+//! - [`names`]: names read as words (`DB_PW`, `apiSecret`, `API_KEYS`), not
+//!   substrings (`KEYMAP`, `MAX_TOKENS`); a name that says where something is
+//!   (`*_URL`, `*_FILE`, `*_DIR`, `*_KEY_ID`) is a setting; the prefixes
+//!   frontend frameworks ship to browsers (`VITE_`, `NEXT_PUBLIC_`, …);
+//! - [`values`]: private keys, URLs with credentials or a secret path,
+//!   credentials written inside other values (`password=…`, `--password …`,
+//!   curl's `-u`, `mysql -p…`, headers, XML, netrc, cookie jars), base64 that
+//!   decodes to one; and values that cannot be one (publishable keys,
+//!   placeholders);
+//! - [`tokens`]: providers' token shapes in their full form, and the
+//!   publishable ones.
 
 mod names;
 mod remembered;

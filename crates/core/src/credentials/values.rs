@@ -3,15 +3,23 @@
 //!
 //! A value carries a credential when it holds:
 //! - a private key (a PEM block, a PuTTY key file);
-//! - a URL with a password, with a user name shaped like a token, or to a
-//!   chat webhook (the secret is its path);
+//! - a URL with a password, with a user name shaped like a token, or whose
+//!   path is the secret (a webhook, a random segment after `hooks`);
 //! - a provider's token in its full form ([`super::tokens`]);
 //! - a key that names a credential with a value: `Password=…;` in a
 //!   connection string, `?token=…` in a query, `-Ddb.password=…` in JVM
 //!   options, `--password …` or curl's `-u user:password` in options,
 //!   `"private_key": "…"` in JSON, `password: …` in YAML,
-//!   `Authorization: Bearer …` in a header;
-//! - base64 that decodes to text carrying one (a kubeconfig, a JSON key).
+//!   `<password>…</password>` in XML, netrc's `password …`, a `.pgpass`
+//!   line, a name/value pair naming one;
+//! - a command's own password option (`mysql -p…`, `sshpass -p`,
+//!   `docker login -p`);
+//! - an HTTP header carrying one: an authorization scheme with credentials
+//!   anywhere, or in `-H`/`--header` and header lists a header whose value
+//!   looks like a key;
+//! - a cookie jar;
+//! - base64 that decodes to text carrying one (a kubeconfig, a JSON key, a
+//!   `.env`), on one line or in lines.
 
 use base64::alphabet;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
