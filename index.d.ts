@@ -315,7 +315,7 @@ export declare function execute(spec: ShellExecSpec): Promise<ShellExecution>
 export type EnvironmentSource = 'inherited' | 'terminal' | 'explicit' | 'managed'
 
 /** Why a variable was removed: the first step of the pipeline that removed it. */
-export type RemovalReason = 'managed-prefix' | 'inherit' | 'credential' | 'secret-value' | 'exclude' | 'hardening' | 'include-only' | 'explicit-unset' | 'unmanaged'
+export type RemovalReason = 'unrepresentable' | 'managed-prefix' | 'inherit' | 'credential' | 'secret-value' | 'public-prefix-secret' | 'exclude' | 'hardening' | 'include-only' | 'explicit-unset' | 'unmanaged'
 
 /** When a catalog variable is present: `always`; `agent` (agent calls); `profile` (a profile was given); `resolver` (when its resolver returns it). */
 export type VariableAvailability = 'always' | 'agent' | 'profile' | 'resolver'

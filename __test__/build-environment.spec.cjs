@@ -82,6 +82,33 @@ describe('buildEnvironment(spec, parentEnv)', () => {
     for (const removal of built.removed) expect(Object.keys(removal).sort()).toEqual(['key', 'reason'])
   })
 
+  it("every parent entry a child does not get is in removed: what holds no text as 'unrepresentable'", () => {
+    const lone = '\ud800'
+    const given = {
+      ...parent,
+      LONE_VALUE: `half ${lone}`,
+      [`LONE${lone}NAME`]: 'x',
+      WITH_NUL: 'a\0b',
+      'A=B': 'x',
+      NUMBER: 5,
+      UNDEFINED: undefined,
+      [Symbol('SYM')]: 'x',
+    }
+    const built = buildEnvironment({ terminalEnv: false }, given)
+    const reasons = Object.fromEntries(built.removed.map(({ key, reason }) => [key, reason]))
+    for (const key of Object.keys(given)) {
+      if (key === 'UNDEFINED') continue // no entry at all
+      const shown = key.replace(lone, '\ufffd')
+      expect([key, shown in built.env || shown in reasons]).toEqual([key, true])
+    }
+    expect(built.removed.filter(({ reason }) => reason === 'unrepresentable')).toEqual(
+      ['A=B', 'LONE_VALUE', 'LONE\ufffdNAME', 'NUMBER', 'WITH_NUL'].map((key) => ({ key, reason: 'unrepresentable' })),
+    )
+    // First in pipeline order.
+    expect(built.removed.slice(0, 5).map(({ reason }) => reason)).toEqual(Array(5).fill('unrepresentable'))
+    expect(reasons.UNDEFINED).toBeUndefined()
+  })
+
   it("reports 'inherit' for what inherit core or none leaves behind", () => {
     const core = buildEnvironment({ scrub: { inherit: 'core' }, terminalEnv: false }, parent)
     expect(core.env).toEqual({ PATH: '/usr/bin:/bin', HOME: '/home/ada' })

@@ -7,6 +7,7 @@
 // (and `dsh-shell-env explain`).
 
 const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
 
 const { ShellEnvRegistry, execute } = require('..')
@@ -51,7 +52,8 @@ posix.describe('command directories are trusted at every use', () => {
   })
   afterEach(() => fs.rmSync(scratch, { recursive: true, force: true }))
 
-  it('one inside a directory others can write (1777, like /tmp) is refused at register() and left out when it becomes so later', async () => {
+  it('one inside a directory others can write is refused at register() and left out when it becomes so later', async () => {
+    // Not made yet in a sticky directory (1777, like /tmp): whoever creates it first owns it.
     expectCode(thrown(() => registryWith('/tmp/dsh-command-dirs-spec-bin')), 'ERR_SHELL_ENV_INVALID_DIRECTORY', 'is inside /tmp, which is writable by its group or by others')
 
     const shared = path.join(scratch, 'shared')
@@ -61,7 +63,7 @@ posix.describe('command directories are trusted at every use', () => {
     expect(pathOf(registry.collect({}, { inheritedPath: '/usr/bin' }))).toEqual([bin, good, '/usr/bin'])
 
     fs.mkdirSync(bin, { recursive: true })
-    fs.chmodSync(shared, 0o1777)
+    fs.chmodSync(shared, 0o777)
     let snapshot
     const warnings = await warningsDuring(() => {
       snapshot = registry.collect({}, { inheritedPath: '/usr/bin' })
@@ -92,7 +94,7 @@ posix.describe('command directories are trusted at every use', () => {
     const bin = path.join(shared, 'bin')
     const registry = registryWith(bin)
     fs.mkdirSync(bin, { recursive: true })
-    fs.chmodSync(shared, 0o1777)
+    fs.chmodSync(shared, 0o777)
     let snapshot
     const warnings = await warningsDuring(async () => {
       snapshot = await registry.collectAsync({}, { inheritedPath: '/usr/bin' })
@@ -103,6 +105,28 @@ posix.describe('command directories are trusted at every use', () => {
     ])
   })
 
+  it('a directory from mkdtemp in the system temporary directory is trusted: its sticky parent cannot take it away', () => {
+    const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'bin-'))
+    try {
+      const registry = registryWith(bin)
+      expect(pathOf(registry.collect({}, { inheritedPath: '/usr/bin' }))).toEqual([bin, '/usr/bin'])
+      expect(registry.untrustedDirectories()).toEqual([])
+    } finally {
+      fs.rmSync(bin, { recursive: true, force: true })
+    }
+  })
+
+  it('a sticky directory others can write (1777, like /tmp) is trusted as the parent of one of ours, not as the directory itself', () => {
+    const shared = path.join(scratch, 'shared')
+    const bin = path.join(shared, 'bin')
+    fs.mkdirSync(bin, { recursive: true })
+    fs.chmodSync(shared, 0o1777)
+    const registry = registryWith(bin)
+    expect(pathOf(registry.collect({}, { inheritedPath: '/usr/bin' }))).toEqual([bin, '/usr/bin'])
+    expectCode(thrown(() => registryWith(shared)), 'ERR_SHELL_ENV_INVALID_DIRECTORY', `command directory "${shared}": is writable by its group or by others`)
+    expectCode(thrown(() => registryWith(path.join(shared, 'later'))), 'ERR_SHELL_ENV_INVALID_DIRECTORY', `is inside ${shared}, which is writable`)
+  })
+
   it('a link to a directory others can write is judged by where it leads', async () => {
     const open = path.join(scratch, 'open')
     fs.mkdirSync(open)
@@ -110,6 +134,16 @@ posix.describe('command directories are trusted at every use', () => {
     const link = path.join(scratch, 'bin')
     fs.symlinkSync(open, link)
     expectCode(thrown(() => registryWith(link)), 'ERR_SHELL_ENV_INVALID_DIRECTORY', `is inside ${open}, which is writable`)
+  })
+
+  asRoot.it('one in the system temporary directory that belongs to another user is refused', () => {
+    const theirs = fs.mkdtempSync(path.join(os.tmpdir(), 'bin-'))
+    try {
+      fs.chownSync(theirs, NOBODY, NOBODY)
+      expectCode(thrown(() => registryWith(theirs)), 'ERR_SHELL_ENV_INVALID_DIRECTORY', `command directory "${theirs}": is owned by another user`)
+    } finally {
+      fs.rmSync(theirs, { recursive: true, force: true })
+    }
   })
 
   asRoot.it('one created after register() by another user is left out of PATH, also for execute({ registry })', async () => {

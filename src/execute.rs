@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 
 use dsh_shell_env_core::command::{self, CommandLine, ExecRequest, StdioRequest};
-use dsh_shell_env_core::environment::{build_environment, Environment, Inherit, Platform};
+use dsh_shell_env_core::environment::{build_environment_with_unrepresentable, Environment, Inherit, Platform};
 use dsh_shell_env_core::error::{SUPERVISOR_LOST, SUPERVISOR_LOST_MESSAGE};
 use dsh_shell_env_core::launch::{Launch, ManagedSource, PendingCollection};
 use dsh_shell_env_core::process::{self, KillReason, OutputSink, Process, RunResult, StreamKind, StreamResult};
@@ -132,7 +132,13 @@ pub fn build_environment_js(env: &Env, spec: Unknown, parent_env: Option<Unknown
         read_environment(&spec, &mut request)?;
         read_managed(&spec, &mut request)?;
         let parent = parent_vars(env, parent_env)?;
-        Ok(build_environment(&Platform::current(), parent, &request.environment)?)
+        let platform = Platform::current();
+        Ok(build_environment_with_unrepresentable(
+            &platform,
+            parent.entries,
+            parent.unrepresentable,
+            &request.environment,
+        )?)
     })();
     let environment = built.map_err(|failure| failure.into_js(env))?;
     environment_to_js(env, &environment)
@@ -231,7 +237,8 @@ fn prepare(
         return Err(ExecError::invalid_spec("stdio.terminal", reason).into());
     }
     descriptors::check(&request.stdio)?;
-    let parent = parent_vars(env, parent_env)?;
+    // What cannot be carried is only reported by buildEnvironment(); a child gets neither.
+    let parent = parent_vars(env, parent_env)?.entries;
     let cwd = std::env::current_dir().map_err(|source| ExecError::InvalidWorkdir { path: ".".into(), source })?;
 
     let registry = spec.get("registry")?;
@@ -448,9 +455,10 @@ fn read_environment(spec: &Field<'_>, request: &mut ExecRequest) -> Read<()> {
 
 /// The parent environment's variables: those of `parentEnv`, or with none
 /// (`undefined` or `null`) those of the calling thread's `process.env`, read
-/// leniently (see `Field::lenient_string_record`); a throwing getter or Proxy
-/// trap is reported, not skipped.
-fn parent_vars(env: &Env, parent_env: Option<Unknown>) -> Read<Vec<(String, String)>> {
+/// leniently (see `Field::lenient_string_record`), with the names of the
+/// entries that hold no text; a throwing getter or Proxy trap is reported,
+/// not skipped.
+fn parent_vars(env: &Env, parent_env: Option<Unknown>) -> Read<read::LenientRecord> {
     read::caller_env(env, Kind::ParentEnv, "parentEnv", parent_env, "an object of environment variables")?
         .lenient_string_record()
 }

@@ -394,22 +394,36 @@ impl<'a> Field<'a> {
         Ok(entries)
     }
 
-    /// The string entries of an environment-like object, read leniently:
-    /// anything but a well-formed string value under a well-formed string key
-    /// is skipped, as an entry that could never come from a real environment.
-    pub fn lenient_string_record(&self) -> Read<Vec<(String, String)>> {
+    /// The string entries of an environment-like object, read leniently,
+    /// and the names of the entries no child could be given, as an entry that
+    /// could never come from a real environment: a value that is not a
+    /// string (`undefined` is no entry at all), a string with a lone
+    /// surrogate, or a key with one (named with U+FFFD in its place). Symbol
+    /// keys name no variable and are left out.
+    pub fn lenient_string_record(&self) -> Read<LenientRecord> {
         let threw = |thrown| self.threw(thrown);
         let mut entries = Vec::new();
+        let mut unrepresentable = Vec::new();
         for (raw, key) in js::own_keys(self.env, self.value, false).map_err(threw)? {
-            let js::Key::Name(key) = key else { continue };
-            let item = js::get_key(self.env, self.value, raw).map_err(threw)?;
-            if js::type_of(self.env, item) == ValueType::String {
-                if let Ok(item) = js::string(self.env, item).map_err(threw)? {
-                    entries.push((key, item));
+            let key = match key {
+                js::Key::Name(key) => key,
+                js::Key::IllFormed(lossy, _) => {
+                    unrepresentable.push(lossy);
+                    continue;
                 }
+                js::Key::Symbol(_) => continue,
+            };
+            let item = js::get_key(self.env, self.value, raw).map_err(threw)?;
+            match js::type_of(self.env, item) {
+                ValueType::String => match js::string(self.env, item).map_err(threw)? {
+                    Ok(item) => entries.push((key, item)),
+                    Err(_) => unrepresentable.push(key),
+                },
+                ValueType::Undefined => {}
+                _ => unrepresentable.push(key),
             }
         }
-        Ok(entries)
+        Ok(LenientRecord { entries, unrepresentable })
     }
 
     /// `value[name]` read leniently (see `js::get_string`); a throw is
@@ -417,6 +431,15 @@ impl<'a> Field<'a> {
     pub fn lenient_string(&self, name: &'static str) -> Read<Option<String>> {
         js::get_string(self.env, self.value, name).map_err(|thrown| self.threw(thrown))
     }
+}
+
+/// An environment-like object read leniently (see
+/// [`Field::lenient_string_record`]).
+pub struct LenientRecord {
+    /// Its entries that are well-formed strings under well-formed names.
+    pub entries: Vec<(String, String)>,
+    /// The names of its entries that hold no text a child could be given.
+    pub unrepresentable: Vec<String>,
 }
 
 /// The caller's environment object, `name` in messages: `parent` when given,

@@ -81,6 +81,9 @@ mod imp {
         let mut components: Vec<&Path> = directory.ancestors().collect();
         components.reverse();
         let mut deepest = None;
+        // A sticky directory others can write, trusted as a parent only once
+        // the next component exists (and passes the owner check below).
+        let mut sticky = None;
         for component in components {
             let meta = match std::fs::symlink_metadata(component) {
                 Ok(meta) => meta,
@@ -88,6 +91,7 @@ mod imp {
                 Err(error) if error.kind() == io::ErrorKind::NotFound => break,
                 Err(_) => return Some((component.to_path_buf(), Problem::Unreadable)),
             };
+            sticky = None;
             deepest = Some(component);
             if !trusted_owner(&meta) {
                 return Some((component.to_path_buf(), Problem::OtherOwner));
@@ -97,11 +101,19 @@ mod imp {
                 continue;
             }
             if meta.mode() & 0o022 != 0 {
+                if meta.is_dir() && meta.mode() & 0o1000 != 0 && component != directory {
+                    sticky = Some(component);
+                    continue;
+                }
                 return Some((component.to_path_buf(), Problem::Writable));
             }
             if !meta.is_dir() {
                 return Some((component.to_path_buf(), Problem::NotDirectory));
             }
+        }
+        // The next name in a sticky directory is not made yet: anyone may take it.
+        if let Some(parent) = sticky {
+            return Some((parent.to_path_buf(), Problem::Writable));
         }
         // Where the links on the way lead: the same rules for the real path.
         let deepest = deepest?;
@@ -150,22 +162,85 @@ mod tests {
     }
 
     #[test]
-    fn a_writable_directory_or_parent_is_not_trusted_sticky_or_not() {
+    fn a_writable_directory_is_not_trusted_sticky_or_not() {
         let dir = scratch("writable");
         let bin = dir.join("bin");
         std::fs::create_dir(&bin).unwrap();
-        for mode in [0o775, 0o757, 0o1777] {
+        for mode in [0o775, 0o757, 0o1777, 0o1775] {
             set_mode(&bin, mode);
             let untrusted = check(&bin).expect("writable");
             assert_eq!((untrusted.at.as_path(), untrusted.problem), (bin.as_path(), Problem::Writable));
         }
-        set_mode(&bin, 0o1777);
-        let inner = bin.join("tools");
-        let untrusted = check(&inner).expect("a writable parent");
-        assert_eq!(untrusted.at, bin);
-        assert!(untrusted.to_string().starts_with(&format!("is inside {}, which is writable", bin.display())));
-        set_mode(&bin, 0o755);
-        assert_eq!(check(&inner), None);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_writable_parent_is_not_trusted_unless_it_is_sticky_and_the_next_component_exists() {
+        let dir = scratch("writable-parent");
+        let shared = dir.join("shared");
+        let inner = shared.join("tools");
+        std::fs::create_dir_all(&inner).unwrap();
+        set_mode(&inner, 0o755);
+        for mode in [0o777, 0o775, 0o757] {
+            set_mode(&shared, mode);
+            let untrusted = check(&inner).expect("a writable parent");
+            assert_eq!((untrusted.at.as_path(), untrusted.problem), (shared.as_path(), Problem::Writable));
+            assert!(untrusted.to_string().starts_with(&format!("is inside {}, which is writable", shared.display())));
+        }
+        // Sticky: nobody else can rename or remove `tools`, which is ours.
+        for mode in [0o1777, 0o1775] {
+            set_mode(&shared, mode);
+            assert_eq!(check(&inner), None);
+            assert_eq!(check(&inner.join("bin")), None);
+        }
+        // A name not made yet in it is whoever's creates it first.
+        let later = shared.join("later").join("bin");
+        let untrusted = check(&later).expect("a name not made yet in a sticky directory");
+        assert_eq!((untrusted.at.as_path(), untrusted.problem), (shared.as_path(), Problem::Writable));
+        set_mode(&shared, 0o755);
+        assert_eq!(check(&later), None);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_directory_made_in_the_system_temporary_directory_is_trusted_when_that_is_sticky() {
+        let temp = std::env::temp_dir();
+        let sticky = std::fs::metadata(&temp).is_ok_and(|meta| {
+            use std::os::unix::fs::MetadataExt;
+            meta.mode() & 0o1000 != 0
+        });
+        if !sticky {
+            return;
+        }
+        let dir = temp.join(format!(".dsh-core-test-trust-temp-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).unwrap();
+        set_mode(&dir, 0o700);
+        assert_eq!(check(&dir), None);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn another_user_s_directory_in_a_sticky_parent_is_not_trusted() {
+        // Making a directory another user's takes root.
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            return;
+        }
+        let dir = scratch("sticky-other");
+        let shared = dir.join("shared");
+        let theirs = shared.join("bin");
+        std::fs::create_dir_all(&theirs).unwrap();
+        set_mode(&shared, 0o1777);
+        set_mode(&theirs, 0o755);
+        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+        let untrusted = check(&theirs).expect("another user's directory");
+        assert_eq!((untrusted.at.as_path(), untrusted.problem), (theirs.as_path(), Problem::OtherOwner));
+        // A sticky directory of another user's is not trusted as a parent either.
+        std::os::unix::fs::chown(&theirs, Some(0), Some(0)).unwrap();
+        std::os::unix::fs::chown(&shared, Some(65534), Some(65534)).unwrap();
+        let untrusted = check(&theirs).expect("another user's sticky parent");
+        assert_eq!((untrusted.at.as_path(), untrusted.problem), (shared.as_path(), Problem::OtherOwner));
         std::fs::remove_dir_all(dir).unwrap();
     }
 

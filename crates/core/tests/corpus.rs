@@ -1,9 +1,10 @@
 //! The default scrub scored on a labelled corpus of realistic environments
 //! (`tests/corpus/environment.json`: CI runners, a Kubernetes pod, cloud and
-//! AI SDKs, developer shells): every credential is removed and every other
-//! variable reaches the child.
+//! AI SDKs, developer shells, frontend builds, package managers, chat bots):
+//! every credential is removed and every other variable reaches the child.
+//! An entry may also name the reason it must be removed for.
 
-use dsh_shell_env_core::environment::{build_environment, EnvironmentSpec, Platform};
+use dsh_shell_env_core::environment::{build_environment, EnvironmentSpec, Platform, RemovalReason};
 
 struct Labelled {
     group: String,
@@ -11,6 +12,7 @@ struct Labelled {
     value: String,
     credential: bool,
     why: String,
+    reason: Option<String>,
 }
 
 fn corpus() -> Vec<Labelled> {
@@ -30,6 +32,7 @@ fn corpus() -> Vec<Labelled> {
                 value: field(entry, "value"),
                 credential: label == "credential",
                 why: field(entry, "why"),
+                reason: entry.get("reason").map(|reason| reason.as_str().expect("reason").to_owned()),
             }
         })
         .collect()
@@ -62,6 +65,7 @@ fn score(platform: Platform) {
     let parent = corpus.iter().map(|entry| (entry.name.clone(), entry.value.clone()));
     let spec = EnvironmentSpec { terminal: None, ..EnvironmentSpec::default() };
     let env = build_environment(&platform, parent, &spec).expect("the default spec is valid");
+    let reason = |name: &str| env.removed.iter().find(|removal| removal.key == name).map(|removal| removal.reason);
     let mut wrong = Vec::new();
     for entry in &corpus {
         let kept = env.get(&entry.name).is_some();
@@ -69,6 +73,11 @@ fn score(platform: Platform) {
             let verdict = if kept { "passes" } else { "is removed" };
             let label = if entry.credential { "credential" } else { "legitimate" };
             wrong.push(format!("{label} {} ({}: {}) {verdict}", entry.name, entry.group, entry.why));
+        } else if let Some(wanted) = &entry.reason {
+            let given = reason(&entry.name).map(RemovalReason::as_str);
+            if given != Some(wanted.as_str()) {
+                wrong.push(format!("credential {} ({}) is removed as {given:?}, not {wanted}", entry.name, entry.why));
+            }
         }
     }
     assert!(wrong.is_empty(), "{} of {} judged wrongly:\n{}", wrong.len(), corpus.len(), wrong.join("\n"));

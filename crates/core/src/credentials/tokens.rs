@@ -4,6 +4,8 @@
 //! Taken from the providers' documentation and the published rule sets of
 //! secret scanners (gitleaks, GitHub secret scanning).
 
+use std::sync::OnceLock;
+
 /// The characters a token's random part may use.
 #[derive(Clone, Copy)]
 enum Alphabet {
@@ -19,6 +21,8 @@ enum Alphabet {
     Hex,
     /// Upper-case letters and digits.
     Upper,
+    /// Letters, digits, `+`, `/` and `=` (base64).
+    Base64,
 }
 
 impl Alphabet {
@@ -30,6 +34,7 @@ impl Alphabet {
             Self::Dotted => c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'),
             Self::Hex => c.is_ascii_digit() || ('a'..='f').contains(&c),
             Self::Upper => c.is_ascii_uppercase() || c.is_ascii_digit(),
+            Self::Base64 => c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '='),
         }
     }
 }
@@ -45,7 +50,7 @@ const fn shape(prefix: &'static str, min: usize, alphabet: Alphabet) -> Shape {
     Shape { prefix, min, alphabet }
 }
 
-use Alphabet::{Alnum, Dashed, Dotted, Hex, Upper, Word};
+use Alphabet::{Alnum, Base64, Dashed, Dotted, Hex, Upper, Word};
 
 /// The prefixed shapes. Keys whose only mark is `sk-` are [`is_sk_key`].
 const SHAPES: &[Shape] = &[
@@ -91,6 +96,9 @@ const SHAPES: &[Shape] = &[
     shape("xai-", 60, Alnum),
     shape("r8_", 30, Alnum),
     shape("fw_", 20, Alnum),
+    // Mapbox: secret and temporary tokens (its public tokens are `pk.`).
+    shape("sk.eyJ", 40, Dotted),
+    shape("tk.eyJ", 40, Dotted),
     // Google: API keys, OAuth client secrets, OAuth access tokens.
     shape("AIza", 35, Dashed),
     shape("GOCSPX-", 28, Dashed),
@@ -143,7 +151,108 @@ const SHAPES: &[Shape] = &[
     shape("hcxik_", 40, Alnum),
     shape("hcamk_", 20, Alnum),
     shape("hcxmk_", 20, Alnum),
+    // Docker Hub: personal and organization access tokens.
+    shape("dckr_pat_", 27, Dashed),
+    shape("dckr_oat_", 27, Dashed),
+    // Sentry: user auth tokens, organization tokens (base64 of JSON).
+    shape("sntryu_", 64, Hex),
+    shape("sntrys_eyJ", 30, Alnum),
+    // New Relic: user, insert and query keys (license keys end in `NRAL`).
+    shape("NRAK-", 27, Upper),
+    shape("NRII-", 32, Dashed),
+    shape("NRIQ-", 32, Dashed),
+    // Contentful management tokens; Bitbucket app passwords and access
+    // tokens; PlanetScale service tokens, passwords and OAuth tokens;
+    // 1Password service account tokens (base64 of JSON).
+    shape("CFPAT-", 43, Dashed),
+    shape("ATBB", 28, Alnum),
+    shape("ATCTT3xFfGN0", 100, Dotted),
+    shape("pscale_tkn_", 32, Dotted),
+    shape("pscale_pw_", 32, Dotted),
+    shape("pscale_oauth_", 32, Dotted),
+    shape("ops_eyJ", 20, Alnum),
+    // CI and registries: Buildkite user tokens, SonarQube user, project and
+    // analysis tokens, RubyGems keys.
+    shape("bkua_", 40, Hex),
+    shape("squ_", 40, Hex),
+    shape("sqp_", 40, Hex),
+    shape("sqa_", 40, Hex),
+    shape("rubygems_", 48, Hex),
+    // Payments and mail: Brevo (Sendinblue), Shippo, Flutterwave, Square.
+    shape("xkeysib-", 64, Dashed),
+    shape("shippo_live_", 40, Hex),
+    shape("shippo_test_", 40, Hex),
+    shape("FLWSECK-", 32, Dashed),
+    shape("FLWSECK_TEST-", 32, Dashed),
+    shape("sq0atp-", 22, Dashed),
+    shape("sq0csp-", 43, Dashed),
+    shape("EAAA", 60, Dashed),
+    // Dynatrace, Prefect, Sourcegraph, Typeform, HubSpot private apps,
+    // Langfuse secret keys, PostHog personal keys.
+    shape("dt0c01.", 80, Dotted),
+    shape("pnu_", 36, Alnum),
+    shape("sgp_", 40, Word),
+    shape("tfp_", 40, Dotted),
+    shape("pat-na1-", 36, Dashed),
+    shape("pat-eu1-", 36, Dashed),
+    shape("sk-lf-", 36, Dashed),
+    shape("phx_", 40, Alnum),
 ];
+
+/// Keys their providers document as publishable, made to be put in web pages
+/// and apps: Stripe's and Clerk's `pk_live_` and `pk_test_`, Mapbox's public
+/// `pk.` tokens, Supabase's `sb_publishable_`, PostHog's project key `phc_`.
+const PUBLISHABLE: &[Shape] = &[
+    shape("pk_live_", 16, Base64),
+    shape("pk_test_", 16, Base64),
+    shape("pk.eyJ", 20, Dotted),
+    shape("sb_publishable_", 16, Dashed),
+    shape("phc_", 30, Alnum),
+];
+
+impl Shape {
+    fn matches(&self, word: &str) -> bool {
+        word.strip_prefix(self.prefix)
+            .is_some_and(|rest| rest.len() >= self.min && rest.chars().all(|c| self.alphabet.allows(c)))
+    }
+}
+
+/// Whether all of `value` is a key documented as publishable ([`PUBLISHABLE`]).
+pub(super) fn is_publishable(value: &str) -> bool {
+    PUBLISHABLE.iter().any(|shape| shape.matches(value))
+}
+
+/// Whether `word` is a token of a shape this module knows that is a secret
+/// wherever it is: [`is_token`] but for the shapes made to be served to
+/// browsers (a JWT, such as Supabase's anon key, unless its role says
+/// `service_role`; Google's `AIza` keys, which Firebase and Maps put in web
+/// pages).
+pub(super) fn is_secret_shape(word: &str) -> bool {
+    is_token(word) && !word.starts_with("AIza") && (!is_jwt(word) || is_service_role_jwt(word))
+}
+
+/// A JWT whose payload gives it the `service_role` (Supabase's key that
+/// bypasses row-level security).
+fn is_service_role_jwt(word: &str) -> bool {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine;
+    let payload = word.split('.').nth(1).unwrap_or_default().trim_end_matches('=');
+    URL_SAFE_NO_PAD.decode(payload).is_ok_and(|bytes| String::from_utf8_lossy(&bytes).contains("\"service_role\""))
+}
+
+/// The shapes whose prefix starts with `word`'s first byte: [`SHAPES`] is
+/// tried for every word of every value, so it is grouped by that byte once.
+fn shapes_starting(word: &str) -> impl Iterator<Item = &'static Shape> {
+    static BY_FIRST: OnceLock<Vec<Vec<&'static Shape>>> = OnceLock::new();
+    let by_first = BY_FIRST.get_or_init(|| {
+        let mut by_first = vec![Vec::new(); 256];
+        for shape in SHAPES {
+            by_first[usize::from(shape.prefix.as_bytes()[0])].push(shape);
+        }
+        by_first
+    });
+    word.bytes().next().into_iter().flat_map(|first| by_first[usize::from(first)].iter().copied())
+}
 
 /// Whether `word` (letters, digits and `_ - . ~`, as found in a value) is a
 /// token of a shape this module knows.
@@ -151,16 +260,63 @@ pub(super) fn is_token(word: &str) -> bool {
     if word.len() < 14 {
         return false;
     }
-    SHAPES.iter().any(|shape| {
-        word.strip_prefix(shape.prefix)
-            .is_some_and(|rest| rest.len() >= shape.min && rest.chars().all(|c| shape.alphabet.allows(c)))
-    }) || is_sk_key(word)
+    shapes_starting(word).any(|shape| shape.matches(word))
+        || is_sk_key(word)
         || is_aws_access_key(word)
         || is_jwt(word)
         || is_azure_client_secret(word)
         || is_terraform_cloud_token(word)
         || is_langsmith_key(word)
         || is_legacy_vault_token(word)
+        || is_discord_bot_token(word)
+        || is_new_relic_license_key(word)
+        || is_airtable_token(word)
+}
+
+/// A Discord bot token: the bot's id in base64 (an id of 17 to 20 digits
+/// encodes to a start of `M`, `N` or `O`), a timestamp and an HMAC, joined by
+/// dots.
+fn is_discord_bot_token(word: &str) -> bool {
+    let mut parts = word.split('.');
+    let (Some(id), Some(time), Some(hmac), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    (23..=28).contains(&id.len())
+        && id.starts_with(['M', 'N', 'O'])
+        && id.chars().all(|c| Alnum.allows(c))
+        && looks_random(id)
+        && (6..=7).contains(&time.len())
+        && time.chars().all(|c| Dashed.allows(c))
+        && (27..=38).contains(&hmac.len())
+        && hmac.chars().all(|c| Dashed.allows(c))
+}
+
+/// A New Relic license (ingest) key: 36 hex digits, then `NRAL`.
+fn is_new_relic_license_key(word: &str) -> bool {
+    word.len() == 40 && word.ends_with("NRAL") && word[..36].chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// An Airtable personal access token: `pat`, 14 letters and digits, `.`,
+/// 64 hex digits.
+fn is_airtable_token(word: &str) -> bool {
+    word.strip_prefix("pat").and_then(|rest| rest.split_once('.')).is_some_and(|(id, secret)| {
+        id.len() == 14
+            && id.chars().all(|c| Alnum.allows(c))
+            && secret.len() == 64
+            && secret.chars().all(|c| Hex.allows(c))
+    })
+}
+
+/// Whether `value` holds a Telegram bot token: the bot's id (8 to 10 digits),
+/// `:`, and 35 characters of base64url, alone (`123456789:AA…`) or in a bot
+/// API URL (`…/bot123456789:AA…/sendMessage`). A colon splits the words
+/// [`is_token`] is given, so the value is searched instead.
+pub(super) fn has_telegram_bot_token(value: &str) -> bool {
+    value.match_indices(':').any(|(at, _)| {
+        let before = &value[..at];
+        let id = before.len() - before.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        (8..=10).contains(&id) && value[at + 1..].chars().take(36).take_while(|&c| Dashed.allows(c)).count() == 35
+    })
 }
 
 /// A LangSmith key: `lsv2_pt_` (personal) or `lsv2_sk_` (service), 32 hex
@@ -281,6 +437,61 @@ mod tests {
             "secret_santa_list_for_the_team_party",
         ] {
             assert!(!is_token(word), "{word}");
+        }
+    }
+
+    #[test]
+    fn publishable_keys_are_their_prefix_then_their_alphabet() {
+        for value in [
+            "pk_live_51H8xYzAbCdEfGhIjKlMnOpQr",
+            "pk_test_Y2xlcmsuYWNtZS5pbyQ=",
+            "pk.eyJ1IjoiYWNtZSIsImEiOiJjbHgifQ.AbCdEf-12",
+            "sb_publishable_Zq8Lw3Xv9Tp2Nc7Rb4Hm",
+            "phc_Zq8Lw3Xv9Tp2Nc7Rb4HmZq8Lw3Xv9Tp2Nc7",
+        ] {
+            assert!(is_publishable(value), "{value}");
+        }
+        for value in
+            ["pk_live_", "sk_live_51H8xYzAbCdEfGhIjKlMnOpQr", "pk_live_51H8 and more", "sk.eyJ1IjoiYWNtZSJ9.abc"]
+        {
+            assert!(!is_publishable(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn shapes_served_to_browsers_are_not_secret_shapes_but_a_service_role_jwt_is() {
+        let anon = "eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoiYW5vbiJ9.c2lnbmF0dXJlc2lnbmF0dXJl";
+        let service = "eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoic2VydmljZV9yb2xlIn0.c2lnbmF0dXJlc2lnbmF0dXJl";
+        assert!(is_token(anon) && !is_secret_shape(anon));
+        assert!(is_secret_shape(service));
+        assert!(!is_secret_shape("AIzaSyD-1234567890abcdefghijklmnopqrstu"));
+        assert!(is_secret_shape("ghp_0123456789abcdefghijABCDEFGHIJklmnop"));
+        assert!(is_secret_shape("sk_live_51H8xYzAbCdEfGhIjKlMnOpQr"));
+    }
+
+    #[test]
+    fn discord_new_relic_and_airtable_tokens_have_their_own_shapes() {
+        assert!(is_token("MTIzNDU2Nzg5MDEyMzQ1Njc4.GhIjKl.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"));
+        assert!(!is_token("MyServiceConfigurationAbc.GhIjKl.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"));
+        assert!(!is_token("MTIzNDU2Nzg5MDEyMzQ1Njc4.release.notes"));
+        assert!(is_token("0123456789abcdef0123456789abcdef0123NRAL"));
+        assert!(!is_token("0123456789abcdef0123456789abcdef0123NRAK"));
+        assert!(is_token(&format!("patAbCdEf01234567.{}", "0123456789abcdef".repeat(4))));
+        assert!(!is_token("patterns.for.the.matcher"));
+    }
+
+    #[test]
+    fn a_telegram_bot_token_is_a_bot_id_a_colon_and_35_characters() {
+        let token = "7012345678:AAH3kq9Zx81kQ2mN7pL0vB4cD9eF3gH6jK5";
+        assert!(has_telegram_bot_token(token));
+        assert!(has_telegram_bot_token(&format!("https://api.telegram.org/bot{token}/sendMessage")));
+        for value in [
+            "20240601:20240630",
+            "0.0.0.0:8080",
+            "7012345678:AAH3kq9Zx81kQ2mN7pL0vB4cD9eF3gH6jK5x",
+            "1234567:AAH3kq9Zx81kQ2mN7pL0vB4cD9eF3gH6jK5",
+        ] {
+            assert!(!has_telegram_bot_token(value), "{value}");
         }
     }
 

@@ -4,12 +4,15 @@
 //! child gets.
 //!
 //! The steps run in one fixed order:
-//! 1. the parent environment, minus entries that could never reach `execve`;
+//! 1. the parent environment, minus entries that could never reach `execve`
+//!    (reported as unrepresentable);
 //! 2. every inherited name in the managed namespace is dropped, so a stale
 //!    `DSH_SESSION_ID` from an outer harness never leaks into a child;
 //! 3. `inherit` (all, core or none);
 //! 4. credentials, unless the caller turned the default off: names that say
-//!    they hold one, then values that carry one ([`crate::credentials`]);
+//!    they hold one, then values that carry one, then values with a secret's
+//!    shape under a prefix web frameworks serve to browsers
+//!    ([`crate::credentials`]);
 //! 5. the caller's `exclude` globs;
 //! 6. `hardening`, when asked for: a preset for hosts whose environment is not
 //!    their user's own (shared CI runners, services);
@@ -281,6 +284,11 @@ impl Source {
 /// Which step removed a variable, in pipeline order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum RemovalReason {
+    /// A parent entry no child could be given: an empty name, a name with `=`
+    /// after its first character, a NUL in the name or the value, or (read
+    /// from a caller's object) a value that is not a string or not
+    /// well-formed text.
+    Unrepresentable,
     /// An inherited name in the managed `DSH_` namespace (any case).
     ManagedPrefix,
     /// Not kept by `inherit: core` or `inherit: none`.
@@ -290,6 +298,10 @@ pub enum RemovalReason {
     Credential,
     /// A value that carries a credential ([`credentials::Finding::Value`]).
     SecretValue,
+    /// A variable a web framework serves to every visitor (`VITE_*`,
+    /// `NEXT_PUBLIC_*`, …) whose value still has a secret's own shape
+    /// ([`credentials::Finding::PublicPrefixSecret`]).
+    PublicPrefixSecret,
     /// Matched one of the caller's `exclude` globs.
     Exclude,
     /// Matched a hardening pattern or carried a function value.
@@ -305,11 +317,13 @@ pub enum RemovalReason {
 
 impl RemovalReason {
     /// Every reason, in pipeline order.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 11] = [
+        Self::Unrepresentable,
         Self::ManagedPrefix,
         Self::Inherit,
         Self::Credential,
         Self::SecretValue,
+        Self::PublicPrefixSecret,
         Self::Exclude,
         Self::Hardening,
         Self::IncludeOnly,
@@ -317,15 +331,17 @@ impl RemovalReason {
         Self::Unmanaged,
     ];
 
-    /// The name a JS caller sees: `"managed-prefix"`, `"inherit"`,
-    /// `"credential"`, `"secret-value"`, `"exclude"`, `"hardening"`,
+    /// The name a JS caller sees: `"unrepresentable"`, `"managed-prefix"`, `"inherit"`,
+    /// `"credential"`, `"secret-value"`, `"public-prefix-secret"`, `"exclude"`, `"hardening"`,
     /// `"include-only"`, `"explicit-unset"` or `"unmanaged"`.
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::Unrepresentable => "unrepresentable",
             Self::ManagedPrefix => "managed-prefix",
             Self::Inherit => "inherit",
             Self::Credential => "credential",
             Self::SecretValue => "secret-value",
+            Self::PublicPrefixSecret => "public-prefix-secret",
             Self::Exclude => "exclude",
             Self::Hardening => "hardening",
             Self::IncludeOnly => "include-only",
@@ -337,11 +353,15 @@ impl RemovalReason {
     /// Why this step removes a variable, in words (what `explain` prints).
     pub fn describe(self) -> &'static str {
         match self {
+            Self::Unrepresentable => "holds nothing an environment can carry (a NUL, a lone surrogate, not a string)",
             Self::ManagedPrefix => "inherited DSH_* value; the current one is set fresh",
             Self::Inherit => "not kept by scrub.inherit",
             Self::Credential => "name says it holds a credential (…_PASSWORD, …_TOKEN, …_KEY, DB_PW, apiSecret, …)",
             Self::SecretValue => {
                 "value carries a credential (a token, a private key, a URL or connection string with one)"
+            }
+            Self::PublicPrefixSecret => {
+                "served to browsers by its prefix (VITE_, NEXT_PUBLIC_, …), yet its value has a secret's shape (a secret token, a private key)"
             }
             Self::Exclude => "matched scrub.exclude",
             Self::Hardening => "could run code before the command",
@@ -490,7 +510,8 @@ impl Environment {
 ///
 /// The parent is trusted but filtered: entries that can never reach `execve`
 /// (an empty name, `=` after the first character of the name, a NUL anywhere)
-/// are skipped without being reported. A leading `=` is kept, for Windows'
+/// are removed as [`RemovalReason::Unrepresentable`], unless another entry of
+/// the same variable is kept. A leading `=` is kept, for Windows'
 /// per-drive variables such as `=C:`. When two parent names denote the same
 /// variable (the same name twice, or two spellings on Windows), the pair that
 /// sorts first by name and then value in byte order wins, so `PATH` beats
@@ -504,9 +525,24 @@ pub fn build_environment(
     parent: impl IntoIterator<Item = (String, String)>,
     spec: &EnvironmentSpec,
 ) -> Result<Environment, ExecError> {
+    build_environment_with_unrepresentable(platform, parent, Vec::new(), spec)
+}
+
+/// [`build_environment`] for a parent read from a caller's object, some of
+/// whose entries held no text at all (a value that is not a string, or a JS
+/// string with a lone surrogate): `unrepresentable` names them, and each is
+/// reported as [`RemovalReason::Unrepresentable`] as the entries that cannot
+/// reach `execve` are, so every parent entry a child does not get is in
+/// `removed`.
+pub fn build_environment_with_unrepresentable(
+    platform: &Platform,
+    parent: impl IntoIterator<Item = (String, String)>,
+    unrepresentable: Vec<String>,
+    spec: &EnvironmentSpec,
+) -> Result<Environment, ExecError> {
     validate(spec)?;
     let scrub = &spec.scrub;
-    let mut env = Builder::from_parent(platform, parent);
+    let mut env = Builder::from_parent(platform, parent, unrepresentable);
 
     // Compared in the platform's form, so on Windows a spelling that only
     // upper-cases into the namespace (`dſh_session_id` → `DSH_SESSION_ID`) goes too.
@@ -520,9 +556,14 @@ pub fn build_environment(
         // In the platform's form: on Windows, where names ignore case, the
         // upper-cased name (`apiSecret` is `APISECRET`, still a credential).
         // Remembered: the parent is mostly the same from one command to the next.
-        let finding = |var: &Var| credentials::find_remembered(&platform.fold(&var.name), &var.value);
-        env.drop_inherited(RemovalReason::Credential, |var| finding(var) == Some(Finding::Name));
-        env.drop_inherited(RemovalReason::SecretValue, |var| finding(var) == Some(Finding::Value));
+        // One verdict per variable gives the reason of any of the three steps.
+        env.drop_inherited_each(|var| {
+            credentials::find_remembered(&platform.fold(&var.name), &var.value).map(|finding| match finding {
+                Finding::Name => RemovalReason::Credential,
+                Finding::Value => RemovalReason::SecretValue,
+                Finding::PublicPrefixSecret => RemovalReason::PublicPrefixSecret,
+            })
+        });
     }
     let exclude = Globs::new(&scrub.exclude);
     env.drop_inherited(RemovalReason::Exclude, |var| exclude.matches(&var.name));
@@ -668,17 +709,45 @@ struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    fn from_parent(platform: &'a Platform, parent: impl IntoIterator<Item = (String, String)>) -> Self {
-        let mut vars: Vec<Var> = parent
-            .into_iter()
-            .filter(|(name, value)| can_reach_execve(name, value))
-            .map(|(name, value)| Var::new(platform, name, value, Source::Inherited))
-            .collect();
+    fn from_parent(
+        platform: &'a Platform,
+        parent: impl IntoIterator<Item = (String, String)>,
+        mut unrepresentable: Vec<String>,
+    ) -> Self {
+        let parent = parent.into_iter();
+        let mut vars: Vec<Var> = Vec::with_capacity(parent.size_hint().0);
+        for (name, value) in parent {
+            if can_reach_execve(&name, &value) {
+                vars.push(Var::new(platform, name, value, Source::Inherited));
+            } else {
+                unrepresentable.push(name);
+            }
+        }
         // Sorting by name and value within a key makes the surviving duplicate
         // (the first) independent of parent order.
         vars.sort_unstable_by(|a, b| (a.key(), &a.name, &a.value).cmp(&(b.key(), &b.name, &b.value)));
         vars.dedup_by(|later, first| later.key() == first.key());
-        Self { platform, vars, removed: Vec::new(), reported: BTreeSet::new() }
+        let mut builder = Self { platform, vars, removed: Vec::new(), reported: BTreeSet::new() };
+        builder.report_unrepresentable(unrepresentable);
+        builder
+    }
+
+    /// Reports the parent entries no child could be given, each variable once
+    /// and in comparison order, unless another entry of it is kept (a Windows
+    /// spelling that differs only in case).
+    fn report_unrepresentable(&mut self, names: Vec<String>) {
+        if names.is_empty() {
+            return;
+        }
+        let mut gone: Vec<(String, String)> = names
+            .into_iter()
+            .map(|name| (self.platform.fold(&name).into_owned(), name))
+            .filter(|(key, _)| self.find(key).is_err())
+            .collect();
+        gone.sort_unstable();
+        for (key, name) in gone {
+            self.report(key, name, RemovalReason::Unrepresentable);
+        }
     }
 
     /// Removes the inherited variables `drop` selects, reporting them with `reason`.
@@ -692,15 +761,27 @@ impl<'a> Builder<'a> {
     }
 
     fn drop_where(&mut self, reason: RemovalReason, drop: impl Fn(&Var) -> bool) {
+        self.drop_each(|var| drop(var).then_some(reason));
+    }
+
+    /// Removes the inherited variables `reason_of` gives a reason for, in
+    /// one pass: several consecutive steps that one judgement decides.
+    fn drop_inherited_each(&mut self, reason_of: impl Fn(&Var) -> Option<RemovalReason>) {
+        self.drop_each(|var| if var.source == Source::Inherited { reason_of(var) } else { None });
+    }
+
+    fn drop_each(&mut self, reason_of: impl Fn(&Var) -> Option<RemovalReason>) {
         let mut dropped = Vec::new();
-        self.vars.retain_mut(|var| {
-            let keep = !drop(var);
-            if !keep {
-                dropped.push((var.key().to_owned(), std::mem::take(&mut var.name)));
+        self.vars.retain_mut(|var| match reason_of(var) {
+            Some(reason) => {
+                dropped.push((reason, var.key().to_owned(), std::mem::take(&mut var.name)));
+                false
             }
-            keep
+            None => true,
         });
-        for (key, name) in dropped {
+        // In pipeline order; stable, so in comparison order within a step.
+        dropped.sort_by_key(|(reason, _, _)| *reason);
+        for (reason, key, name) in dropped {
             self.report(key, name, reason);
         }
     }

@@ -144,6 +144,12 @@ fn reference(platform: &Platform, parent: &[(String, String)], spec: &Environmen
             removed.push((key, reason));
         }
     };
+    // An entry no child could be given, unless another entry of the variable is kept.
+    for (name, value) in parent {
+        if !can_reach_execve(name, value) && !vars.iter().any(|(n, _, _)| fold(platform, n) == fold(platform, name)) {
+            report(&mut removed, name, RemovalReason::Unrepresentable);
+        }
+    }
     let scrub = &spec.scrub;
     let steps: Vec<Step> = vec![
         (RemovalReason::ManagedPrefix, Box::new(|n, _| fold(platform, n).to_ascii_uppercase().starts_with("DSH_"))),
@@ -166,6 +172,10 @@ fn reference(platform: &Platform, parent: &[(String, String)], spec: &Environmen
         (
             RemovalReason::SecretValue,
             Box::new(|n, v| scrub.default_exclude && find(&fold(platform, n), v) == Some(Finding::Value)),
+        ),
+        (
+            RemovalReason::PublicPrefixSecret,
+            Box::new(|n, v| scrub.default_exclude && find(&fold(platform, n), v) == Some(Finding::PublicPrefixSecret)),
         ),
         (RemovalReason::Exclude, Box::new(|n, _| any_glob(&scrub.exclude, n))),
         (

@@ -1,6 +1,7 @@
 //! Credentials (step 4) and the caller's `exclude` globs (step 5): names that
-//! say they hold a credential and values that carry one go by default, in any
-//! case; `exclude` adds to them, and only turning the default off keeps them.
+//! say they hold a credential, values that carry one and secrets' shapes
+//! under a public prefix go by default, in any case; `exclude` adds to them,
+//! and only turning the default off keeps them.
 
 use super::{bare, build, names, reason};
 use crate::credentials;
@@ -70,6 +71,34 @@ fn credentials_go_by_name_and_by_value_whatever_the_caller_excludes() {
         assert_eq!(reason(&env, key), Some(RemovalReason::SecretValue), "{key}");
     }
     assert_eq!(reason(&env, "AWS_REGION"), Some(RemovalReason::Exclude), "exclude adds to the defaults");
+}
+
+#[test]
+fn the_three_credential_steps_report_in_pipeline_order_and_name_order_within_each() {
+    let env = build(
+        &[
+            ("VITE_STRIPE_SECRET_KEY", "sk_live_51H8xYzAbCdEfGhIjKlMnOpQr"),
+            ("B_SERVICE", "sk_live_51H8xYzAbCdEfGhIjKlMnOpQr"),
+            ("A_SERVICE", "sk_live_51H8xYzAbCdEfGhIjKlMnOpQr"),
+            ("Z_TOKEN", "x"),
+            ("A_TOKEN", "x"),
+            ("VITE_MAPBOX_TOKEN", "pk.eyJ1IjoiYWNtZSIsImEiOiJjbHgifQ.AbCdEf-12"),
+            ("VITE_API_KEY", "Zq8Lw3Xv9Tp2Nc7Rb4Hm"),
+        ],
+        &bare(),
+    );
+    assert_eq!(names(&env), ["VITE_API_KEY", "VITE_MAPBOX_TOKEN"], "public by construction");
+    let removed: Vec<(&str, RemovalReason)> = env.removed.iter().map(|r| (r.key.as_str(), r.reason)).collect();
+    assert_eq!(
+        removed,
+        [
+            ("A_TOKEN", RemovalReason::Credential),
+            ("Z_TOKEN", RemovalReason::Credential),
+            ("A_SERVICE", RemovalReason::SecretValue),
+            ("B_SERVICE", RemovalReason::SecretValue),
+            ("VITE_STRIPE_SECRET_KEY", RemovalReason::PublicPrefixSecret),
+        ]
+    );
 }
 
 #[test]
