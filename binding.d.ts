@@ -375,6 +375,12 @@ export interface ShellRunResult {
    * refused at `processes`, …).
    */
   limitsHit: ShellLimitName[]
+  /**
+   * Processes of the command still running when it exited, which the
+   * package then ended (a `cmd &` left behind): counted under the
+   * supervisor (Linux), 0 elsewhere; 255 stands for 255 or more.
+   */
+  endedAfterExit: number
   /** The timeout in force, or `null` for `onExpiry: 'none'`. */
   timeoutMs: number | null
   /** From spawn until the group was gone. */

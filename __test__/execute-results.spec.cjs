@@ -18,7 +18,10 @@ const path = require('node:path')
 
 const { ROOT, FIXTURES, rejected, expectCode, runNode, lastJsonLine, trustedScratch } = require('./helpers.cjs')
 const { delay, waitFor, run } = require('./process-helpers.cjs')
-const { WINDOWS, posix, nodeArgv } = require('./platform.cjs')
+const { WINDOWS, LINUX, gate, posix, nodeArgv } = require('./platform.cjs')
+
+/** The supervisor's reapers count what a command leaves running (Linux, with its program beside the addon). */
+const supervised = gate(LINUX && fs.existsSync(path.join(ROOT, 'dsh-shell-env-supervisor')), 'the supervisor (Linux)')
 const { T, ENV_PROGRAM, HOME } = require('./execute-helpers.cjs')
 
 const { execute, buildEnvironment, ShellEnvRegistry, ShellExecution } = require('..')
@@ -166,12 +169,20 @@ posix.describe('the ShellExecution handle', () => {
       interrupted: null,
       limit: null,
       limitsHit: [],
+      endedAfterExit: 0,
       timeoutMs: 120_000,
       durationMs: result.durationMs,
       stdout: { text: 'out\n', truncated: false },
       stderr: { text: 'err\n', truncated: false },
     })
     expect(result.stdout.spillPath).toBeUndefined()
+  }, T)
+
+  supervised.it('endedAfterExit counts the processes a command left running, which the package ended; 0 when it left none', async () => {
+    const left = await (await execute({ command: 'sleep 30 & sleep 31 & echo started' })).result()
+    expect({ exitCode: left.exitCode, endedAfterExit: left.endedAfterExit, stdout: left.stdout.text }).toEqual({ exitCode: 0, endedAfterExit: 2, stdout: 'started\n' })
+    const waited = await (await execute({ command: 'sleep 0.1 & wait' })).result()
+    expect(waited.endedAfterExit).toBe(0)
   }, T)
 
   it('done never rejects: killed, timed out, aborted, died by a signal', async () => {

@@ -94,7 +94,7 @@ posix.describe('the published bash tool over the native executor, with child_pro
     expect(reference.foreground.text).toContain('child_process.spawn was called')
   })
 
-  toolCallCases(() => calls, HOME)
+  toolCallCases(() => calls, HOME, { native: true })
 })
 
 /** The `code` warnings emitted on Node's own process while `fn` runs. */
@@ -377,6 +377,14 @@ describe('the executor contract', () => {
       expect(text).toMatch(/^\[stderr\]\n.*File size limit exceeded.*\n\[killed: file size limit 4 KiB\]\n\[exit code: 153\]$/)
       fs.rmSync(path.join(tmp, 'big4k'), { force: true })
     })
+
+    it('a background process the command leaves running is ended, and the bash tool\'s text says so (the supervisor counts it: Linux)', async () => {
+      if (process.platform !== 'linux') return
+      const { ctx } = await shell()
+      const result = await callTool(ctx, 'bash', { command: 'sleep 30 & echo started', description: 'A server left behind' }, { agent: agent('session-left', tmp) })
+      const text = result.content.map((block) => block.text ?? '').join('')
+      expect(text).toBe('started\n[stderr]\n[ended 1 background process when the command exited; use the jobs tool to keep one running]\n')
+    })
   })
 
   posix.describe('start() and the process handle', () => {
@@ -532,6 +540,8 @@ describe('the executor contract', () => {
         const { shell: s } = await shell({ maxOutputBytes: 100, spillDir })
         const result = await s.run(s.resolve({ command: 'seq 1 1000' }))
         expect(path.dirname(path.dirname(result.stdout.spillPath))).toBe(spillDir)
+        // The sweep runs on a thread of its own, which nothing waits for.
+        await until(() => !fs.existsSync(dead), 'the dead host\'s directory to go')
         expect([fs.existsSync(dead), fs.existsSync(live), fs.existsSync(unrelated)]).toEqual([false, true, true])
       } finally {
         holder.kill('SIGKILL')

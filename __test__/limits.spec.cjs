@@ -84,6 +84,15 @@ describe('resource limits', () => {
     expect(Date.now() - started).toBeLessThan(15_000)
   }, T)
 
+  pidsCgroup.it('the classic fork bomb under processes: 50 never reads as a plain success, ten runs: processes reached, or the processes it left ended and counted', async () => {
+    const outcomes = []
+    for (let run = 0; run < 10; run++) {
+      const result = await (await execute({ command: ':(){ :|:& };:', limits: { processes: 50 }, timeoutMs: 5000, graceMs: 200 })).result()
+      outcomes.push({ limitsHit: result.limitsHit, endedAfterExit: result.endedAfterExit })
+    }
+    expect(outcomes.filter(({ limitsHit, endedAfterExit }) => !limitsHit.includes('processes') && endedAfterExit === 0)).toEqual([])
+  }, T)
+
   noPidsCgroup.it('processes without a pids controller is refused before anything runs, naming the limit and the reason', async () => {
     await expect(execute({ command: 'true', limits: { processes: 64 } })).rejects.toMatchObject({
       code: 'ERR_SHELL_EXEC_UNSUPPORTED',

@@ -58,7 +58,7 @@ describe('ctx.subprocess from this package', () => {
     })
     expect(handle.pid).toBeGreaterThan(0)
     expect([handle.stdin, handle.stdout, handle.stderr]).toEqual([undefined, undefined, undefined])
-    expect(await handle.done).toEqual({ exitCode: 3, signal: null })
+    expect(await handle.done).toEqual({ exitCode: 3, signal: null, endedAfterExit: 0 })
     const whole = handle.collected.stdout.readFrom(0)
     expect(whole).toEqual({ text: '6789', nextOffset: 10, lossy: true, spillPath: expect.any(String) })
     expect(fs.readFileSync(whole.spillPath, 'utf8')).toBe('0123456789')
@@ -91,12 +91,12 @@ describe('ctx.subprocess from this package', () => {
     echo.stdout.setEncoding('utf8').on('data', (chunk) => (out += chunk))
     echo.stderr.setEncoding('utf8').on('data', (chunk) => (err += chunk))
     echo.stdin.end('through the pipe')
-    expect(await echo.done).toEqual({ exitCode: 0, signal: null })
+    expect(await echo.done).toEqual({ exitCode: 0, signal: null, endedAfterExit: 0 })
     expect([out, err]).toEqual(['out:through the pipe', 'err:through the pipe'])
     expect(echo.collected).toEqual({})
 
     const fed = spawn(nodeArgv('process.stdin.pipe(process.stdout)'), { stdio: { stdin: { data: 'fed' }, stdout: collect(100), stderr: 'inherit' } })
-    expect(await fed.done).toEqual({ exitCode: 0, signal: null })
+    expect(await fed.done).toEqual({ exitCode: 0, signal: null, endedAfterExit: 0 })
     expect(fed.collected.stdout.readFrom(0).text).toBe('fed')
     expect(fed.stderr).toBeUndefined()
   })
@@ -123,7 +123,7 @@ describe('ctx.subprocess from this package', () => {
     tree.terminate()
     expect(await tree.waitForExit()).toBe(true)
     // Windows ends the command's job (TerminateJobObject), which reports as SIGKILL.
-    expect(await tree.done).toEqual({ exitCode: null, signal: WINDOWS ? 'SIGKILL' : 'SIGTERM' })
+    expect(await tree.done).toEqual({ exitCode: null, signal: WINDOWS ? 'SIGKILL' : 'SIGTERM', endedAfterExit: expect.any(Number) })
     expect(running(grandchild)).toBe(false)
 
     const controller = new AbortController()
@@ -144,7 +144,7 @@ describe('ctx.subprocess from this package', () => {
       const handle = spawn(nodeArgv(`process.stdout.write(JSON.stringify(${JSON.stringify(names)}.map((name) => process.env[name] ?? null)))`), {
         env: { SPEC_FORWARDED_TOKEN: 'forwarded', DSH_FACT: 'current', SPEC_REMOVED: undefined },
       })
-      expect(await handle.done).toEqual({ exitCode: 0, signal: null })
+      expect(await handle.done).toEqual({ exitCode: 0, signal: null, endedAfterExit: 0 })
       expect(JSON.parse(handle.collected.stdout.readFrom(0).text)).toEqual([null, null, 'kept', 'forwarded', 'current', null])
     } finally {
       for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key]
@@ -203,7 +203,7 @@ describe('ctx.subprocess from this package', () => {
     const handle = spawn(['/bin/sh', '-c', 'env | grep -i "^d.h_" | sort'], {
       env: { DSH_FACT: 'current', dsh_lower: 'stale', Dsh_Mixed: 'stale', DSH_: 'stale', 'dſh_long_s': 'stale' },
     })
-    expect(await handle.done).toEqual({ exitCode: 0, signal: null })
+    expect(await handle.done).toEqual({ exitCode: 0, signal: null, endedAfterExit: 0 })
     expect(handle.collected.stdout.readFrom(0).text).toBe('DSH_FACT=current\n')
   })
 })

@@ -141,6 +141,11 @@ export function limitNotice(result, limits) {
   const lines = []
   if (result.limit) lines.push(`[killed: ${LIMIT_WORDS[result.limit]} limit${amount(result.limit, limits)}]`)
   for (const limit of result.limitsHit ?? []) lines.push(`[limit reached: ${LIMIT_WORDS[limit]} limit${amount(limit, limits)}]`)
+  const ended = result.endedAfterExit ?? 0
+  if (ended > 0) {
+    const count = ended >= 255 ? '255 or more background processes' : ended === 1 ? '1 background process' : `${ended} background processes`
+    lines.push(`[ended ${count} when the command exited; use the jobs tool to keep one running]`)
+  }
   return lines.join('\n')
 }
 

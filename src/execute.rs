@@ -834,6 +834,10 @@ pub struct ShellRunResult {
     /// refused at `processes`, …).
     #[napi(ts_type = "ShellLimitName[]")]
     pub limits_hit: Vec<String>,
+    /// Processes of the command still running when it exited, which the
+    /// package then ended (a `cmd &` left behind): counted under the
+    /// supervisor (Linux), 0 elsewhere; 255 stands for 255 or more.
+    pub ended_after_exit: u32,
     /// The timeout in force, or `null` for `onExpiry: 'none'`.
     #[napi(ts_type = "number | null")]
     pub timeout_ms: Either<f64, Null>,
@@ -918,6 +922,7 @@ fn run_result(result: &RunResult) -> ShellRunResult {
         },
         limit: result.limit.map_or(Either::B(Null), |limit| Either::A(limit.as_str().into())),
         limits_hit: result.limits_hit.iter().map(|limit| limit.as_str().into()).collect(),
+        ended_after_exit: result.ended_after_exit,
         timeout_ms: result.timeout_ms.map_or(Either::B(Null), |ms| Either::A(ms as f64)),
         duration_ms: result.duration.as_secs_f64() * 1000.0,
         stdout: stream(&result.stdout),

@@ -181,7 +181,8 @@ class NativeSubprocessHandle {
       })
       await Promise.race([streamsClosed, grace])
       clearTimeout(timer)
-      return { exitCode: result.exitCode ?? null, signal: result.signal ?? null }
+      // endedAfterExit: what the command left running, which the package ended.
+      return { exitCode: result.exitCode ?? null, signal: result.signal ?? null, endedAfterExit: result.endedAfterExit ?? 0 }
     })
   }
 

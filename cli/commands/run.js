@@ -111,6 +111,10 @@ async function run(options, io) {
   if (result.timedOut) io.stderr.write(`${PROGRAM}: timed out after ${result.timeoutMs} ms\n`)
   if (result.limit !== null) io.stderr.write(`${PROGRAM}: ended by its ${result.limit} limit\n`)
   for (const limit of result.limitsHit) io.stderr.write(`${PROGRAM}: reached its ${limit} limit\n`)
+  if (result.endedAfterExit > 0) {
+    const count = result.endedAfterExit >= 255 ? '255 or more processes' : result.endedAfterExit === 1 ? '1 process' : `${result.endedAfterExit} processes`
+    io.stderr.write(`${PROGRAM}: ended ${count} the command left running when it exited\n`)
+  }
   if (result.exitCode !== null) return result.exitCode
   if (result.signal) return 128 + (os.constants.signals[result.signal] ?? 0)
   return 1

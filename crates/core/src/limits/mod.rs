@@ -271,12 +271,21 @@ pub struct Observed {
     /// Memory was refused to the command at its limit (a Windows job's
     /// memory limit: an allocation fails, nothing is killed).
     pub memory_refused: bool,
+    /// Processes of the command still running when it exited, which were
+    /// then ended (its reaper counts them; 255 stands for 255 or more).
+    pub ended_after_exit: u32,
 }
 
 impl Observed {
     /// Nothing seen.
-    pub const NONE: Self =
-        Self { oom_kills: false, forks_refused: false, cpu_ms: None, cpu_ended: false, memory_refused: false };
+    pub const NONE: Self = Self {
+        oom_kills: false,
+        forks_refused: false,
+        cpu_ms: None,
+        cpu_ended: false,
+        memory_refused: false,
+        ended_after_exit: 0,
+    };
 }
 
 /// How a command's own process ended, for [`attribute`].

@@ -113,7 +113,8 @@ pub(super) fn finish(shared: &Shared) {
     let cause = shared.group.cause();
     let lost = shared.group.lost();
     let ending = Ending { signal: state.signal, code: state.exit_code, killed_here: cause.is_some() || lost };
-    let limits = attribute(&shared.limits, ending, shared.group.observed());
+    let observed = shared.group.observed();
+    let limits = attribute(&shared.limits, ending, observed);
     let result = RunResult {
         exit_code: state.exit_code,
         signal: state.signal,
@@ -122,6 +123,7 @@ pub(super) fn finish(shared: &Shared) {
         supervisor_lost: lost,
         limit: limits.ended_by,
         limits_hit: limits.hit,
+        ended_after_exit: observed.ended_after_exit,
         timeout_ms: shared.timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
         duration: shared.started.elapsed(),
         stdout: lock(&shared.stdout).finish(),

@@ -137,6 +137,10 @@ pub struct RunResult {
     pub limit: Option<Limit>,
     /// Limits the command reached without being ended by them.
     pub limits_hit: LimitSet,
+    /// Processes of the command still running when its leader exited,
+    /// which the package then ended (a `cmd &` left behind): counted under
+    /// the supervisor (Linux), 0 elsewhere; 255 stands for 255 or more.
+    pub ended_after_exit: u32,
     /// The configured timeout, in milliseconds.
     pub timeout_ms: Option<u64>,
     /// From spawn until the group was torn down and the leader reaped.

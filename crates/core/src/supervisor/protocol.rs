@@ -36,7 +36,7 @@ pub const MESSAGE_LEN: usize = 12;
 /// after the hello could mean something else to it. Raise it with any
 /// change to a message's layout or meaning. Supervisors from before
 /// versions were sent say 0.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// What the supervisor tells the host once, when it starts: the cgroup
 /// controllers its command leaves have, which decides how limits are
@@ -199,6 +199,7 @@ impl Report {
             Self::Started { command, .. } => bytes[8..12].copy_from_slice(&command.to_le_bytes()),
             Self::Exited { observed, .. } => {
                 bytes[2] = u8::from(observed.oom_kills) | u8::from(observed.forks_refused) << 1;
+                bytes[3] = u8::try_from(observed.ended_after_exit).unwrap_or(u8::MAX);
                 // Milliseconds of CPU, plus one so that 0 says "not known".
                 let cpu = observed.cpu_ms.map_or(0, |ms| u32::try_from(ms).unwrap_or(u32::MAX - 1) + 1);
                 bytes[8..12].copy_from_slice(&cpu.to_le_bytes());
@@ -227,6 +228,7 @@ impl Report {
                     oom_kills: bytes[2] & 1 != 0,
                     forks_refused: bytes[2] & 2 != 0,
                     cpu_ms: extra.checked_sub(1).map(u64::from),
+                    ended_after_exit: u32::from(bytes[3]),
                     ..Observed::NONE
                 },
             }),
@@ -411,6 +413,15 @@ mod tests {
             panic!()
         };
         assert_eq!(observed.cpu_ms, Some(u64::from(u32::MAX - 1)), "CPU time beyond 49 days is held at the most");
+        for (left, read) in [(0, 0), (3, 3), (255, 255), (100_000, 255)] {
+            let observed = Observed { ended_after_exit: left, ..Observed::default() };
+            let Some(Report::Exited { observed, .. }) =
+                Report::decode(&Report::Exited { status: 0, lost: false, observed }.encode())
+            else {
+                panic!()
+            };
+            assert_eq!(observed.ended_after_exit, read, "{left} processes left, 255 standing for more");
+        }
         let mut observed = Report::Exited { status: 0, lost: false, observed: Observed::default() }.encode();
         observed[2] = 4;
         assert_eq!(Report::decode(&observed), None, "an unknown observation");

@@ -153,6 +153,7 @@ pub(crate) fn run(standby: Standby) -> ! {
         killing: false,
         lost: false,
         cpu_ms: None,
+        ended_after_exit: 0,
         limits: spec.limits,
     }
     .run()
@@ -416,6 +417,8 @@ struct Reaper {
     lost: bool,
     /// Milliseconds of CPU the command used, once it exited.
     cpu_ms: Option<u64>,
+    /// Processes still running when the command exited (then ended).
+    ended_after_exit: u32,
     /// The command's limits: those its leaf holds have their counters reported.
     limits: Limits,
 }
@@ -485,7 +488,9 @@ impl Reaper {
     /// The command exited: SIGTERM to what it left behind, SIGKILL after
     /// the grace. Nothing to do when it left nothing.
     fn after_exit(&mut self) {
-        if tree::signal_descendants(self.me, &[libc::SIGTERM, libc::SIGCONT]) > 0 {
+        let left = tree::signal_descendants(self.me, &[libc::SIGTERM, libc::SIGCONT]);
+        self.ended_after_exit = u32::try_from(left).unwrap_or(u32::MAX);
+        if left > 0 {
             // A grace too long to represent never runs out.
             self.term_due = Instant::now().checked_add(self.grace);
         }
@@ -548,7 +553,7 @@ impl Reaper {
     /// of the limits it has: a command without them pays no read), and its CPU.
     fn observed(&self) -> Observed {
         let counted = self.leaf.as_ref().map(|leaf| leaf.observed_for(&self.limits)).unwrap_or_default();
-        Observed { cpu_ms: self.cpu_ms, ..counted }
+        Observed { cpu_ms: self.cpu_ms, ended_after_exit: self.ended_after_exit, ..counted }
     }
 
     /// Nothing is left: the host hears how the command ended, and this

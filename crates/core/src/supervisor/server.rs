@@ -437,7 +437,7 @@ impl Supervisor {
                 None => !strays,
             };
             if clean {
-                let observed = Observed { cpu_ms: told.cpu_ms, ..counted };
+                let observed = Observed { cpu_ms: told.cpu_ms, ended_after_exit: told.ended_after_exit, ..counted };
                 let report = Report::Exited { status: *status, lost: false, observed };
                 let _ = socket::send(&command.link, &report.encode(), &[], true);
             }

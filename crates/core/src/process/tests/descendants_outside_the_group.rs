@@ -27,6 +27,7 @@ async fn a_setsid_escapee_is_dead_when_the_result_is_published() {
     assert_eq!(result.exit_code, Some(3));
     let escapee = pid_in(&dir.0.join("pid")).await;
     assert!(!running(escapee), "{escapee} outlived its command");
+    assert_eq!(result.ended_after_exit, 1, "the result counts what it ended");
 }
 
 #[tokio::test(flavor = "multi_thread")]
