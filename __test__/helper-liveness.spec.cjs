@@ -76,28 +76,31 @@ ownUser.describe('a command that signals every process of its user', () => {
     fs.rmSync(dir, { recursive: true, force: true })
   })
 
-  /** Runs fixture `name` as the host, as the uid of its own; resolves with its exit and output. */
-  function host(name, { timeout }) {
+  /** Starts fixture `name` as the host, as the uid of its own: the child, what it printed so far, and its exit. */
+  function startHost(name) {
     const child = spawn(
       SETPRIV,
       [`--reuid=${UID}`, `--regid=${UID}`, '--clear-groups', process.execPath, path.join(dir, name), path.join(dir, 'binding.js'), path.join(dir, 'scratch')],
       { cwd: dir, env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] },
     )
-    let out = ''
-    let err = ''
+    const printed = { out: '', err: '' }
     child.stdout.on('data', (chunk) => {
-      out += chunk
+      printed.out += chunk
     })
     child.stderr.on('data', (chunk) => {
-      err += chunk
+      printed.err += chunk
     })
+    const exited = new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })))
+    return { child, printed, exited }
+  }
+
+  /** Runs fixture `name` as the host to its end (SIGKILLed after `timeout`); its exit and output. */
+  async function host(name, { timeout }) {
+    const { child, printed, exited } = startHost(name)
     const timer = setTimeout(() => child.kill('SIGKILL'), timeout)
-    return new Promise((resolve) =>
-      child.once('close', (code, signal) => {
-        clearTimeout(timer)
-        resolve({ code, signal, out, err })
-      }),
-    )
+    const { code, signal } = await exited
+    clearTimeout(timer)
+    return { code, signal, ...printed }
   }
 
   it('120 setsid pid-hoppers under a timeout, three runs with both cores busy: every chain is gone within 2 s of the grace', async () => {
@@ -121,24 +124,11 @@ ownUser.describe('a command that signals every process of its user', () => {
   }, 120_000)
 
   it('stopping and then killing the supervisor and every reaper: the next command, with and without a registry, completes within 1 s, the timers run, and SIGTERM ends the host', async () => {
-    const host = spawn(
-      SETPRIV,
-      [`--reuid=${UID}`, `--regid=${UID}`, '--clear-groups', process.execPath, path.join(dir, 'helper-stopper.cjs'), path.join(dir, 'binding.js'), path.join(dir, 'scratch')],
-      { cwd: dir, env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] },
-    )
-    let out = ''
-    let err = ''
-    host.stdout.on('data', (chunk) => {
-      out += chunk
-    })
-    host.stderr.on('data', (chunk) => {
-      err += chunk
-    })
-    const exited = new Promise((resolve) => host.once('exit', (code, signal) => resolve({ code, signal })))
+    const { child: host, printed, exited } = startHost('helper-stopper.cjs')
     try {
-      await waitFor(() => out.includes('"waiting"') || host.exitCode !== null, 'the host to go through both steps', 30_000)
-      const steps = out.trim().split('\n').map((line) => JSON.parse(line))
-      expect(err).toBe('')
+      await waitFor(() => printed.out.includes('"waiting"') || host.exitCode !== null, 'the host to go through both steps', 30_000)
+      const steps = printed.out.trim().split('\n').map((line) => JSON.parse(line))
+      expect(printed.err).toBe('')
       expect(steps.map((s) => s.step)).toEqual(['stopped', 'killed', 'waiting'])
       // The supervisor, the command's own reaper and those on standby at least.
       expect(steps[0].reached).toBeGreaterThanOrEqual(3)

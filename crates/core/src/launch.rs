@@ -129,12 +129,7 @@ impl Launch {
         let timeout = collect_timeout(&self.request)?;
         let collection = collection.resolve_all(timeout, self.abort.clone(), resolve).await?;
         self.request.environment.managed = collection.finish(inherited_path.as_deref()).into_iter().collect();
-        let Self { request, parent, cwd, on_output, abort } = self;
-        let mut spec = command::plan(&request, parent, &Platform::current(), &cwd)?;
-        spec.on_output = on_output;
-        let process = spawn(spec).await?;
-        watch_abort(&process, abort);
-        Ok(process)
+        Ok(self.start_async(spawn).await?)
     }
 }
 
