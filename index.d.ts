@@ -115,9 +115,11 @@ export declare class ShellEnvRegistry {
   static readonly inject: string[]
   /** The config schema Cordis reads for a class plugin. */
   static readonly Config: ShellEnvConfigSchema
-  constructor(config?: ShellEnvConfig)
-  // Last, so that Cordis' plugin types read the config from this form.
   constructor(ctx: CordisContextLike, config?: ShellEnvConfig)
+  // Last: TypeScript 7 reports only the last overload of a call that matches
+  // none, and a mistake in a config (`{ dshhome }`) must be told as one
+  // ("Did you mean to write 'dshHome'?"), not as a wrong context.
+  constructor(config?: ShellEnvConfig)
   /** The providing context; through `ctx.shellEnv`, the caller's. `undefined` without Cordis. */
   readonly ctx: ShellEnvContext | undefined
   /** Absolute Harness home, resolved once at construction. */
