@@ -184,7 +184,10 @@ export interface ShellExecSpec {
   command: string | readonly string[]
   /**
    * `'bash'` (default), `'sh'`, `'pwsh'`, `'powershell'`, `'cmd'` (Windows:
-   * `cmd.exe /d /s /c`) or an absolute path to a shell. Strings only.
+   * `cmd.exe /d /s /c`), any other shell's name (`'zsh'`, run with `-c`),
+   * looked up only in the absolute entries of the PATH without command
+   * directories, as bash is; or an absolute path to a shell. A relative path
+   * is refused. Strings only.
    */
   shell?: 'bash' | 'sh' | 'pwsh' | 'powershell' | 'cmd' | (string & {})
   /** Working directory; default `process.cwd()`. */
