@@ -357,7 +357,9 @@ fn invocation(request: &ExecRequest, platform: &Platform) -> Result<Invocation, 
             } else {
                 Err(ExecError::invalid_spec(
                     "shell",
-                    format!("must be a shell's name, looked up on the trusted PATH, or an absolute path (got {shell:?})"),
+                    format!(
+                        "must be a shell's name, looked up on the trusted PATH, or an absolute path (got {shell:?})"
+                    ),
                 ))
             }
         }
