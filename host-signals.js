@@ -10,6 +10,10 @@
 // a graceful shutdown ends in process.exit(), whose hook ends the groups.
 // Workers cannot listen for signals; their commands are covered while the
 // main thread runs one.
+//
+// A host that exits while one of its commands still runs (process.exit(), a
+// test runner ending its worker process with SIGTERM) ends the command with
+// it; what `onHostExit` registers says so first, one line per command.
 
 // Node's own timers: a test runner's fake timers (Jest's legacy ones have no
 // `refresh()`) must neither break `done` nor keep listeners from going.
@@ -32,6 +36,8 @@ const host = hostGlobal.process
 // They know each other by this mark, which holds that copy's way to end its
 // commands, so only a listener from elsewhere counts as someone else's choice.
 const MARK = Symbol.for('@deepseek-ai/dsh-shell-env.endAllCommands')
+/** The same listeners' way to report that copy's running commands. */
+const REPORT = Symbol.for('@deepseek-ai/dsh-shell-env.reportRunning')
 
 /** How long listeners stay after the last command ends. */
 const IDLE_MS = 250
@@ -39,6 +45,22 @@ const IDLE_MS = 250
 let running = 0
 let listening = false
 let idleTimer = null
+/** What reports the commands still running as the host goes (index.js), once. */
+let reportOnExit = () => {}
+
+/** Registers `report`, called once as the host exits or dies of a signal this package handles. */
+function onHostExit(report) {
+  let reported = false
+  reportOnExit = () => {
+    if (reported) return
+    reported = true
+    report()
+  }
+}
+
+function onExit() {
+  reportOnExit()
+}
 
 /** @param {NodeJS.Signals} signal */
 function onSignal(signal) {
@@ -47,6 +69,8 @@ function onSignal(signal) {
   const listeners = host.listeners(signal)
   const foreign = listeners.filter((listener) => !listener[MARK]).length
   if (foreign > signalExitListeners()) return
+  // Every copy says what of its own still runs, before any ends.
+  for (const listener of listeners) listener[REPORT]?.()
   for (const endAll of new Set(listeners.filter((listener) => listener[MARK]).map((listener) => listener[MARK]))) {
     endAll()
   }
@@ -60,6 +84,7 @@ function onSignal(signal) {
   host.kill(host.pid, signal)
 }
 onSignal[MARK] = binding.endAllCommands
+onSignal[REPORT] = () => reportOnExit()
 
 /**
  * The listeners signal-exit (execa's, and many tools') has on each signal of
@@ -77,14 +102,16 @@ function signalExitListeners() {
 
 function stopListening() {
   for (const signal of SIGNALS) host.removeListener(signal, onSignal)
+  host.removeListener('exit', onExit)
   listening = false
 }
 
 /** A command is starting; listen from now on. */
 function commandStarting() {
   running += 1
-  if (!listening && SIGNALS.length > 0) {
+  if (!listening) {
     for (const signal of SIGNALS) host.prependListener(signal, onSignal)
+    host.on('exit', onExit)
     listening = true
   }
 }
@@ -104,4 +131,4 @@ function stopIfIdle() {
   if (running === 0 && listening) stopListening()
 }
 
-module.exports = { commandStarting, commandEnded }
+module.exports = { commandStarting, commandEnded, onHostExit }

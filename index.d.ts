@@ -115,9 +115,11 @@ export declare class ShellEnvRegistry {
   static readonly inject: string[]
   /** The config schema Cordis reads for a class plugin. */
   static readonly Config: ShellEnvConfigSchema
-  constructor(config?: ShellEnvConfig)
-  // Last, so that Cordis' plugin types read the config from this form.
   constructor(ctx: CordisContextLike, config?: ShellEnvConfig)
+  // Last: TypeScript 7 reports only the last overload of a call that matches
+  // none, and a mistake in a config (`{ dshhome }`) must be told as one
+  // ("Did you mean to write 'dshHome'?"), not as a wrong context.
+  constructor(config?: ShellEnvConfig)
   /** The providing context; through `ctx.shellEnv`, the caller's. `undefined` without Cordis. */
   readonly ctx: ShellEnvContext | undefined
   /** Absolute Harness home, resolved once at construction. */
@@ -182,7 +184,10 @@ export interface ShellExecSpec {
   command: string | readonly string[]
   /**
    * `'bash'` (default), `'sh'`, `'pwsh'`, `'powershell'`, `'cmd'` (Windows:
-   * `cmd.exe /d /s /c`) or an absolute path to a shell. Strings only.
+   * `cmd.exe /d /s /c`), any other shell's name (`'zsh'`, run with `-c`),
+   * looked up only in the absolute entries of the PATH without command
+   * directories, as bash is; or an absolute path to a shell. A relative path
+   * is refused. Strings only.
    */
   shell?: 'bash' | 'sh' | 'pwsh' | 'powershell' | 'cmd' | (string & {})
   /** Working directory; default `process.cwd()`. */

@@ -4,6 +4,9 @@
 // such as Jest give each test file its own copy, which native code cannot see.
 
 const { AsyncResource } = require('node:async_hooks')
+const fs = require('node:fs')
+const path = require('node:path')
+const { pathToFileURL } = require('node:url')
 
 const binding = require('./native.js')
 const hostSignals = require('./host-signals.js')
@@ -17,6 +20,9 @@ const RESERVED_KEYS = Object.freeze(binding.reservedKeys())
 /** Only `execute()` makes executions: `new ShellExecution()` throws. */
 const kConstruct = Symbol('ShellExecution.construct')
 
+/** Commands that run, each by its resource: what the host's exit reports of them (`reportRunning`). */
+const runningCommands = new Set()
+
 /**
  * A command as `async_hooks` see it: made where `execute()` was called, so an
  * open-handle report (Jest's `--detectOpenHandles`, `why-is-node-running`)
@@ -27,20 +33,122 @@ const kConstruct = Symbol('ShellExecution.construct')
 class CommandResource extends AsyncResource {
   running = true
   referenced = true
+  /** The spec's `command` and pid, once it runs: read only if the host exits meanwhile. */
+  #spec
+  #pid
+  /**
+   * Where `execute()` was called, when call sites are kept: V8's frames in a
+   * plain holder, formatted only if the report reads its `stack`.
+   */
+  #origin
 
-  constructor() {
+  constructor(spec) {
     super('DshShellExecution', { requireManualDestroy: true })
+    if (KEEP_CALL_SITES) Error.captureStackTrace((this.#origin = {}), execute)
+    this.#spec = spec
   }
 
   hasRef() {
     return this.running && this.referenced
   }
 
+  /** The command runs as `pid`: the host's exit reports it from now on. */
+  started(pid) {
+    this.#pid = pid
+    if (this.running) runningCommands.add(this)
+  }
+
   ended() {
     this.running = false
+    this.#spec = undefined
+    this.#origin = undefined
+    runningCommands.delete(this)
     this.emitDestroy()
   }
+
+  /** The line the host's exit prints while this command runs. */
+  exitReport() {
+    const where = this.#origin === undefined ? undefined : callSite(this.#origin)
+    const started = where !== undefined ? `, started at ${where}` : KEEP_CALL_SITES ? '' : '; DEBUG=dsh-shell-env says where it was started'
+    return `dsh-shell-env: command still running at exit, ended with the host: ${commandText(this.#spec)} (pid ${this.#pid})${started} (await its result(), kill() it, or unref() it)\n`
+  }
 }
+
+/**
+ * Whether each `execute()` keeps where it was called, for the report. A
+ * stack costs some 20 µs a call (Node has V8 take a detailed trace too):
+ * `execute()` of `/bin/true` took 1.12× as long with it. So only where the
+ * report is wanted and that cost is not felt: under a test runner (Vitest,
+ * Jest, `node --test`) or with `DEBUG=dsh-shell-env`.
+ */
+const KEEP_CALL_SITES = (() => {
+  const env = process.env
+  if (env.VITEST !== undefined || env.JEST_WORKER_ID !== undefined || env.NODE_TEST_CONTEXT !== undefined) return true
+  return (env.DEBUG ?? '').split(/[\s,]+/).some((name) => name === '*' || name === 'dsh-shell-env')
+})()
+
+/**
+ * `spec.command` as one short line, whatever the spec holds by now; masked
+ * as the command line masks a value when it carries a credential (a token in
+ * a `curl` header), since the line may end up in a CI log.
+ */
+function commandText(spec) {
+  let text
+  try {
+    const command = spec?.command
+    const quoted = (arg) => (/^[\w@%+=:,./-]+$/.test(String(arg)) ? String(arg) : JSON.stringify(String(arg)))
+    text = (Array.isArray(command) ? command.map(quoted).join(' ') : String(command)).replace(/\s*\n\s*/g, ' ')
+    text = binding.maskedValue('command', text) ?? text
+  } catch {
+    return 'a command'
+  }
+  return text.length > 120 ? `${text.slice(0, 119)}…` : text
+}
+
+/**
+ * The first frame of `holder`'s stack outside this package (`file:line:column`),
+ * or undefined when there is none: the caller of `execute()`, or of the
+ * executor that called it.
+ */
+function callSite(holder) {
+  let stack
+  try {
+    stack = String(holder.stack)
+  } catch {
+    return undefined
+  }
+  for (const line of stack.split('\n').slice(1)) {
+    const frame = /^\s*at (?:.*?\((.*)\)|(.*))$/.exec(line)
+    const location = frame?.[1] ?? frame?.[2]
+    // A file's line and column; not Node's own, `native`, or `index 0` of a Promise.all.
+    if (!location || !/:\d+:\d+$/.test(location) || location.startsWith('node:')) continue
+    if (!OWN_CODE.some((own) => location.startsWith(own))) return location
+  }
+  return undefined
+}
+
+/** Where this package's own code is, as paths and as file URLs: the frames a call site is not. */
+const OWN_CODE = ['index.js', 'index.mjs', 'registry.js', 'cordis.js', 'executor', 'subprocess', 'cli']
+  .map((name) => path.join(__dirname, name))
+  .flatMap((file) => [file, pathToFileURL(file).href])
+
+/**
+ * Writes a line to stderr for each command that still runs and holds the host
+ * (not unref()ed), as the host exits: what Jest's `--detectOpenHandles`
+ * tells, for any runner and plain scripts. Once: the host goes.
+ */
+function reportRunning() {
+  for (const resource of runningCommands) {
+    if (!resource.hasRef()) continue
+    try {
+      fs.writeSync(2, resource.exitReport())
+    } catch {
+      // Nothing to write to: the report is a courtesy.
+    }
+  }
+  runningCommands.clear()
+}
+hostSignals.onHostExit(reportRunning)
 
 /** Where a result and its streams keep the native execution that owns their spill files. */
 const kSpillFiles = Symbol('spill files')
@@ -188,7 +296,7 @@ class ShellExecution {
 /** Starts a command; resolves once the child runs. */
 async function execute(spec) {
   // Made before the first await, so its stack is the caller's.
-  const resource = new CommandResource()
+  const resource = new CommandResource(spec)
   // Counted from before the spawn, so a signal can never find a command unseen.
   hostSignals.commandStarting()
   let native
@@ -208,7 +316,9 @@ async function execute(spec) {
     // The binding read it already; a getter that throws now has nothing to report.
   }
   if (registry instanceof binding.ShellEnvRegistry) warnLeftOut(registry)
-  return new ShellExecution(kConstruct, native, resource, signalOf(spec))
+  const execution = new ShellExecution(kConstruct, native, resource, signalOf(spec))
+  resource.started(native.pid)
+  return execution
 }
 
 /** The spec's abort signal, if it is one (the binding reported anything else already). */

@@ -112,7 +112,7 @@ const isE2big = (cause) => types.isNativeError(cause) && cause.code === 'E2BIG' 
     cause: 'thrown',
   })
   for (const [title, overrides, field] of [
-    ['shell unknown', { shell: 'zsh' }, 'shell'],
+    ['shell a relative path', { shell: 'bin/zsh' }, 'shell'],
     ['shell a number', { shell: 5 }, 'shell'],
     ['shell with NUL', { shell: '/bin/sh\0' }, 'shell'],
     ['shell with a lone surrogate', { shell: `/bin/${LONE_HIGH}sh` }, 'shell'],

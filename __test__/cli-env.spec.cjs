@@ -204,13 +204,26 @@ describe('env --format and get: the snapshot for other tools', () => {
     const result = cli(['env', '--format', 'dotenv', '--show-secrets', ...trickyArgs])
     expect(result.status).toBe(0)
     const parsed = require('dotenv').parse(result.stdout)
-    // DSH_QUOTES holds ', `, " and \ at once: no .env quoting holds that.
+    // DSH_QUOTES holds ', `, " and \: no .env quoting holds them together.
     const { DSH_QUOTES, ...holdable } = TRICKY
     expect(parsed).toEqual({ ...holdable, DSH_TRICKY_TOKEN: 'tricky-credential', DSH_HOME: HOME, DSH_SHELL: '1' })
-    expect(result.stdout).toContain("# DSH_QUOTES holds ', `, \" and \\ at once, which no .env quoting can hold (--format export can)\n")
+    expect(result.stdout).toContain("# DSH_QUOTES holds ', `, \" and \\, which no .env quoting can hold together (--format export can)\n")
     const masked = cli(['env', '--format', 'dotenv', ...trickyArgs])
     expect(masked.stdout).toContain('# DSH_TRICKY_TOKEN is masked (--show-secrets writes it)\n')
     expect(require('dotenv').parse(masked.stdout).DSH_TRICKY_TOKEN).toBeUndefined()
+  })
+
+  it('--format dotenv names exactly what of a value no quoting can hold: no backslash when it has none', () => {
+    const { formatLines } = require('../cli/formats.js')
+    const dotenv = (value) => formatLines([{ key: 'DSH_X', value, masked: false }], 'dotenv')
+    const comment = (held) => `# DSH_X holds ${held}, which no .env quoting can hold together (--format export can)\n`
+    expect(dotenv(`it's \`a\` "b"`)).toBe(comment('\', ` and "'))
+    expect(dotenv(`it's \`a\` \\`)).toBe(comment("', ` and \\"))
+    expect(dotenv(`it's \`a\` "b" \\`)).toBe(comment('\', `, " and \\'))
+    expect(dotenv('a\r"b"')).toBe(comment('a carriage return and "'))
+    // Without the `"`, double quotes hold it.
+    expect(dotenv(`it's \`a\``)).toBe(`DSH_X="it's \`a\`"\n`)
+    expect(require('dotenv').parse(dotenv(`it's \`a\``))).toEqual({ DSH_X: `it's \`a\`` })
   })
 
   posix.it('--format export is idempotent under a repeated eval, and leaves out the PATH entries a package manager put in front', () => {
@@ -244,6 +257,22 @@ describe('env --format and get: the snapshot for other tools', () => {
       expect(absent.status).toBe(1)
       expect(absent.stdout).toBe('')
       expect(absent.stderr).toBe('')
+    }
+  })
+
+  it('get of a key that differs only in case from one the call gets or could get exits 1 and says keys are case-sensitive', () => {
+    for (const [key, meant, args] of [
+      ['dsh_home', 'DSH_HOME', ['--home', HOME]],
+      ['Dsh_Home', 'DSH_HOME', ['--home', HOME]],
+      ['dsh_session_id', 'DSH_SESSION_ID', ['--home', HOME]],
+      ['dsh_tricky_token', 'DSH_TRICKY_TOKEN', trickyArgs],
+    ]) {
+      const result = cli(['get', key, ...args])
+      expect({ status: result.status, stdout: result.stdout, stderr: result.stderr }).toEqual({
+        status: 1,
+        stdout: '',
+        stderr: `dsh-shell-env: no ${key}; keys are case-sensitive: did you mean ${meant}?\n`,
+      })
     }
   })
 })

@@ -14,7 +14,7 @@
 const os = require('node:os')
 const path = require('node:path')
 
-const { fixture, HOME, REGION_BIN, cli, cliJson, byKey, expectPlainTable } = require('./cli-helpers.cjs')
+const { fixture, HOME, REGION_BIN, baseEnv, cli, cliJson, byKey, expectPlainTable } = require('./cli-helpers.cjs')
 
 describe('explain', () => {
   const PARENT = {
@@ -74,6 +74,19 @@ describe('explain', () => {
     expect(JSON.stringify(report)).not.toContain('hunter2')
     expect(JSON.stringify(report)).not.toContain('region-credential-value')
     expect(JSON.stringify(report)).not.toContain('token-in-the-parent')
+  })
+
+  it('masks exactly what the scrub keeps from a child: a random-looking value under a plain name is shown and inherited, under a credential name removed', () => {
+    const alphabet = 'aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI0kL2oP4rS6uW8yZ+/'
+    const random = (length) => Array.from({ length }, (_, i) => alphabet[(i * 7) % alphabet.length]).join('')
+    const values = Object.fromEntries([32, 40, 42, 79].map((length) => [`CLI_SPEC_RANDOM_${length}`, random(length)]))
+    const report = cliJson(['explain', '--home', HOME], { env: { ...values, SOMEVAL: 'aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI', CLI_SPEC_SECRET_KEY: random(40) } })
+    const variables = byKey(report.variables)
+    for (const [key, value] of Object.entries({ ...values, SOMEVAL: 'aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI' })) {
+      expect(variables[key]).toEqual({ key, value, source: 'inherited', owner: null, masked: false, launcher: null })
+    }
+    expect(variables.CLI_SPEC_SECRET_KEY).toBeUndefined()
+    expect(byKey(report.removed).CLI_SPEC_SECRET_KEY).toEqual({ key: 'CLI_SPEC_SECRET_KEY', reason: 'credential' })
   })
 
   it('--scrub core --hardening: reasons inherit and hardening; --show-secrets shows values', () => {
@@ -151,7 +164,7 @@ describe('explain, run through a package manager', () => {
   it('marks the variables npm, npx, pnpm or yarn set, and says how to see a harness call\'s environment', () => {
     // HOME, which no launcher sets, is given on Windows too (where it is not a variable of its own).
     const env = { ...launched, HOME: process.env.HOME ?? os.homedir() }
-    const result = cli(['explain', '--home', HOME], { env })
+    const result = cli(['explain', '--home', HOME, '--all'], { env })
     expect(result.status).toBe(0)
     for (const key of Object.keys(launched)) expect(result.stdout).toMatch(new RegExp(`^  ${key} .* inherited \\(npm\\)$`, 'm'))
     expect(result.stdout).toMatch(/^  HOME .* inherited$/m)
@@ -162,8 +175,30 @@ describe('explain, run through a package manager', () => {
     for (const key of Object.keys(launched)) expect(json[key].launcher).toBe('npm')
     expect(json.HOME.launcher).toBe(null)
     // A long variable name narrows the values, never the sources.
-    const crowded = cli(['explain', '--home', HOME], { env: { ...env, CLI_SPEC_A_VARIABLE_WITH_A_VERY_LONG_NAME_INDEED: 'x' } })
+    const crowded = cli(['explain', '--home', HOME, '--all'], { env: { ...env, CLI_SPEC_A_VARIABLE_WITH_A_VERY_LONG_NAME_INDEED: 'x' } })
     for (const key of Object.keys(launched)) expect(crowded.stdout).toMatch(new RegExp(`^  ${key} .* inherited \\(npm\\)$`, 'm'))
+  })
+
+  it('folds them into one line of the table unless --all, so their long names do not squeeze the values; --json lists each', () => {
+    const long = Object.fromEntries(Array.from({ length: 28 }, (_, i) => [`npm_package_devDependencies_some_long_dependency_name_${i}`, '^1.0.0']))
+    // Only short names besides theirs, whatever the runner's environment holds.
+    const keep = /^(PATH|Path|HOME|SystemRoot|SYSTEMROOT|windir|TEMP|TMP|USERPROFILE)$/
+    const clean = Object.fromEntries(Object.keys(baseEnv()).filter((key) => !keep.test(key)).map((key) => [key, undefined]))
+    const env = { ...clean, ...launched, ...long, CLI_SPEC_PLAIN: '/a/value/of/forty/characters/abcdefghij' }
+    const result = cli(['explain', '--home', HOME], { env })
+    expect(result.status).toBe(0)
+    expect(result.stdout).not.toMatch(/^  (npm_[a-z]|INIT_CWD )/m)
+    expect(result.stdout).toMatch(/^  npm_\*, INIT_CWD +--all lists all 32 +inherited \(npm\)$/m)
+    expect(result.stdout).toMatch(/^  CLI_SPEC_PLAIN +\/a\/value\/of\/forty\/characters\/abcdefghij +inherited$/m)
+    expect(result.stdout).toContain('Marked (npm): 32 variable(s)')
+    expect(result.stdout.match(/^Child environment: (\d+) variables/m)[1]).toBe(String(cliJson(['explain', '--home', HOME], { env }).variables.length))
+    expectPlainTable(result.stdout)
+    expect(cliJson(['explain', '--home', HOME], { env }).variables.filter(({ launcher }) => launcher === 'npm')).toHaveLength(32)
+    const all = cli(['explain', '--home', HOME, '--all'], { env })
+    for (const key of Object.keys(long)) expect(all.stdout).toMatch(new RegExp(`^  ${key} .* inherited \\(npm\\)$`, 'm'))
+    expect(all.stdout).toMatch(/^  CLI_SPEC_PLAIN +\/a\/value.*….* +inherited$/m)
+    // Without INIT_CWD, the line names npm_* alone.
+    expect(cli(['explain', '--home', HOME], { env: { npm_command: 'exec' } }).stdout).toMatch(/^  npm_\* +--all lists all 1 +inherited \(npm\)$/m)
   })
 
   it('says nothing of a launcher when none set anything', () => {

@@ -57,17 +57,17 @@ describe('run', () => {
     expect(result.stderr).toBe('err\n')
   })
 
-  posix.it('--file-size, --cpu and --open-files limit the command, and stderr says which limit ended it', () => {
+  posix.it('--file-size, --cpu and --open-files limit the command, and stderr says which limit ended it, in the option’s words and with its value', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-cli-limits-'))
     try {
       const file = cli(['run', '--home', HOME, '--file-size', '1m', '--', 'sh', '-c', 'head -c 5M /dev/zero > big'], { cwd: dir })
-      expect({ status: file.status, stderr: file.stderr.split('\n').filter(Boolean).pop() }).toEqual({ status: 153, stderr: 'dsh-shell-env: ended by its fileSize limit' })
+      expect({ status: file.status, stderr: file.stderr.split('\n').filter(Boolean).pop() }).toEqual({ status: 153, stderr: 'dsh-shell-env: ended by its file size limit (1 MiB)' })
       expect(fs.statSync(path.join(dir, 'big')).size).toBe(1024 * 1024)
     } finally {
       fs.rmSync(dir, { recursive: true, force: true })
     }
     const cpu = cli(['run', '--home', HOME, '--cpu', '1s', '--', 'sh', '-c', 'while :; do :; done'])
-    expect({ status: cpu.status, stderr: cpu.stderr }).toEqual({ status: 128 + 24, stderr: 'dsh-shell-env: ended by its cpu limit\n' })
+    expect({ status: cpu.status, stderr: cpu.stderr }).toEqual({ status: 128 + 24, stderr: 'dsh-shell-env: ended by its CPU limit (1 s)\n' })
     const files = cli(['run', '--home', HOME, '--open-files', '20', '--memory', '1G', '--', 'sh', '-c', 'ulimit -n'])
     expect({ status: files.status, stdout: files.stdout, stderr: files.stderr }).toEqual({ status: 0, stdout: '20\n', stderr: '' })
   })

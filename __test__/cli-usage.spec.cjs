@@ -80,7 +80,8 @@ describe('usage errors exit 2 with a one-line message', () => {
   it.each([
     [['env', '--bogus'], "unknown option '--bogus' (see dsh-shell-env env --help)"],
     [['explain', '-x'], "unknown option '-x'"],
-    [['catalog', '--session', 's-1'], "unknown option '--session' (see dsh-shell-env catalog --help)"],
+    [['catalog', '--session', 's-1'], "unknown option '--session' for catalog: env, get, explain and run take it (see dsh-shell-env catalog --help)"],
+    [['limits', '--home', '/x'], "unknown option '--home' for limits: env, get, explain, run and catalog take it (see dsh-shell-env limits --help)"],
     [['run', '--json', '--', 'true'], "unknown option '--json'"],
     [['env', '--session'], "option '--session' needs a value"],
     [['env', '--session', '--json'], "option '--session' needs a value"],
@@ -112,9 +113,30 @@ describe('usage errors exit 2 with a one-line message', () => {
     [['get', 'DSH_HOME=/x'], "invalid variable name 'DSH_HOME=/x': expected a name without '='"],
     [['catalog', '--', 'stray'], "unexpected argument 'stray'"],
     [['frobnicate'], "unknown command 'frobnicate' (see dsh-shell-env --help)"],
+    [['explian'], "unknown command 'explian': did you mean 'explain'? (see dsh-shell-env --help)"],
     [['--session', 's-1', 'env'], "unknown option '--session' before the command"],
   ])('%j', (args, message) => {
     expectUsageError(cli(args), message)
+  })
+})
+
+describe('an unknown option names the nearest one the command takes', () => {
+  it.each([
+    [['env', '--sesion', 's-1'], "unknown option '--sesion': did you mean '--session'? (see dsh-shell-env env --help)"],
+    [['env', '--sesion=s-1'], "unknown option '--sesion': did you mean '--session'?"],
+    [['explain', '--josn'], "unknown option '--josn': did you mean '--json'?"],
+    [['env', '--plugins', 'x.js'], "unknown option '--plugins': did you mean '--plugin'?"],
+    [['run', '--timeot', '5', 'true'], "unknown option '--timeot': did you mean '--timeout'?"],
+    [['env', '--show', 'x'], "unknown option '--show': did you mean '--show-secrets'?"],
+    [['explain', '--hard'], "unknown option '--hard': did you mean '--hardening'?"],
+    [['limits', '--jsno'], "unknown option '--jsno': did you mean '--json'? (see dsh-shell-env limits --help)"],
+  ])('%j', (args, message) => {
+    expectUsageError(cli(args), message)
+  })
+
+  it('and none when nothing is near', () => {
+    expectUsageError(cli(['env', '--bogus']), "dsh-shell-env: unknown option '--bogus' (see dsh-shell-env env --help)")
+    expectUsageError(cli(['catalog', '--sesion', 's-1']), "dsh-shell-env: unknown option '--sesion' (see dsh-shell-env catalog --help)")
   })
 })
 

@@ -11,10 +11,12 @@
 // `jest`.
 
 const { createHook } = require('node:async_hooks')
+const { spawn } = require('node:child_process')
+const fs = require('node:fs')
 const path = require('node:path')
 
 const { ROOT, FIXTURES, runNode } = require('./helpers.cjs')
-const { nodeArgv } = require('./platform.cjs')
+const { nodeArgv, signals } = require('./platform.cjs')
 const { commandGone, untilOutput, waitFor } = require('./process-helpers.cjs')
 
 const { execute } = require('..')
@@ -51,6 +53,75 @@ describe('a running command and the host event loop', () => {
     expect({ status, signal }).toEqual({ status: 0, signal: null })
     const [{ pid }, ...rest] = stdout.trim().split('\n').map((line) => JSON.parse(line))
     expect(rest).toEqual([])
+    await commandGone(pid)
+  }, T)
+})
+
+/** `file:line:` of the fixture's `execute(` call for the hosts that go while it runs. */
+function leaveCallSite() {
+  const line = fs.readFileSync(HOST, 'utf8').split('\n').findIndex((text) => text.includes('const run = await execute({ command: [process.execPath, \'-e\', script, argument] })'))
+  return `${HOST}:${line + 1}:`
+}
+
+/** What tells the package to keep call sites (a test runner, DEBUG), removed from a host's environment. */
+const NO_CALL_SITES = { VITEST: undefined, JEST_WORKER_ID: undefined, NODE_TEST_CONTEXT: undefined, DEBUG: undefined }
+
+/**
+ * Checks `stderr` is the one line the host's exit prints for its running
+ * command `pid`: with the `execute()` call's line when the host kept call
+ * sites, else how to have it.
+ */
+function expectExitReport(stderr, pid, { callSite = true } = {}) {
+  const lines = stderr.split('\n')
+  expect(lines).toHaveLength(2)
+  expect(lines[1]).toBe('')
+  expect(lines[0].startsWith('dsh-shell-env: command still running at exit, ended with the host: ')).toBe(true)
+  const where = callSite ? `, started at ${leaveCallSite()}` : '; DEBUG=dsh-shell-env says where it was started ('
+  expect(lines[0]).toContain(` -e "setTimeout(() => {}, 300_000)" "a long command" (pid ${pid})${where}`)
+  expect(lines[0].endsWith(' (await its result(), kill() it, or unref() it)')).toBe(true)
+}
+
+describe('a host that goes while a command runs', () => {
+  it('says so in one line on stderr, naming the command, its pid and, under a test runner or DEBUG=dsh-shell-env, the line of the execute() call', async () => {
+    for (const [env, callSite] of [[{ ...NO_CALL_SITES, DEBUG: 'dsh-shell-env' }, true], [{ ...NO_CALL_SITES, VITEST: 'true' }, true], [{ ...NO_CALL_SITES, JEST_WORKER_ID: '1' }, true], [NO_CALL_SITES, false]]) {
+      const { status, stdout, stderr } = runNode([HOST, 'exit', ROOT], { env })
+      expect(status).toBe(0)
+      const { pid } = JSON.parse(stdout.trim().split('\n')[0])
+      expectExitReport(stderr, pid, { callSite })
+      await commandGone(pid)
+    }
+  }, T)
+
+  it('masks a command that carries a credential, as the command line masks a value', async () => {
+    const { status, stdout, stderr } = runNode([HOST, 'secret-exit', ROOT], { env: NO_CALL_SITES })
+    expect(status).toBe(0)
+    const { pid } = JSON.parse(stdout.trim().split('\n')[0])
+    expect(stderr).toContain(`ended with the host: <masked> (pid ${pid});`)
+    expect(stderr).not.toContain('ghp_')
+    await commandGone(pid)
+  }, T)
+
+  it('says nothing of an unref()ed command, or of one that ended', async () => {
+    for (const mode of ['unref-exit', 'ended-exit']) {
+      const { status, stdout, stderr } = runNode([HOST, mode, ROOT])
+      expect({ mode, status, stderr }).toEqual({ mode, status: 0, stderr: '' })
+      await commandGone(JSON.parse(stdout.trim().split('\n')[0]).pid)
+    }
+  }, T)
+
+  signals.it('says so when SIGTERM ends the host, as a test runner ends its worker process', async () => {
+    const env = { ...process.env, ...NO_CALL_SITES, DEBUG: 'dsh-shell-env' }
+    const host = spawn(process.execPath, [HOST, 'wait', ROOT], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    host.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk))
+    host.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk))
+    const closed = new Promise((resolve) => host.on('close', (code, signal) => resolve({ code, signal })))
+    await waitFor(() => stdout.includes('\n'), 'the host to start its command')
+    const { pid } = JSON.parse(stdout.split('\n')[0])
+    host.kill('SIGTERM')
+    expect(await closed).toEqual({ code: null, signal: 'SIGTERM' })
+    expectExitReport(stderr, pid)
     await commandGone(pid)
   }, T)
 })

@@ -104,6 +104,17 @@ describe('process behaviour', () => {
     expect(absolute.result.stdout.text).toBe('/bin/bash\n')
   }, T)
 
+  posix.it('shell: any other shell by its name, looked up on the trusted PATH only (absolute entries, as bash is), given -c', async () => {
+    const shells = path.join(TMP, 'named-shells')
+    script(shells, 'exec-spec-shell', 'printf "%s|%s\\n" "$1" "$2"')
+    const found = await run({ command: 'echo hi', shell: 'exec-spec-shell', env: { PATH: `${shells}:${process.env.PATH}` } })
+    expect(found.result.stdout.text).toBe('-c|echo hi\n')
+    // A relative entry names the workdir, where a command could plant a shell for the next.
+    const error = await rejected(() => execute({ command: 'echo hi', shell: 'exec-spec-shell', workdir: TMP, env: { PATH: `named-shells:${process.env.PATH}` } }))
+    expectCode(error, 'ERR_SHELL_EXEC_SPAWN_FAILED')
+    expect(error.cause.code).toBe('ENOENT')
+  }, T)
+
   posix.it('the program is looked up on the child’s final PATH', async () => {
     const tools = path.join(TMP, 'explicit-bin')
     script(tools, 'exec-spec-explicit-tool', 'echo explicit-tool')

@@ -3,7 +3,9 @@
 // Without a loadable native binary every entry point says so in three lines:
 // the platform and libc, what it looked for, and the command that fixes it
 // (an install of the platform package, or a build in a clone); the loader's
-// causes and what was tried only with DEBUG=dsh-shell-env or --debug.
+// causes and what was tried only with DEBUG=dsh-shell-env or --debug. The
+// command prints the three lines alone; require() and import throw the error,
+// which Node, when nothing catches it, prints inside its own report.
 
 const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
@@ -24,8 +26,16 @@ function withoutBinary(clone) {
   return dir
 }
 
-function load(dir, env = {}) {
-  return spawnSync(process.execPath, ['-e', "require('./native.js')"], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, ...env } })
+function load(dir, env = {}, args = ['-e', "require('./native.js')"]) {
+  return spawnSync(process.execPath, args, { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, ...env } })
+}
+
+/** What the package ships (package.json's files) copied to a directory, without the native binary and the supervisor. */
+function installedWithoutBinary() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-missing-binary-'))
+  const manifest = require('../package.json')
+  for (const entry of ['package.json', ...manifest.files]) fs.cpSync(path.join(ROOT, entry), path.join(dir, entry), { recursive: true })
+  return dir
 }
 
 /** The error's own lines, out of Node's report of an uncaught error. */
@@ -47,6 +57,35 @@ linux.describe('no native binary', () => {
     expect(result.stderr).not.toContain('npm has a bug')
     expect(result.stderr).not.toContain('Cannot find module')
     expect(result.stderr.trimEnd().split('\n').length).toBeLessThanOrEqual(9)
+  })
+
+  it('through require and import, Node reports the uncaught error around the three lines: where it was thrown before them, its version after', () => {
+    const dir = withoutBinary(false)
+    dirs.push(dir)
+    fs.writeFileSync(path.join(dir, 'load.mjs'), "import './native.js'\n")
+    for (const args of [['-e', "require('./native.js')"], ['load.mjs']]) {
+      const lines = load(dir, {}, args).stderr.trimEnd().split('\n')
+      const first = lines.findIndex((line) => line.includes('no native binary for'))
+      expect(first).toBeGreaterThan(0)
+      expect(lines[first + 1]).toMatch(/^It needs the package /)
+      expect(lines[first + 2]).toMatch(/^To fix it: npm install /)
+      expect(lines[lines.length - 1]).toMatch(/^Node\.js v/)
+      expect(lines.length).toBeLessThanOrEqual(9)
+    }
+  })
+
+  it('the dsh-shell-env command, --help too: the three lines alone, exit 1', () => {
+    const dir = installedWithoutBinary()
+    dirs.push(dir)
+    for (const args of [['--help'], ['env']]) {
+      const result = load(dir, {}, [path.join('bin', 'dsh-shell-env.js'), ...args])
+      expect(result.status).toBe(1)
+      expect(result.stdout).toBe('')
+      const lines = result.stderr.trimEnd().split('\n')
+      expect(lines).toHaveLength(3)
+      expect(lines[0]).toMatch(/^@deepseek-ai\/dsh-shell-env: no native binary for linux-/)
+      expect(lines[2]).toMatch(/^To fix it: npm install /)
+    }
   })
 
   it('a clone: the build that fixes it', () => {

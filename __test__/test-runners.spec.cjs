@@ -3,9 +3,10 @@
 // What a test runner shows of a command a test leaves running. Jest's
 // `--detectOpenHandles` names it with the stack of the `execute()` call, as
 // it names a leaked `child_process`; under Vitest, whose workers end with
-// each test file, the command ends with the worker, and why-is-node-running
-// (what Vitest's hanging-process reporter uses) lists it while it runs. A
-// command let go of with `unref()` keeps neither runner waiting and is not
+// each test file, the command ends with the worker, which says so in one line
+// naming the test file's `execute()` call, and why-is-node-running (what
+// Vitest's hanging-process reporter uses) lists it while it runs. A command
+// let go of with `unref()` keeps neither runner waiting and is not
 // reported. Real Jest and Vitest runs of open-command.fixture.cjs (in
 // fixtures/jest-host) and open-command.fixture.mjs (in fixtures/test-runners),
 // whose commands are Node scripts. Runs unchanged
@@ -124,7 +125,7 @@ describe('Jest --detectOpenHandles and a command left running', () => {
 })
 
 describe('Vitest and a command left running', () => {
-  it('ends the command with the test file, and why-is-node-running lists it with the file that started it', async () => {
+  it('ends the command with the test file, saying so in one line with the test file’s execute() call, and why-is-node-running lists it with the file that started it', async () => {
     await withScratch(async (dir) => {
       const run = await runVitest('running', dir)
       // The whole run shows in the diff when it failed.
@@ -136,16 +137,26 @@ describe('Vitest and a command left running', () => {
       // file URLs, which hold no backslash: only the package's execute() frame is shown.)
       const fixtureFrame = `${path.basename(RUNNERS)}/open-command.fixture.mjs:`
       expect(entry).toContain(path.sep === '/' ? fixtureFrame : `${path.join(ROOT, 'index.js')}:`)
+      // The worker's end (SIGTERM to its fork) says which command it ended and
+      // where the test started it. On Windows that end is TerminateProcess,
+      // which runs no JavaScript.
+      if (process.platform !== 'win32') {
+        const pid = fs.readFileSync(path.join(dir, 'pid'), 'utf8')
+        const said = run.output.split('\n').filter((line) => line.startsWith('dsh-shell-env: command still running at exit'))
+        expect(said).toEqual([expect.stringContaining(`(pid ${pid}), started at `)])
+        expect(said[0]).toContain(`${path.join(RUNNERS, 'open-command.fixture.mjs')}:`)
+      }
       await fixtureCommandGone(dir)
     })
   }, T)
 
   it('leaves an unref()ed command out of the report', async () => {
     await withScratch(async (dir) => {
-      const { code, report } = await runVitest('unref', dir)
+      const { code, report, output } = await runVitest('unref', dir)
       expect(code).toBe(0)
       expect(report).toContain('handle(s) keeping the process running')
       expect(report).not.toContain('# DshShellExecution')
+      expect(output).not.toContain('dsh-shell-env: command still running at exit')
       await fixtureCommandGone(dir)
     })
   }, T)

@@ -117,9 +117,10 @@ export async function baselineRows(baselineFile, size) {
 }
 
 /**
- * The package's registry as users call it, in each of `packages`, with a
- * profile (the built-ins of a real harness): `collect()` with 1, 10 and 50
- * contributors, `collectAsync()` with 10.
+ * The package as users call it, in each of `packages`: the registry with a
+ * profile (the built-ins of a real harness), `collect()` with 1, 10 and 50
+ * contributors, `collectAsync()` with 10; and `execute()` of `/bin/true`,
+ * its JS layer included.
  */
 function packageCalls(packages, size) {
   const make = (Registry) => new Registry({ dshHome: '/srv/dsh', profile: { name: 'bench', dir: '/srv/dsh/profiles/bench' } })
@@ -136,6 +137,15 @@ function packageCalls(packages, size) {
       },
     })
   }
+  calls.push({
+    id: 'package-execute/true',
+    title: "execute({ command: ['/bin/true'] }) of the package, awaited to its result",
+    batch: 1,
+    fn: (id) => async () => {
+      const result = await (await packages[id].execute({ command: ['/bin/true'] })).result()
+      if (result.exitCode !== 0) throw new Error(`${id}: exit ${result.exitCode}`)
+    },
+  })
   const registries = Object.fromEntries(Object.entries(packages).map(([id, pkg]) => [id, registry(pkg, 10, make)]))
   calls.push({
     id: 'package-collect-async/10',

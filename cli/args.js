@@ -42,6 +42,10 @@ const OPTIONS = {
     help: 'how to print: a table (default), JSON, export lines a shell can source, or .env lines',
   },
   'show-secrets': { type: 'boolean', help: 'show secret-looking values instead of <masked>' },
+  all: {
+    type: 'boolean',
+    help: 'list every variable: without it, those a package manager set for what it runs (npm_*, INIT_CWD) are one line',
+  },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
   debug: { type: 'boolean', help: 'on an error, also print its stack and those of its causes (or DEBUG=dsh-shell-env)' },
 }
@@ -70,6 +74,7 @@ function normalise(values, command) {
     json: values.json === true,
     format: values.format ?? (values.json === true ? 'json' : 'table'),
     showSecrets: values['show-secrets'] === true,
+    all: values.all === true,
     stdin: values['no-stdin'] !== true,
   }
   if (values.hardening === true && values['no-hardening'] === true) fail('--hardening and --no-hardening contradict each other')
@@ -126,10 +131,58 @@ function limitsOf(values, fail) {
 }
 
 /**
+ * The edit distance of `a` and `b`: insertions, deletions, substitutions and
+ * swaps of two neighbours (`--sesion`, `--josn`) count one each.
+ */
+function distance(a, b) {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)))
+  for (let i = 1; i <= a.length; i += 1) {
+    for (let j = 1; j <= b.length; j += 1) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      rows[i][j] = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) rows[i][j] = Math.min(rows[i][j], rows[i - 2][j - 2] + 1)
+    }
+  }
+  return rows[a.length][b.length]
+}
+
+/**
+ * The one of `candidates` that `given` most likely misspells or shortens:
+ * the only one it begins, else the nearest within a third of its length
+ * (one edit at least), else undefined.
+ */
+function nearest(given, candidates) {
+  const lower = given.toLowerCase()
+  const extended = candidates.filter((candidate) => candidate.startsWith(lower))
+  if (lower.length >= 2 && extended.length === 1) return extended[0]
+  let best
+  let bestDistance = Math.max(1, Math.floor(given.length / 3)) + 1
+  for (const candidate of candidates) {
+    const d = distance(lower, candidate)
+    if (d < bestDistance) [best, bestDistance] = [candidate, d]
+  }
+  return best
+}
+
+/**
+ * The message for an option `command` does not take: the nearest one it
+ * takes, else the commands that take it.
+ */
+function unknownOption(raw, name, command, commands) {
+  if (!raw.startsWith('--')) return `unknown option '${raw}'`
+  const own = [...command.options, 'help', 'debug']
+  const meant = nearest(name, own)
+  if (meant !== undefined) return `unknown option '${raw}': did you mean '--${meant}'?`
+  const others = commands.filter((other) => other.options.includes(name)).map((other) => other.name)
+  if (others.length > 0) return `unknown option '${raw}' for ${command.name}: ${others.join(', ').replace(/, ([^,]+)$/, ' and $1')} take it`
+  return `unknown option '${raw}'`
+}
+
+/**
  * Options and, for commands that take one, the COMMAND after `--`. Parsed
  * leniently so that each mistake gets its own short message.
  */
-function parseCommandOptions(command, args) {
+function parseCommandOptions(command, args, commands = []) {
   const config = Object.fromEntries(
     command.options.map((name) => {
       const { type, multiple, short } = OPTIONS[name]
@@ -162,7 +215,7 @@ function parseCommandOptions(command, args) {
       } else fail(`unexpected argument '${token.value}'`)
     } else {
       const spec = config[token.name]
-      if (spec === undefined) fail(`unknown option '${token.rawName}'`)
+      if (spec === undefined) fail(unknownOption(token.rawName, token.name, command, commands))
       if (token.name === 'help') {
         help = true
       } else if (token.name === 'debug') {
@@ -214,9 +267,12 @@ function parseCommandLine(argv, commands) {
   }
   if (first.startsWith('-')) throw new UsageError(`unknown option '${first.split('=')[0]}' before the command`)
   const command = commands.find((candidate) => candidate.name === first)
-  if (!command) throw new UsageError(`unknown command '${first}'`)
-  const parsed = parseCommandOptions(command, rest)
+  if (!command) {
+    const meant = nearest(first, commands.map((candidate) => candidate.name))
+    throw new UsageError(`unknown command '${first}'${meant === undefined ? '' : `: did you mean '${meant}'?`}`)
+  }
+  const parsed = parseCommandOptions(command, rest, commands)
   return parsed.help ? { kind: 'help', command } : { kind: 'run', command, options: parsed.options }
 }
 
-module.exports = { OPTIONS, SCRUB_VALUES, parseCommandLine, parseCommandOptions, absolutePath }
+module.exports = { OPTIONS, SCRUB_VALUES, parseCommandLine, parseCommandOptions, absolutePath, nearest }

@@ -29,6 +29,16 @@ function dotenvQuote(value) {
 }
 
 /**
+ * What of `value` no .env quoting can hold together, in words (`', \` and "`,
+ * `a carriage return and \`): the characters that ruled out each quoting.
+ */
+function unquotable(value) {
+  const closing = ['"', '\\'].filter((char) => value.includes(char))
+  const held = value.includes('\r') ? ['a carriage return', ...closing] : ["'", '`', ...closing]
+  return held.length === 2 ? held.join(' and ') : `${held.slice(0, -1).join(', ')} and ${held[held.length - 1]}`
+}
+
+/**
  * The lines for `variables` (`{ key, value, masked }`, in order) in `format`
  * (`export` or `dotenv`), each ending in a newline.
  */
@@ -41,10 +51,10 @@ function formatLines(variables, format) {
       text += `export ${key}=${shellQuote(value)}\n`
     } else {
       const quoted = dotenvQuote(value)
-      text += quoted === undefined ? `# ${key} holds ', \`, " and \\ at once, which no .env quoting can hold (--format export can)\n` : `${key}=${quoted}\n`
+      text += quoted === undefined ? `# ${key} holds ${unquotable(value)}, which no .env quoting can hold together (--format export can)\n` : `${key}=${quoted}\n`
     }
   }
   return text
 }
 
-module.exports = { FORMATS, formatLines, shellQuote, dotenvQuote }
+module.exports = { FORMATS, formatLines, shellQuote, dotenvQuote, unquotable }

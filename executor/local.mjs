@@ -19,6 +19,7 @@ import { warnIfShellEnvMissing } from './shell-env-missing.mjs'
 const require = createRequire(import.meta.url)
 const { execute, limitMechanisms } = require('../index.js')
 const { codedError } = require('../js-errors.js')
+const { LIMIT_WORDS, limitAmount } = require('../limit-words.js')
 const { specOptionProblem } = require('../native.js')
 /** Default SIGTERM→SIGKILL grace. */
 export const DEFAULT_GRACE_MS = 3e3
@@ -116,21 +117,11 @@ function assertEnforceableLimits(label, limits) {
   }
 }
 
-/** Limits as the one line the model reads: `512 MiB`, `30 s`, `64`. */
+/** ` 512 MiB`, ` 30 s`, ` 64` after a limit's words; empty without a value. */
 function amount(limit, limits) {
-  const value = limits?.[{ memory: 'memoryBytes', processes: 'processes', cpu: 'cpuSeconds', fileSize: 'fileBytes', openFiles: 'openFiles' }[limit]]
-  if (value === undefined) return ''
-  if (limit === 'cpu') return ` ${value} s`
-  if (limit !== 'memory' && limit !== 'fileSize') return ` ${value}`
-  /** @type {Array<[string, number]>} */
-  const units = [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]]
-  for (const [unit, size] of units) {
-    if (value >= size && value % size === 0) return ` ${value / size} ${unit}`
-  }
-  return ` ${value} bytes`
+  const value = limitAmount(limit, limits)
+  return value === undefined ? '' : ` ${value}`
 }
-
-const LIMIT_WORDS = { memory: 'memory', processes: 'process', cpu: 'CPU', fileSize: 'file size', openFiles: 'open files' }
 
 /**
  * What a command's limits did, one line each for the model: the limit that

@@ -17,3 +17,9 @@ done
 for project in tsconfig.node16.json tsconfig.bundler.json; do
   run typescript57 "__test__/types/$project"
 done
+# What a mistake is told, with both: TypeScript 7 reports only the last
+# overload of a call that matches none.
+for compiler in typescript typescript57; do
+  echo "type messages ($compiler)"
+  node scripts/type-messages.mjs "$compiler" __test__/types/tsconfig.messages.json
+done

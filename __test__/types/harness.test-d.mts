@@ -97,3 +97,17 @@ const proc: ShellProcess = bashExecutor.start(spec)
 ctx.plugin(LocalBashExecutor, { graceMs: '1s' })
 
 export { asSeam, ran, proc }
+
+// ── the sandboxed composition (docs/executors.md): the published sandboxing
+// executor over this package's ctx.subprocess ─────────────────────────────────
+import LocalSubprocessRuntime from '@deepseek-ai/dsh-shell-env/subprocess-local'
+import SandboxBashExecutor from '@deepseek-ai/dsh-bash-sandbox'
+import LocalSandboxProvider from '@deepseek-ai/dsh-sandbox-local'
+import SandboxPolicyService from '@deepseek-ai/dsh-sandbox-policy'
+
+ctx.plugin(LocalSubprocessRuntime)
+ctx.plugin(LocalSandboxProvider)
+ctx.plugin(SandboxPolicyService, { mode: 'workspace-write', workspaceRoot: '/work' })
+ctx.plugin(SandboxBashExecutor, { cwd: '/work' })
+// @ts-expect-error: no such sandbox mode
+ctx.plugin(SandboxPolicyService, { mode: 'workspace', workspaceRoot: '/work' })

@@ -20,8 +20,9 @@ pipeline removed with the reason, what --hardening would remove on top when
 it is off, and the command directories left out of PATH because someone
 else could write to them. Values holding a credential are masked. Variables
 that npm, npx, pnpm or yarn set for what they run (npm_*, INIT_CWD) are marked
-(npm): a harness call would not inherit them.`,
-  options: ['session', 'profile', 'home', 'plugin', 'scrub', 'hardening', 'no-hardening', 'json', 'show-secrets'],
+(npm): a harness call would not inherit them. The table shows them as one
+line (dozens under npx), --all one line each; --json always lists them.`,
+  options: ['session', 'profile', 'home', 'plugin', 'scrub', 'hardening', 'no-hardening', 'all', 'json', 'show-secrets'],
 }
 
 const SOURCE_TONES = { managed: 'green', terminal: 'cyan', explicit: 'yellow' }
@@ -92,11 +93,20 @@ async function run(options, io) {
     return 0
   }
   const table = (columns, rows) => renderTable(columns, rows, { width: io.width, color: io.color })
-  const kept = variables.map(({ key, value, source, masked, launcher }) => [
-    key,
-    masked ? { text: value, tone: 'dim' } : value,
-    launcher ? { text: `${source} (${launcher})`, tone: 'dim' } : { text: source, tone: SOURCE_TONES[source] },
-  ])
+  // A package manager's own variables (28 under npx) would fill the table and
+  // squeeze its values to their minimum: one line for all of them unless --all.
+  const folded = options.all ? [] : variables.filter((variable) => variable.launcher !== null)
+  const kept = variables
+    .filter((variable) => !folded.includes(variable))
+    .map(({ key, value, source, masked, launcher }) => [
+      key,
+      masked ? { text: value, tone: 'dim' } : value,
+      launcher ? { text: `${source} (${launcher})`, tone: 'dim' } : { text: source, tone: SOURCE_TONES[source] },
+    ])
+  if (folded.length > 0) {
+    const names = folded.some(({ key }) => key === 'INIT_CWD') ? 'npm_*, INIT_CWD' : 'npm_*'
+    kept.push([names, { text: `--all lists all ${folded.length}`, tone: 'dim' }, { text: 'inherited (npm)', tone: 'dim' }])
+  }
   const dropped = removed.map(({ key, reason }) => [key, { text: describeReason(reason), tone: 'yellow' }])
   const settings = `scrub ${scrub.inherit}, hardening ${scrub.hardening ? 'on' : 'off'}`
   io.stdout.write(

@@ -6,6 +6,7 @@ const os = require('node:os')
 
 const { openRegistry, executionFor } = require('../registry.js')
 const { CliError, PROGRAM, describeError } = require('../errors.js')
+const { LIMIT_WORDS, limitAmount } = require('../../limit-words.js')
 
 const definition = {
   name: 'run',
@@ -59,6 +60,12 @@ function spawnFailureMessage(error, command) {
   return `${line} (it looks like a shell script: run it as ${PROGRAM} run bash -c '…')`
 }
 
+/** `file size limit (1 MiB)`: the limit as its option says it, with the value given. */
+function limitInWords(limit, limits) {
+  const value = limitAmount(limit, limits)
+  return `${LIMIT_WORDS[limit]} limit${value === undefined ? '' : ` (${value})`}`
+}
+
 /** Whether `stream` (this command's stdin) is a pipe or a file, which the command may read. */
 function readable(stream) {
   return stream !== undefined && stream !== null && !stream.isTTY && process.platform !== 'win32'
@@ -109,8 +116,8 @@ async function run(options, io) {
   }
 
   if (result.timedOut) io.stderr.write(`${PROGRAM}: timed out after ${result.timeoutMs} ms\n`)
-  if (result.limit !== null) io.stderr.write(`${PROGRAM}: ended by its ${result.limit} limit\n`)
-  for (const limit of result.limitsHit) io.stderr.write(`${PROGRAM}: reached its ${limit} limit\n`)
+  if (result.limit !== null) io.stderr.write(`${PROGRAM}: ended by its ${limitInWords(result.limit, spec.limits)}\n`)
+  for (const limit of result.limitsHit) io.stderr.write(`${PROGRAM}: reached its ${limitInWords(limit, spec.limits)}\n`)
   if (result.endedAfterExit > 0) {
     const count = result.endedAfterExit >= 255 ? '255 or more processes' : result.endedAfterExit === 1 ? '1 process' : `${result.endedAfterExit} processes`
     io.stderr.write(`${PROGRAM}: ended ${count} the command left running when it exited\n`)

@@ -62,7 +62,9 @@ impl std::str::FromStr for Expiry {
 pub struct ExecRequest {
     /// What to run.
     pub command: Option<CommandLine>,
-    /// `bash` (default), `sh`, `pwsh` or an absolute path to a shell; only for scripts.
+    /// `bash` (default), `sh`, `pwsh`, any other shell's name (looked up on
+    /// the trusted search path only) or an absolute path to a shell; only for
+    /// scripts.
     pub shell: Option<String>,
     /// The child's working directory; relative paths resolve against `cwd`.
     pub workdir: Option<String>,
@@ -200,7 +202,7 @@ pub fn plan(
     platform: &Platform,
     cwd: &Path,
 ) -> Result<ProcessSpec, ExecError> {
-    let (program, args) = invocation(request, platform)?;
+    let Invocation { program, args, shell_name } = invocation(request, platform)?;
     let Options { timeout, grace, resource_limits, stdout, stderr, spill } = options(request)?;
 
     let environment = build_environment(platform, parent, &request.environment)?;
@@ -213,7 +215,7 @@ pub fn plan(
         true => Search::windows(path, environment.get("PATHEXT")),
         false => Search::posix(path),
     };
-    let program = if SHELLS.contains(&program.as_str()) {
+    let program = if shell_name || SHELLS.contains(&program.as_str()) {
         // A shell is never taken from the workdir, a relative PATH entry or a
         // contributed command directory, where one command could plant a
         // `bash` for the next.
@@ -298,8 +300,17 @@ pub fn path_before_managed(
     Ok(build_environment(platform, parent, &unmanaged)?.get(PATH_KEY).map(String::from))
 }
 
+/// What to start: the program to look up and its arguments.
+struct Invocation {
+    program: String,
+    args: Vec<String>,
+    /// The program is a shell given by its name (`shell: 'zsh'`), looked up
+    /// only on the trusted search path, as the shells of [`SHELLS`] are.
+    shell_name: bool,
+}
+
 /// The program to look up and its arguments.
-fn invocation(request: &ExecRequest, platform: &Platform) -> Result<(String, Vec<String>), ExecError> {
+fn invocation(request: &ExecRequest, platform: &Platform) -> Result<Invocation, ExecError> {
     let no_nul = |field: String, value: &str| {
         if value.contains('\0') {
             Err(ExecError::invalid_spec(field, "must not contain NUL bytes"))
@@ -322,7 +333,7 @@ fn invocation(request: &ExecRequest, platform: &Platform) -> Result<(String, Vec
             for (index, arg) in argv.iter().enumerate() {
                 no_nul(format!("command[{index}]"), arg)?;
             }
-            Ok((program.clone(), args.to_vec()))
+            Ok(Invocation { program: program.clone(), args: args.to_vec(), shell_name: false })
         }
         Some(CommandLine::Script(script)) => {
             no_nul("command".into(), script)?;
@@ -336,13 +347,20 @@ fn invocation(request: &ExecRequest, platform: &Platform) -> Result<(String, Vec
                 ShellKind::Cmd => vec!["/d".into(), "/s".into(), "/c".into(), script.clone()],
                 ShellKind::Posix => vec!["-c".into(), script.clone()],
             };
-            match shell {
-                "bash" | "sh" | "pwsh" | "powershell" | "cmd" => Ok((shell.into(), args)),
-                path if Path::new(path).is_absolute() => Ok((path.into(), args)),
-                other => Err(ExecError::invalid_spec(
+            // Any name (`zsh`, `fish`), as `child_process` takes one, but looked
+            // up as bash is; a relative path would be resolved against the workdir.
+            let name = !shell.is_empty() && !shell.contains(['/', '\\']) && shell != "." && shell != "..";
+            if Path::new(shell).is_absolute() {
+                Ok(Invocation { program: shell.into(), args, shell_name: false })
+            } else if name {
+                Ok(Invocation { program: shell.into(), args, shell_name: true })
+            } else {
+                Err(ExecError::invalid_spec(
                     "shell",
-                    format!("must be 'bash', 'sh', 'pwsh', 'powershell', 'cmd' or an absolute path (got {other:?})"),
-                )),
+                    format!(
+                        "must be a shell's name, looked up on the trusted PATH, or an absolute path (got {shell:?})"
+                    ),
+                ))
             }
         }
     }
@@ -617,12 +635,39 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn a_shell_given_by_any_name_is_looked_up_on_the_trusted_path_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("dsh-core-shell-name-{}", std::process::id()));
+        let planted = dir.join("planted");
+        std::fs::create_dir_all(&planted).unwrap();
+        for at in [dir.join("dsh-spec-shell"), planted.join("dsh-spec-shell")] {
+            std::fs::write(&at, "#!/bin/sh\necho planted\n").unwrap();
+            std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let mut request = request(CommandLine::Script("echo hi".into()));
+        request.shell = Some("dsh-spec-shell".into());
+        request.environment.explicit = vec![("PATH".into(), Some("::.:/usr/bin:/bin".into()))];
+        request.environment.managed = vec![("PATH".into(), format!("{}:/usr/bin:/bin", planted.display()))];
+        request.workdir = Some(dir.display().to_string());
+        // Neither the workdir nor a contributed directory holds a shell.
+        let missing = plan(&request, parent(), &Platform::posix(), Path::new("/"));
+        assert!(matches!(missing, Err(ExecError::SpawnFailed { .. })), "the planted shells are not taken");
+        // On the trusted path it is found, and takes `-c` as any shell but pwsh.
+        request.environment.explicit = vec![("PATH".into(), Some(format!("{}:/usr/bin:/bin", dir.display())))];
+        let found = plan(&request, parent(), &Platform::posix(), Path::new("/")).unwrap();
+        assert_eq!(found.program, dir.join("dsh-spec-shell"));
+        assert_eq!(found.args, ["-c", "echo hi"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn pwsh_gets_its_non_interactive_flags() {
         let mut pwsh = request(CommandLine::Script("Get-Date".into()));
         pwsh.shell = Some("pwsh".into());
         assert_eq!(
-            invocation(&pwsh, &Platform::posix()).unwrap().1,
+            invocation(&pwsh, &Platform::posix()).unwrap().args,
             ["-NoProfile", "-NonInteractive", "-Command", "Get-Date"]
         );
     }
@@ -654,7 +699,8 @@ mod tests {
             (request(CommandLine::Argv(vec!["".into()])), "command[0]"),
             (request(CommandLine::Argv(vec![PROGRAM.into(), "a\0".into()])), "command[1]"),
             (request(CommandLine::Script("a\0".into())), "command"),
-            (ExecRequest { shell: Some("zsh".into()), ..request(CommandLine::Script("x".into())) }, "shell"),
+            (ExecRequest { shell: Some("bin/zsh".into()), ..request(CommandLine::Script("x".into())) }, "shell"),
+            (ExecRequest { shell: Some(String::new()), ..request(CommandLine::Script("x".into())) }, "shell"),
             (ExecRequest { shell: Some("bash".into()), ..base.clone() }, "shell"),
             (ExecRequest { timeout_ms: Some(0.0), ..base.clone() }, "timeoutMs"),
             (ExecRequest { timeout_ms: Some(f64::INFINITY), ..base.clone() }, "timeoutMs"),
@@ -766,7 +812,7 @@ mod tests {
                 shell: Some(shell.into()),
                 ..ExecRequest::default()
             };
-            invocation(&request, &Platform::windows()).map(|(_, args)| args)
+            invocation(&request, &Platform::windows()).map(|invocation| invocation.args)
         };
         assert_eq!(script("bash").unwrap(), ["-c", "echo hi"]);
         assert_eq!(script("pwsh").unwrap(), ["-NoProfile", "-NonInteractive", "-Command", "echo hi"]);
@@ -782,7 +828,9 @@ mod tests {
         for other in ["/usr/local/bin/cmd", "/usr/bin/powershell", "/usr/bin/PWSH"] {
             assert_eq!(ShellKind::of(other, &posix), ShellKind::Posix, "{other}");
         }
-        assert_eq!(script("fish").unwrap_err().code(), "ERR_SHELL_EXEC_INVALID_SPEC");
+        // Any other name is a POSIX shell's; a relative path is no name.
+        assert_eq!(script("fish").unwrap(), ["-c", "echo hi"]);
+        assert_eq!(script(r"bin\fish").unwrap_err().code(), "ERR_SHELL_EXEC_INVALID_SPEC");
     }
 
     #[test]

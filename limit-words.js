@@ -1,0 +1,31 @@
+'use strict'
+// A resource limit in words, as people read it: the model's line from the
+// executors (`[killed: file size limit 1 MiB]`) and the command line's
+// (`ended by its file size limit (1 MiB)`) say the same.
+
+/** Each limit's name in `result.limit` and `limitsHit`, in words. */
+const LIMIT_WORDS = Object.freeze({ memory: 'memory', processes: 'process', cpu: 'CPU', fileSize: 'file size', openFiles: 'open files' })
+
+/** The `limits` field that sets each limit. */
+const LIMIT_FIELDS = Object.freeze({ memory: 'memoryBytes', processes: 'processes', cpu: 'cpuSeconds', fileSize: 'fileBytes', openFiles: 'openFiles' })
+
+/**
+ * The value `limits` gives `limit`, in words (`512 MiB`, `30 s`, `64`), or
+ * `undefined` when it gives none.
+ * @param {string} limit
+ * @param {Record<string, number | undefined> | undefined} limits
+ */
+function limitAmount(limit, limits) {
+  const value = limits?.[LIMIT_FIELDS[limit]]
+  if (value === undefined) return undefined
+  if (limit === 'cpu') return `${value} s`
+  if (limit !== 'memory' && limit !== 'fileSize') return `${value}`
+  /** @type {Array<[string, number]>} */
+  const units = [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]]
+  for (const [unit, size] of units) {
+    if (value >= size && value % size === 0) return `${value / size} ${unit}`
+  }
+  return `${value} bytes`
+}
+
+module.exports = { LIMIT_WORDS, LIMIT_FIELDS, limitAmount }
