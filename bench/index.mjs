@@ -624,7 +624,7 @@ async function main() {
     const { calls } = SIZE.concurrent
     log(`row: ${calls} concurrent calls`)
     const { contenders, latencies } = concurrentContenders(calls, floor)
-    const samples = await interleave(contenders, {
+    const samples = await interleave(contenders.filter((c) => !c.skipped), {
       ...SIZE.concurrent,
       onMeasureStart: () => {
         latencies.execute.length = 0
