@@ -62,26 +62,23 @@ async fn restart_supervisor(no_cgroups: bool) -> bool {
     } else {
         std::env::remove_var(NO_CGROUPS);
     }
-    if let Some(pid) = supervisor_pid() {
-        // SAFETY: signals the supervisor, a child of this process.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| !stat.contains(") Z")) {
-            assert!(Instant::now() < deadline, "the supervisor did not die");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+    // The supervisor is a command's reaper's parent, as the command reads
+    // it: a scan of this process's children can miss one being reparented
+    // (its spawning thread gone), and a supervisor missed is not restarted.
+    let found = run("cut -d' ' -f4 /proc/$PPID/stat", Limits::default()).await;
+    let pid: i32 = found.stdout.text.trim().parse().expect("the supervisor's pid");
+    // SAFETY: signals the supervisor, a child of this process, unreaped until
+    // a new one replaces it, so the pid names no one else.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| !stat.contains(") Z")) {
+        assert!(Instant::now() < deadline, "the supervisor did not die");
+        std::thread::sleep(Duration::from_millis(5));
     }
     let result = run("cat /proc/self/cgroup", Limits::default()).await;
-    result.stdout.text.lines().any(|line| line.starts_with("0::") && line.contains("/dsh-shell-env."))
-}
-
-/// This process's supervisor, if one runs.
-fn supervisor_pid() -> Option<i32> {
-    let tasks = fs::read_dir("/proc/self/task").ok()?;
-    let children = tasks.flatten().filter_map(|task| fs::read_to_string(task.path().join("children")).ok());
-    children
-        .flat_map(|list| list.split_whitespace().filter_map(|pid| pid.parse::<i32>().ok()).collect::<Vec<_>>())
-        .find(|pid| fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|comm| comm.starts_with("dsh-shell-env")))
+    let in_leaf = result.stdout.text.lines().any(|line| line.starts_with("0::") && line.contains("/dsh-shell-env."));
+    assert!(!(no_cgroups && in_leaf), "a supervisor asked to keep out of cgroups runs its commands in a leaf");
+    in_leaf
 }
 
 const MIB: u64 = 1024 * 1024;
