@@ -24,8 +24,12 @@ const { gate, LINUX } = require('./platform.cjs')
 
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((file) => fs.existsSync(file))
 const ADDON = fs.readdirSync(ROOT).find((name) => name.endsWith('.node'))
-/** A uid no other spec and no account uses, so the command's signals reach only this host's helpers. */
-const UID = 61_234
+/**
+ * Uids no account and no other run uses (one per test, from this process's
+ * pid: the suite may run under several Node versions at once), so that a
+ * command's signals reach only its own host's helpers.
+ */
+const UIDS = { stopper: 200_000 + process.pid * 2, hoppers: 200_000 + process.pid * 2 + 1 }
 
 const ownUser = gate(
   LINUX && process.getuid?.() === 0 && SETPRIV !== undefined && ADDON !== undefined && fs.existsSync(path.join(ROOT, 'dsh-shell-env-supervisor')),
@@ -63,10 +67,10 @@ ownUser.describe('a command that signals every process of its user', () => {
       fs.chmodSync(path.join(dir, name), 0o755)
     }
     fs.mkdirSync(path.join(dir, 'scratch'))
-    fs.chownSync(path.join(dir, 'scratch'), UID, UID)
+    fs.chmodSync(path.join(dir, 'scratch'), 0o777)
   })
   afterAll(() => {
-    for (const pid of processesOf(UID)) {
+    for (const pid of [...processesOf(UIDS.stopper), ...processesOf(UIDS.hoppers)]) {
       try {
         process.kill(pid, 'SIGKILL')
       } catch {
@@ -76,11 +80,11 @@ ownUser.describe('a command that signals every process of its user', () => {
     fs.rmSync(dir, { recursive: true, force: true })
   })
 
-  /** Starts fixture `name` as the host, as the uid of its own: the child, what it printed so far, and its exit. */
-  function startHost(name) {
+  /** Starts fixture `name` as the host, as `uid`: the child, what it printed so far, and its exit. */
+  function startHost(name, uid) {
     const child = spawn(
       SETPRIV,
-      [`--reuid=${UID}`, `--regid=${UID}`, '--clear-groups', process.execPath, path.join(dir, name), path.join(dir, 'binding.js'), path.join(dir, 'scratch')],
+      [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', process.execPath, path.join(dir, name), path.join(dir, 'binding.js'), path.join(dir, 'scratch')],
       { cwd: dir, env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] },
     )
     const printed = { out: '', err: '' }
@@ -94,9 +98,9 @@ ownUser.describe('a command that signals every process of its user', () => {
     return { child, printed, exited }
   }
 
-  /** Runs fixture `name` as the host to its end (SIGKILLed after `timeout`); its exit and output. */
-  async function host(name, { timeout }) {
-    const { child, printed, exited } = startHost(name)
+  /** Runs fixture `name` as the host, as `uid`, to its end (SIGKILLed after `timeout`); its exit and output. */
+  async function host(name, uid, { timeout }) {
+    const { child, printed, exited } = startHost(name, uid)
     const timer = setTimeout(() => child.kill('SIGKILL'), timeout)
     const { code, signal } = await exited
     clearTimeout(timer)
@@ -108,7 +112,7 @@ ownUser.describe('a command that signals every process of its user', () => {
     const load = [0, 1].map(() => spawn('/bin/sh', ['-c', 'while :; do :; done'], { stdio: 'ignore' }))
     let report
     try {
-      report = await host('hopper-host.cjs', { timeout: 90_000 })
+      report = await host('hopper-host.cjs', UIDS.hoppers, { timeout: 90_000 })
     } finally {
       for (const busy of load) busy.kill('SIGKILL')
     }
@@ -124,7 +128,7 @@ ownUser.describe('a command that signals every process of its user', () => {
   }, 120_000)
 
   it('stopping and then killing the supervisor and every reaper: the next command, with and without a registry, completes within 1 s, the timers run, and SIGTERM ends the host', async () => {
-    const { child: host, printed, exited } = startHost('helper-stopper.cjs')
+    const { child: host, printed, exited } = startHost('helper-stopper.cjs', UIDS.stopper)
     try {
       await waitFor(() => printed.out.includes('"waiting"') || host.exitCode !== null, 'the host to go through both steps', 30_000)
       const steps = printed.out.trim().split('\n').map((line) => JSON.parse(line))
