@@ -233,7 +233,7 @@ describe('env --format and get: the snapshot for other tools', () => {
     const twice = run({ PATH: '/usr/bin:/bin' })
     expect(twice.stderr).toBe('')
     expect(twice.stdout.split(':')).toEqual([REGION_BIN, '/usr/bin', '/bin'])
-    const launched = run({ PATH: '/work/project/node_modules/.bin:/usr/lib/node_modules/npm/node_modules/@npmcli/run-script/lib/node-gyp-bin:/usr/bin:/bin', npm_command: 'exec' })
+    const launched = run({ PATH: '/home/ada/project/node_modules/.bin:/usr/lib/node_modules/npm/node_modules/@npmcli/run-script/lib/node-gyp-bin:/usr/bin:/bin', npm_command: 'exec' })
     expect(launched.stdout.split(':')).toEqual([REGION_BIN, '/usr/bin', '/bin'])
   })
 

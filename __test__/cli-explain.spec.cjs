@@ -159,7 +159,7 @@ describe('explain in a pipe', () => {
 })
 
 describe('explain, run through a package manager', () => {
-  const launched = { npm_command: 'exec', npm_config_cache: '/tmp/npm-cache', INIT_CWD: '/work/project', npm_lifecycle_event: 'npx' }
+  const launched = { npm_command: 'exec', npm_config_cache: '/tmp/npm-cache', INIT_CWD: '/home/ada/project', npm_lifecycle_event: 'npx' }
 
   it('marks the variables npm, npx, pnpm or yarn set, and says how to see a harness call\'s environment', () => {
     // HOME, which no launcher sets, is given on Windows too (where it is not a variable of its own).
