@@ -117,8 +117,13 @@ export function toolCallCases(calls, home, { native = false } = {}) {
   it('a command that daemonizes (setsid -f, a perl double fork) leaves nothing running once its call returned or timed out', () => {
     const { escape, escapeTimeout, escapees } = calls()
     // This package's executor says what it ended (a setsid daemon and a perl
-    // double fork); the reference executor over ctx.subprocess does not.
-    expect(escape.text).toBe(native ? 'left\n[stderr]\n[ended 2 background processes when the command exited; use the jobs tool to keep one running]\n' : 'left\n')
+    // double fork, whose middle process may still be exiting then: 2 or 3);
+    // the reference executor over ctx.subprocess does not.
+    if (native) {
+      expect(escape.text).toMatch(/^left\n\[stderr\]\n\[ended [23] background processes when the command exited; use the jobs tool to keep one running\]\n$/)
+    } else {
+      expect(escape.text).toBe('left\n')
+    }
     expect(escapeTimeout.text).toContain('[timed out after 1000ms]')
     expect(escapees.map(({ file }) => file).sort()).toEqual(['exit-perl', 'exit-setsid', 'timeout-perl', 'timeout-setsid'])
     expect(escapees.filter(({ alive }) => alive)).toEqual([])
