@@ -27,7 +27,8 @@ async fn a_setsid_escapee_is_dead_when_the_result_is_published() {
     assert_eq!(result.exit_code, Some(3));
     let escapee = pid_in(&dir.0.join("pid")).await;
     assert!(!running(escapee), "{escapee} outlived its command");
-    assert_eq!(result.ended_after_exit, 1, "the result counts what it ended");
+    // The escapee, and `setsid`'s own parent if it is still exiting.
+    assert!((1..=2).contains(&result.ended_after_exit), "the result counts what it ended: {result:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
