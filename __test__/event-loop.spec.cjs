@@ -78,7 +78,8 @@ function expectExitReport(stderr, pid, { callSite = true } = {}) {
   expect(lines[0].startsWith('dsh-shell-env: command still running at exit, ended with the host: ')).toBe(true)
   const where = callSite ? `, started at ${leaveCallSite()}` : '; DEBUG=dsh-shell-env says where it was started ('
   // The command as the report shows it: cut to 120 characters (Node's path may be long).
-  const command = `${process.execPath} -e "setTimeout(() => {}, 300_000)" "a long command"`
+  const quoted = (arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : JSON.stringify(arg))
+  const command = `${quoted(process.execPath)} -e "setTimeout(() => {}, 300_000)" "a long command"`
   const shown = command.length > 120 ? `${command.slice(0, 119)}…` : command
   expect(lines[0]).toContain(`: ${shown} (pid ${pid})${where}`)
   expect(lines[0].endsWith(' (await its result(), kill() it, or unref() it)')).toBe(true)
