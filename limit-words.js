@@ -28,4 +28,16 @@ function limitAmount(limit, limits) {
   return `${value} bytes`
 }
 
-module.exports = { LIMIT_WORDS, LIMIT_FIELDS, limitAmount }
+/**
+ * `endedAfterExit` in words (`1 process`, `3 processes`; 255 is what the
+ * supervisor counts at most, so it reads `255 or more`), with `noun` for
+ * "process" (`background process`).
+ * @param {number} count
+ * @param {string} [noun]
+ */
+function processCount(count, noun = 'process') {
+  if (count >= 255) return `255 or more ${noun}es`
+  return count === 1 ? `1 ${noun}` : `${count} ${noun}es`
+}
+
+module.exports = { LIMIT_WORDS, LIMIT_FIELDS, limitAmount, processCount }

@@ -19,7 +19,7 @@ import { warnIfShellEnvMissing } from './shell-env-missing.mjs'
 const require = createRequire(import.meta.url)
 const { execute, limitMechanisms } = require('../index.js')
 const { codedError } = require('../js-errors.js')
-const { LIMIT_WORDS, limitAmount } = require('../limit-words.js')
+const { LIMIT_WORDS, limitAmount, processCount } = require('../limit-words.js')
 const { specOptionProblem } = require('../native.js')
 /** Default SIGTERM→SIGKILL grace. */
 export const DEFAULT_GRACE_MS = 3e3
@@ -133,10 +133,7 @@ export function limitNotice(result, limits) {
   if (result.limit) lines.push(`[killed: ${LIMIT_WORDS[result.limit]} limit${amount(result.limit, limits)}]`)
   for (const limit of result.limitsHit ?? []) lines.push(`[limit reached: ${LIMIT_WORDS[limit]} limit${amount(limit, limits)}]`)
   const ended = result.endedAfterExit ?? 0
-  if (ended > 0) {
-    const count = ended >= 255 ? '255 or more background processes' : ended === 1 ? '1 background process' : `${ended} background processes`
-    lines.push(`[ended ${count} when the command exited; use the jobs tool to keep one running]`)
-  }
+  if (ended > 0) lines.push(`[ended ${processCount(ended, 'background process')} when the command exited; use the jobs tool to keep one running]`)
   return lines.join('\n')
 }
 
