@@ -57,6 +57,16 @@ describe('run', () => {
     expect(result.stderr).toBe('err\n')
   })
 
+  // The supervisor counts what a command leaves running (Linux).
+  ;(process.platform === 'linux' ? it : it.skip)('says on stderr how many processes the command left running, which were ended with it', () => {
+    const result = cli(['run', '--home', HOME, '--', 'sh', '-c', 'sleep 30 & echo started'])
+    expect({ status: result.status, stdout: result.stdout, stderr: result.stderr }).toEqual({
+      status: 0,
+      stdout: 'started\n',
+      stderr: 'dsh-shell-env: ended 1 process the command left running when it exited\n',
+    })
+  })
+
   posix.it('--file-size, --cpu and --open-files limit the command, and stderr says which limit ended it, in the option’s words and with its value', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-cli-limits-'))
     try {
