@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use dsh_shell_env_core::error::SUPERVISOR_LOST;
+use dsh_shell_env_core::limits::Limits;
 use dsh_shell_env_core::process::{spawn, KillReason, Process, ProcessSpec, Status};
 use dsh_shell_env_core::supervisor::{NO_CGROUPS, PROGRAM_NAME};
 use tokio::sync::{Mutex, MutexGuard};
@@ -258,17 +259,40 @@ async fn three_hundred_commands_at_once_each_get_their_own_result() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_commands_leader_is_reaped_before_its_result_is_published_in_either_tier() {
+async fn when_a_result_is_published_its_reaper_has_no_child_left_in_either_tier() {
     let _turn = one_at_a_time().await;
     in_each_tier(async |tier| {
-        for round in 0..100 {
-            let processes: Vec<Process> = (0..4).map(|_| spawn(sh("exit 0")).expect("spawn")).collect();
-            for process in &processes {
-                process.wait().await;
-                // A zombie still has its /proc entry: the pid is gone only once reaped.
-                let entry = format!("/proc/{}", process.pid());
-                assert!(fs::metadata(&entry).is_err(), "{entry} exists after its result ({tier} tier, round {round})");
-            }
+        for round in 0..200 {
+            // One at a time: a reaper whose command ended may already serve
+            // the next command started.
+            let process = spawn(sh("exit 0")).expect("spawn");
+            process.wait().await;
+            // A zombie is still a child: the command is gone only once reaped.
+            let left = children_of(process.pid() as i32).unwrap_or_default();
+            assert!(left.is_empty(), "{left:?} left after the result ({tier} tier, round {round})");
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_one_after_another_are_served_by_the_same_few_reapers_in_either_tier() {
+    let _turn = one_at_a_time().await;
+    in_each_tier(async |tier| {
+        let mut reapers = std::collections::BTreeSet::new();
+        for n in 0..50 {
+            let result = spawn(sh(&format!("echo {n}"))).expect("spawn");
+            reapers.insert(result.pid());
+            assert_eq!(result.wait().await.stdout.text, format!("{n}\n"));
+        }
+        // No process is made per command: the pool's spare reapers at most.
+        assert!(reapers.len() <= 3, "50 commands had {} reapers ({tier} tier)", reapers.len());
+        let limited = Limits { processes: Some(64), ..Limits::default() };
+        for n in (0..5).filter(|_| tier == "cgroup") {
+            let mut spec = sh(&format!("echo {n}"));
+            spec.limits = limited;
+            let result = spawn(spec).expect("spawn").wait().await;
+            assert_eq!(result.stdout.text, format!("{n}\n"), "{tier} tier");
         }
     })
     .await;
@@ -286,37 +310,38 @@ fn children_of(pid: i32) -> Option<Vec<i32>> {
     Some(children)
 }
 
-/// The supervisor's children without children of their own: its reapers on
-/// standby (a running command's reaper has the command).
+/// The supervisor's children without children of their own: its idle
+/// reapers (a running command's reaper has the command).
 fn standby_reapers(supervisor: i32) -> Vec<i32> {
     let reapers = children_of(supervisor).expect("the supervisor runs");
     reapers.into_iter().filter(|&pid| children_of(pid).is_some_and(|children| children.is_empty())).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_standby_is_refilled_while_the_host_is_idle_and_after_reapers_on_it_die() {
+async fn spare_reapers_wait_for_the_next_command_and_reapers_killed_while_idle_are_replaced() {
     let _turn = one_at_a_time().await;
     spawn(sh("true")).expect("spawn").wait().await;
     let supervisor = supervisor_pid().expect("a supervisor runs");
-    let refilled = || async {
+    let spare = || async {
         for _ in 0..200 {
-            if standby_reapers(supervisor).len() == 2 {
+            if standby_reapers(supervisor).len() >= 2 {
                 return true;
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         false
     };
-    assert!(refilled().await, "two reapers wait on standby: {:?}", standby_reapers(supervisor));
-    // A command that runs on takes one; another is forked without another
-    // request, and without a command ending.
+    assert!(spare().await, "two reapers wait: {:?}", standby_reapers(supervisor));
+    // A command that runs on takes one; the pool still has two waiting.
     let running = spawn(sh("sleep 300")).expect("spawn");
-    assert!(refilled().await, "a second reaper waits again: {:?}", standby_reapers(supervisor));
+    assert!(spare().await, "a second reaper waits again: {:?}", standby_reapers(supervisor));
     for pid in standby_reapers(supervisor) {
-        // SAFETY: signals a reaper on standby, a process of this test's own.
+        // SAFETY: signals an idle reaper, a process of this test's own.
         unsafe { libc::kill(pid, libc::SIGKILL) };
     }
-    assert!(refilled().await, "the killed reapers are replaced: {:?}", standby_reapers(supervisor));
+    let result = spawn(sh("echo after")).expect("the next spawns").wait().await;
+    assert_eq!(result.stdout.text, "after\n", "{result:?}");
+    assert!(spare().await, "the killed reapers are replaced: {:?}", standby_reapers(supervisor));
     assert!(running.kill(KillReason::Requested));
     running.wait().await;
 }

@@ -97,6 +97,12 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// Whether a cgroup holds some of these limits (memory, processes),
+    /// where the host has the cgroup tier.
+    pub fn needs_cgroup(&self) -> bool {
+        self.memory_bytes.is_some() || self.processes.is_some()
+    }
+
     /// The value set for `limit`.
     pub fn get(&self, limit: Limit) -> Option<u64> {
         match limit {

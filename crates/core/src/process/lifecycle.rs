@@ -27,10 +27,10 @@ pub(super) struct Shared {
     /// The raw pipes the caller takes ([`Process::take_pipes`](super::Process::take_pipes)).
     pub(super) handed: Mutex<Pipes>,
     pub(super) outcome: Mutex<Outcome>,
-    /// Under the supervisor, a second descriptor of the command's link, for
-    /// the one reader left when the driver's task is gone (`supervise`);
-    /// closed when the result is published, not when the handle goes.
-    pub(super) link: Mutex<Option<super::platform::Fd>>,
+    /// Under the supervisor, a second hold on the command's reaper, for the
+    /// one reader left when the driver's task is gone (`supervise`); let go
+    /// when the result is published, not when the handle goes.
+    pub(super) link: Mutex<Option<super::platform::supervisor::Link>>,
     /// The command's resource limits, to tell which ended it.
     pub(super) limits: Limits,
 }

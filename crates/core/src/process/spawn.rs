@@ -41,7 +41,7 @@ pub(super) struct Started {
     pub(super) live: Option<LiveOutput>,
     pub(super) timeout_at: Option<Instant>,
     /// Under the supervisor: the link the reaper reports its exit on.
-    pub(super) link: Option<Fd>,
+    pub(super) link: Option<platform::supervisor::Link>,
 }
 
 /// Starts the child (see [`platform::spawn_leader`]): stdout and stderr piped,
@@ -112,7 +112,7 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         stderr: Mutex::new(Capture::new(StreamKind::Stderr, pid, limits(spec.stderr), spec.spill.clone())),
         handed: Mutex::new(Pipes { stdin: stdin_handed, stdout: stdout_handed, stderr: stderr_handed, terminal }),
         outcome: Mutex::new(Outcome::Pending(Vec::new())),
-        link: Mutex::new(link.as_ref().and_then(|link| link.try_clone().ok())),
+        link: Mutex::new(link.clone()),
         limits: spec.limits,
     });
     Ok(Started {

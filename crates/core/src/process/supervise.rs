@@ -49,7 +49,7 @@ pub(super) fn start(started: Started, runtime: &Handle) -> Result<Process, ExecE
             None => None,
         };
         let watch = match link {
-            Some(link) => ExitWatch::from_link(link, None)?,
+            Some(link) => ExitWatch::from_link(link)?,
             None => ExitWatch::new(shared.pid)?,
         };
         let decoded = |reader| (reader, Utf8Decoder::default());
@@ -180,7 +180,7 @@ async fn sleep_until(deadline: Option<Instant>) {
 fn wait_killed(shared: &Shared) -> Exit {
     match (shared.group.control(), lock(&shared.link).as_ref()) {
         (Control::Supervised { .. }, Some(link)) => {
-            platform::supervisor::read_exit(link, false, &mut None).ok().flatten().unwrap_or(Exit::UNKNOWN)
+            platform::supervisor::read_exit(link, false).ok().flatten().unwrap_or(Exit::UNKNOWN)
         }
         // Without a second descriptor the link closed with the task, and a
         // reaper kills its whole tree when its link closes.

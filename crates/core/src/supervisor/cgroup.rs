@@ -1,10 +1,11 @@
-//! The strongest tier: a cgroup v2 leaf per command.
+//! The strongest tier: a cgroup v2 leaf per reaper, which its commands run in.
 //!
 //! Where the supervisor's own cgroup v2 directory (the host's, which it
 //! inherits) is writable and has `cgroup.kill` (Linux 5.14 and later; as root,
 //! or in a delegated subtree), the supervisor makes a directory of its own
 //! there, `dsh-shell-env.<pid namespace>.<pid>`, and in it one leaf per
-//! command. The command's reaper is born in its leaf (`clone3` with
+//! reaper, reused by the reaper's commands one after another (their limits
+//! set before each and lifted after). A reaper is born in its leaf (`clone3` with
 //! `CLONE_INTO_CGROUP`), so the command and everything it ever forks stay
 //! there whatever they do with sessions and groups, and one write to
 //! `cgroup.kill` ends them all at once, also after the command killed its
@@ -49,7 +50,7 @@ pub(crate) struct Cgroups {
     v1_pids: Option<PathBuf>,
 }
 
-/// One command's leaf: its v2 directory, and where its v1 directories go
+/// One reaper's leaf: its v2 directory, and where its v1 directories go
 /// when its limits need them.
 pub(crate) struct Leaf {
     path: PathBuf,
@@ -283,18 +284,59 @@ impl Leaf {
         Ok(())
     }
 
-    /// What the kernel's counters say the leaf's limits did: processes
-    /// killed for memory, forks refused.
-    pub(crate) fn observed(&self) -> Observed {
-        self.counted(true, true)
+    /// Lifts the limits [`Leaf::apply`] set for `limits`, so that the
+    /// reaper's next command starts without them: a reaper serves many
+    /// commands in one leaf. Raised in the order v1 requires (the swap
+    /// limit before the memory limit, which may not exceed it).
+    pub(crate) fn lift(&self, limits: &Limits) -> io::Result<()> {
+        let controls = &self.controls;
+        if limits.memory_bytes.is_some() {
+            match (self.controllers.memory, &self.v1_memory) {
+                (Some(true), _) => {
+                    write_control(controls.swap_max.as_ref(), &self.path.join("memory.swap.max"), "max")?;
+                    write_required(controls.memory_max.as_ref(), &self.path.join("memory.max"), "max")?;
+                }
+                (Some(false), Some(directory)) => {
+                    write_control(controls.swap_max.as_ref(), &directory.join("memory.memsw.limit_in_bytes"), "-1")?;
+                    write_required(controls.memory_max.as_ref(), &directory.join("memory.limit_in_bytes"), "-1")?;
+                }
+                _ => {}
+            }
+        }
+        if limits.processes.is_some() {
+            match (self.controllers.pids, &self.v1_pids) {
+                (Some(true), _) => write_required(controls.pids_max.as_ref(), &self.path.join("pids.max"), "max")?,
+                (Some(false), Some(directory)) => {
+                    write_required(controls.pids_max.as_ref(), &directory.join("pids.max"), "max")?
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
-    /// [`Leaf::observed`], reading only the counters of the limits in `limits`.
-    pub(crate) fn observed_for(&self, limits: &Limits) -> Observed {
-        self.counted(limits.memory_bytes.is_some(), limits.processes.is_some())
+    /// The kernel's counters of what the leaf's limits did so far: processes
+    /// killed for memory, forks refused. Only those of the limits in
+    /// `limits` are read (a command without them pays no read); the others
+    /// are 0. A command's share is what they rose by while it ran (see
+    /// [`Leaf::observed_since`]): a reaper serves many commands in one leaf.
+    pub(crate) fn counters(&self, limits: &Limits) -> [u64; 2] {
+        self.count(limits.memory_bytes.is_some(), limits.processes.is_some())
     }
 
-    fn counted(&self, memory: bool, pids: bool) -> Observed {
+    /// What the leaf's limits did since its counters read `baseline`.
+    pub(crate) fn observed_since(&self, baseline: [u64; 2]) -> Observed {
+        let [oom_kills, forks_refused] = self.count(true, true);
+        Observed { oom_kills: oom_kills > baseline[0], forks_refused: forks_refused > baseline[1], ..Observed::NONE }
+    }
+
+    /// [`Leaf::observed_since`], reading only the counters of the limits in `limits`.
+    pub(crate) fn observed_for(&self, limits: &Limits, baseline: [u64; 2]) -> Observed {
+        let [oom_kills, forks_refused] = self.counters(limits);
+        Observed { oom_kills: oom_kills > baseline[0], forks_refused: forks_refused > baseline[1], ..Observed::NONE }
+    }
+
+    fn count(&self, memory: bool, pids: bool) -> [u64; 2] {
         let events = |controller: Option<bool>, v1: &Option<PathBuf>, v2_file, v1_file| match controller {
             Some(true) => Some(self.path.join(v2_file)),
             Some(false) => v1.as_ref().map(|directory| directory.join(v1_file)),
@@ -306,12 +348,10 @@ impl Leaf {
         let pids_events =
             pids.then(|| events(self.controllers.pids, &self.v1_pids, "pids.events", "pids.events")).flatten();
         let controls = &self.controls;
-        Observed {
-            oom_kills: memory_events
-                .is_some_and(|file| counter(controls.memory_events.as_ref(), &file, "oom_kill") > 0),
-            forks_refused: pids_events.is_some_and(|file| counter(controls.pids_events.as_ref(), &file, "max") > 0),
-            ..Observed::NONE
-        }
+        [
+            memory_events.map_or(0, |file| counter(controls.memory_events.as_ref(), &file, "oom_kill")),
+            pids_events.map_or(0, |file| counter(controls.pids_events.as_ref(), &file, "max")),
+        ]
     }
 }
 

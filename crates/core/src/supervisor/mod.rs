@@ -3,13 +3,16 @@
 //! `src/bin/`; the host's side is `process::platform::supervisor`).
 //!
 //! The host starts it on first use, with one end of a close-on-exec socket
-//! pair as its stdin. Per command the host sends a [`protocol::Request`]
-//! with the command's link and stdio; the supervisor forks a reaper
-//! (`reaper`), which takes its own process group, becomes a child subreaper,
-//! reads the command's [`protocol::LaunchSpec`] from the link, starts it and
-//! reports its pid and, once nothing of it is left, its status. No second
-//! program is executed per command: a fork of this small single-threaded
-//! process costs a tenth of an `exec`.
+//! pair as its stdin. When the host needs reapers it sends a
+//! [`protocol::Request`]; the supervisor forks each (`reaper`: it takes its
+//! own process group and becomes a child subreaper) and hands the host one
+//! end of a socket to it. The host keeps the reapers it got in a pool and
+//! talks to each directly: per command, one [`protocol::Order`] with the
+//! command's stdio and [`protocol::LaunchSpec`], answered by its pid and,
+//! once nothing of it is left, its status; then the reaper takes the next
+//! command. No process is made per command: a reaper is forked (a fork of
+//! this small single-threaded process costs a tenth of an `exec`) only when
+//! the host runs more commands at once than it has reapers.
 //!
 //! When the host dies, by whatever cause, its sockets close: the supervisor
 //! and every reaper see the end and kill every tree, including commands the
@@ -31,6 +34,8 @@ mod reaper;
 mod server;
 #[cfg(target_os = "linux")]
 mod signals;
+#[cfg(target_os = "linux")]
+mod slot;
 #[cfg(target_os = "linux")]
 pub mod socket;
 #[cfg(target_os = "linux")]

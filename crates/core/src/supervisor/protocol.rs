@@ -1,34 +1,41 @@
-//! What the host, the supervisor and a command's reaper say to each other.
+//! What the host, the supervisor and the reapers say to each other.
 //!
 //! Two kinds of socket, both `SOCK_SEQPACKET` (one message per send, never
 //! merged or split):
-//! - **the host's socket**, one per host, to the supervisor: [`Request`]s,
-//!   each a few bytes. A [`Request::Spawn`] carries four descriptors with
-//!   `SCM_RIGHTS`, in the order of [`SPAWN_FDS`];
-//! - **a command's link**, one per command, between the host and that
-//!   command's reaper: the host sends the [`LaunchSpec`] (in [`CHUNK`]-sized
-//!   packets, the first starting with the whole length), and the reaper
-//!   answers with [`Report`]s: `Started` or `Failed`, then `Exited`.
-//!
-//! The supervisor's first message on the host's socket is its [`Hello`].
+//! - **the host's socket**, one per host, to the supervisor: the supervisor's
+//!   [`Hello`] first, then the host's [`Request`]s for reapers and the
+//!   supervisor's [`Handout`]s, each carrying one reaper's socket (and a pidfd
+//!   of it, where the kernel has them) with `SCM_RIGHTS`;
+//! - **a reaper's socket**, one per reaper, between the host and that
+//!   long-lived reaper, which serves one command at a time: the host sends
+//!   an [`Order`]. [`Order::Start`] carries the command's stdio and the start
+//!   of its [`LaunchSpec`] (the rest follows in [`CHUNK`]-sized packets), and
+//!   the reaper answers with one [`Report`] (`Started` or `Failed`), then,
+//!   once nothing of the command is left, `Exited`. The supervisor holds a
+//!   copy of the reaper's end: for a reaper that died with a command, it
+//!   sends the `Exited` itself once the command's strays are gone, and the
+//!   host sees the socket's end only after that.
 //!
 //! The host's end of either socket closing is how the other side learns that
-//! the host is gone. A socket cannot be reopened through `/proc/<pid>/fd`, so
-//! no command can hold that news back.
+//! the host is gone (a reaper's socket closing alone: the host retired it).
+//! A socket cannot be reopened through `/proc/<pid>/fd`, so no command can
+//! hold that news back.
 
 pub use crate::error::ProtocolMismatch;
 pub use crate::limits::Observed;
 use crate::limits::{Limits, Mechanisms};
 
-/// The descriptors a [`Request::Spawn`] carries, in order.
-pub const SPAWN_FDS: [&str; 4] = ["link", "stdin", "stdout", "stderr"];
+/// The descriptors an [`Order::Start`] carries, in order.
+pub const START_FDS: [&str; 3] = ["stdin", "stdout", "stderr"];
 
-/// The largest packet either side sends on a link; a [`LaunchSpec`] larger
-/// than that goes in several.
+/// The largest packet either side sends on a reaper's socket; a
+/// [`LaunchSpec`] that does not fit in the [`Order::Start`] goes on in
+/// packets of this size.
 pub const CHUNK: usize = 32 * 1024;
 
-/// The size of every [`Request`] and [`Report`] on the wire.
-pub const MESSAGE_LEN: usize = 12;
+/// The size of every message but an [`Order::Start`], which is this header
+/// followed by the spec.
+pub const MESSAGE_LEN: usize = 24;
 
 /// The version of this protocol, which the supervisor's [`Hello`] carries.
 /// A host refuses a supervisor of another version (a platform package
@@ -36,10 +43,10 @@ pub const MESSAGE_LEN: usize = 12;
 /// after the hello could mean something else to it. Raise it with any
 /// change to a message's layout or meaning. Supervisors from before
 /// versions were sent say 0.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// What the supervisor tells the host once, when it starts: the cgroup
-/// controllers its command leaves have, which decides how limits are
+/// controllers its reapers' leaves have, which decides how limits are
 /// enforced ([`crate::limits::mechanism`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hello {
@@ -65,10 +72,12 @@ impl Hello {
 
     /// The protocol version a hello in `bytes` carries, whatever the rest
     /// of it says (which only that version defines); `None` for anything
-    /// that is not a hello.
+    /// that is not a hello. Hellos before version 3 were 12 bytes long.
     pub fn version_of(bytes: &[u8]) -> Option<u32> {
-        let bytes: &[u8; MESSAGE_LEN] = bytes.try_into().ok()?;
-        (bytes[0] == b'h').then(|| u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]))
+        if bytes.len() < 8 || bytes[0] != b'h' {
+            return None;
+        }
+        Some(u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]))
     }
 
     /// The hello in `bytes`, or `None` for anything malformed.
@@ -88,95 +97,182 @@ impl Hello {
 /// What the host asks of the supervisor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Request {
-    /// Fork a reaper for command `id`; its link and stdio come with the message.
-    Spawn {
-        /// The host's number for the command, never reused by one host.
-        id: u64,
-        /// The command has limits a cgroup holds (memory, processes): from
-        /// now on, reapers get ready for them on standby.
+    /// Make `count` more reapers, and hand each over as soon as it is made.
+    Reapers {
+        /// How many.
+        count: u16,
+        /// The host runs commands with limits a cgroup holds (memory,
+        /// processes): from now on, new reapers get ready for them.
         cgroup_limits: bool,
     },
-    /// Signal command `id`'s reaper, which passes it on.
-    Signal {
-        /// The command.
-        id: u64,
-        /// What to ask.
-        ask: Ask,
+    /// SIGCONT to reaper `reaper` alone, for a host without pidfds: the host
+    /// heard nothing from it in time, and a command may have stopped it.
+    Continue {
+        /// The reaper's number, from its [`Handout`].
+        reaper: u64,
     },
-}
-
-/// What the host asks of a running command's reaper.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ask {
-    /// SIGTERM to every descendant (the reaper passes it on).
-    Term,
-    /// SIGKILL to every descendant, until none is left.
-    Kill,
-    /// SIGCONT to the reaper alone: the host heard nothing from it in time,
-    /// and a command may have stopped it.
-    Continue,
 }
 
 impl Request {
     /// The message's bytes.
     pub fn encode(self) -> [u8; MESSAGE_LEN] {
-        let (tag, id, flag) = match self {
-            Self::Spawn { id, cgroup_limits } => (b'S', id, u8::from(cgroup_limits)),
-            Self::Signal { id, ask: Ask::Term } => (b'T', id, 0),
-            Self::Signal { id, ask: Ask::Kill } => (b'K', id, 0),
-            Self::Signal { id, ask: Ask::Continue } => (b'C', id, 0),
-        };
         let mut bytes = [0; MESSAGE_LEN];
-        bytes[0] = tag;
-        bytes[1] = flag;
-        bytes[4..].copy_from_slice(&id.to_le_bytes());
+        match self {
+            Self::Reapers { count, cgroup_limits } => {
+                bytes[0] = b'R';
+                bytes[1] = u8::from(cgroup_limits);
+                bytes[2..4].copy_from_slice(&count.to_le_bytes());
+            }
+            Self::Continue { reaper } => {
+                bytes[0] = b'C';
+                bytes[8..16].copy_from_slice(&reaper.to_le_bytes());
+            }
+        }
         bytes
     }
 
     /// The request in `bytes`, or `None` for anything malformed.
     pub fn decode(bytes: &[u8]) -> Option<Self> {
         let bytes: &[u8; MESSAGE_LEN] = bytes.try_into().ok()?;
-        let id = u64::from_le_bytes(bytes[4..].try_into().ok()?);
+        let word = u64::from_le_bytes(bytes[8..16].try_into().ok()?);
+        if bytes[16..] != [0; 8] {
+            return None;
+        }
         match (bytes[0], bytes[1]) {
-            (b'S', flag @ (0 | 1)) => Some(Self::Spawn { id, cgroup_limits: flag == 1 }),
-            (b'T', 0) => Some(Self::Signal { id, ask: Ask::Term }),
-            (b'K', 0) => Some(Self::Signal { id, ask: Ask::Kill }),
-            (b'C', 0) => Some(Self::Signal { id, ask: Ask::Continue }),
+            (b'R', flag @ (0 | 1)) if word == 0 => {
+                Some(Self::Reapers { count: u16::from_le_bytes([bytes[2], bytes[3]]), cgroup_limits: flag == 1 })
+            }
+            (b'C', 0) => Some(Self::Continue { reaper: word }),
             _ => None,
         }
     }
 }
 
-/// What a reaper (and, for `Assigned`, the supervisor) tells the host about
-/// its command.
+/// What the host's lifecycle asks of a running command (the host's side
+/// turns it into an [`Order`] for the command's reaper).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ask {
+    /// SIGTERM to every descendant.
+    Term,
+    /// SIGKILL to every descendant, until none is left.
+    Kill,
+}
+
+/// A reaper made for the host: the supervisor's message that carries its
+/// socket (and, where the kernel has them, a pidfd of it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Handout {
+    /// The supervisor's number for the reaper, never reused by one supervisor.
+    pub reaper: u64,
+    /// Its pid, which is also its commands' process group.
+    pub pid: u32,
+}
+
+impl Handout {
+    /// The message's bytes.
+    pub fn encode(self) -> [u8; MESSAGE_LEN] {
+        let mut bytes = [0; MESSAGE_LEN];
+        bytes[0] = b'r';
+        bytes[4..8].copy_from_slice(&self.pid.to_le_bytes());
+        bytes[8..16].copy_from_slice(&self.reaper.to_le_bytes());
+        bytes
+    }
+
+    /// The handout in `bytes`, or `None` for anything malformed.
+    pub fn decode(bytes: &[u8]) -> Option<Self> {
+        let bytes: &[u8; MESSAGE_LEN] = bytes.try_into().ok()?;
+        let pid = u32::from_le_bytes(bytes[4..8].try_into().ok()?);
+        let reaper = u64::from_le_bytes(bytes[8..16].try_into().ok()?);
+        (bytes[0] == b'r' && bytes[1..4] == [0; 3] && bytes[16..] == [0; 8] && pid > 0 && i32::try_from(pid).is_ok())
+            .then_some(Self { reaper, pid })
+    }
+}
+
+/// What the host tells a reaper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Start command `id`. The message carries its stdio (in the order of
+    /// [`START_FDS`]) and, after these [`MESSAGE_LEN`] bytes, the start of
+    /// its encoded [`LaunchSpec`].
+    Start {
+        /// The host's number for the command, never reused by one host.
+        id: u64,
+    },
+    /// SIGTERM to every descendant of command `id`.
+    Term {
+        /// The command; an order for another (one that ended) is ignored.
+        id: u64,
+    },
+    /// SIGKILL to every descendant of command `id`, until none is left.
+    Kill {
+        /// The command; an order for another (one that ended) is ignored.
+        id: u64,
+    },
+}
+
+impl Order {
+    /// The message's bytes (for a start, its header).
+    pub fn encode(self) -> [u8; MESSAGE_LEN] {
+        let (tag, id) = match self {
+            Self::Start { id } => (b'S', id),
+            Self::Term { id } => (b'T', id),
+            Self::Kill { id } => (b'K', id),
+        };
+        let mut bytes = [0; MESSAGE_LEN];
+        bytes[0] = tag;
+        bytes[8..16].copy_from_slice(&id.to_le_bytes());
+        bytes
+    }
+
+    /// The order in the first [`MESSAGE_LEN`] bytes of `bytes`, or `None`
+    /// for anything malformed; only a start may be longer.
+    pub fn decode(bytes: &[u8]) -> Option<Self> {
+        let header: &[u8; MESSAGE_LEN] = bytes.get(..MESSAGE_LEN)?.try_into().ok()?;
+        let id = u64::from_le_bytes(header[8..16].try_into().ok()?);
+        if header[1..8] != [0; 7] || header[16..] != [0; 8] {
+            return None;
+        }
+        match (header[0], bytes.len() == MESSAGE_LEN) {
+            (b'S', _) => Some(Self::Start { id }),
+            (b'T', true) => Some(Self::Term { id }),
+            (b'K', true) => Some(Self::Kill { id }),
+            _ => None,
+        }
+    }
+}
+
+/// What a reaper (and, for a reaper that died with its command, the
+/// supervisor) tells the host about the command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Report {
-    /// From the reaper, once it has taken the command and before it starts
-    /// it. A command can kill its reaper before that reports the start; the
-    /// host then still knows whose exit it is, and an exit before this
-    /// report means the command never started.
-    Assigned {
-        /// The reaper's pid, the group id.
-        pid: u32,
-    },
-    /// The command runs; `pid` is the reaper's, which leads the command's group.
+    /// The command runs.
     Started {
-        /// The reaper's pid, the group id.
-        pid: u32,
+        /// The host's number for the command.
+        id: u64,
         /// The command's own pid (in a terminal, its session's leader).
         command: u32,
     },
-    /// The command could not be started: the OS error.
+    /// The command could not be started: the OS error. The reaper is ready
+    /// for the next.
     Failed {
+        /// The host's number for the command.
+        id: u64,
         /// The errno.
         errno: i32,
     },
-    /// The command and every descendant are gone.
+    /// The command and every descendant are gone. A reaper killed right
+    /// after it reported can have the supervisor report the same command
+    /// again: the host reads only the first report for a command.
     Exited {
+        /// The host's number for the command.
+        id: u64,
         /// The command's wait status, as `waitpid` gives it.
         status: i32,
         /// The supervisor died while the command ran, so the reaper ended it.
         lost: bool,
+        /// The reaper takes no further command (it is exiting, or dead and
+        /// this report is the supervisor's); otherwise it is ready for the next.
+        retired: bool,
         /// What its limits did to it, as far as the reaper saw.
         observed: Observed,
     },
@@ -185,26 +281,24 @@ pub enum Report {
 impl Report {
     /// The message's bytes.
     pub fn encode(self) -> [u8; MESSAGE_LEN] {
-        let (tag, value, flag) = match self {
-            Self::Assigned { pid } => (b'a', pid as i32, 0),
-            Self::Started { pid, .. } => (b's', pid as i32, 0),
-            Self::Failed { errno } => (b'f', errno, 0),
-            Self::Exited { status, lost, .. } => (b'x', status, u8::from(lost)),
+        let (tag, id, value, flags) = match self {
+            Self::Started { id, command } => (b's', id, command as i32, 0),
+            Self::Failed { id, errno } => (b'f', id, errno, 0),
+            Self::Exited { id, status, lost, retired, .. } => {
+                (b'x', id, status, u8::from(lost) | u8::from(retired) << 1)
+            }
         };
         let mut bytes = [0; MESSAGE_LEN];
         bytes[0] = tag;
-        bytes[1] = flag;
+        bytes[1] = flags;
         bytes[4..8].copy_from_slice(&value.to_le_bytes());
-        match self {
-            Self::Started { command, .. } => bytes[8..12].copy_from_slice(&command.to_le_bytes()),
-            Self::Exited { observed, .. } => {
-                bytes[2] = u8::from(observed.oom_kills) | u8::from(observed.forks_refused) << 1;
-                bytes[3] = u8::try_from(observed.ended_after_exit).unwrap_or(u8::MAX);
-                // Milliseconds of CPU, plus one so that 0 says "not known".
-                let cpu = observed.cpu_ms.map_or(0, |ms| u32::try_from(ms).unwrap_or(u32::MAX - 1) + 1);
-                bytes[8..12].copy_from_slice(&cpu.to_le_bytes());
-            }
-            Self::Assigned { .. } | Self::Failed { .. } => {}
+        bytes[16..24].copy_from_slice(&id.to_le_bytes());
+        if let Self::Exited { observed, .. } = self {
+            bytes[2] = u8::from(observed.oom_kills) | u8::from(observed.forks_refused) << 1;
+            bytes[3] = u8::try_from(observed.ended_after_exit).unwrap_or(u8::MAX);
+            // Milliseconds of CPU, plus one so that 0 says "not known".
+            let cpu = observed.cpu_ms.map_or(0, |ms| u32::try_from(ms).unwrap_or(u32::MAX - 1) + 1);
+            bytes[8..12].copy_from_slice(&cpu.to_le_bytes());
         }
         bytes
     }
@@ -214,16 +308,20 @@ impl Report {
         let bytes: &[u8; MESSAGE_LEN] = bytes.try_into().ok()?;
         let value = i32::from_le_bytes(bytes[4..8].try_into().ok()?);
         let extra = u32::from_le_bytes(bytes[8..12].try_into().ok()?);
+        let id = u64::from_le_bytes(bytes[16..24].try_into().ok()?);
+        if bytes[12..16] != [0; 4] {
+            return None;
+        }
         match (bytes[0], bytes[1]) {
-            (b'a', 0) => Some(Self::Assigned { pid: u32::try_from(value).ok().filter(|&pid| pid > 0)? }),
-            (b's', 0) => Some(Self::Started {
-                pid: u32::try_from(value).ok().filter(|&pid| pid > 0)?,
-                command: Some(extra).filter(|&pid| pid > 0 && i32::try_from(pid).is_ok())?,
-            }),
-            (b'f', 0) => Some(Self::Failed { errno: value }),
-            (b'x', flag @ (0 | 1)) if bytes[2] < 4 => Some(Self::Exited {
+            (b's', 0) if extra == 0 && bytes[2..4] == [0, 0] => {
+                Some(Self::Started { id, command: u32::try_from(value).ok().filter(|&pid| pid > 0)? })
+            }
+            (b'f', 0) if extra == 0 && bytes[2..4] == [0, 0] => Some(Self::Failed { id, errno: value }),
+            (b'x', flags @ 0..=3) if bytes[2] < 4 => Some(Self::Exited {
+                id,
                 status: value,
-                lost: flag == 1,
+                lost: flags & 1 != 0,
+                retired: flags & 2 != 0,
                 observed: Observed {
                     oom_kills: bytes[2] & 1 != 0,
                     forks_refused: bytes[2] & 2 != 0,
@@ -363,29 +461,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_request_and_report_reads_back_as_written() {
+    fn every_message_reads_back_as_written() {
         for request in [
-            Request::Spawn { id: 7, cgroup_limits: false },
-            Request::Spawn { id: 8, cgroup_limits: true },
-            Request::Signal { id: u64::MAX, ask: Ask::Term },
-            Request::Signal { id: 0, ask: Ask::Kill },
-            Request::Signal { id: 9, ask: Ask::Continue },
+            Request::Reapers { count: 3, cgroup_limits: false },
+            Request::Reapers { count: u16::MAX, cgroup_limits: true },
+            Request::Continue { reaper: u64::MAX },
         ] {
             assert_eq!(Request::decode(&request.encode()), Some(request));
         }
+        let handout = Handout { reaper: 1 << 40, pid: 4_194_304 };
+        assert_eq!(Handout::decode(&handout.encode()), Some(handout));
+        for order in [Order::Start { id: 7 }, Order::Term { id: u64::MAX }, Order::Kill { id: 0 }] {
+            assert_eq!(Order::decode(&order.encode()), Some(order));
+        }
+        let mut start = Order::Start { id: 9 }.encode().to_vec();
+        start.extend_from_slice(b"spec");
+        assert_eq!(Order::decode(&start), Some(Order::Start { id: 9 }), "a start carries its spec after the header");
         for report in [
-            Report::Started { pid: 4_194_304, command: 4_194_305 },
-            Report::Assigned { pid: 7 },
-            Report::Failed { errno: 2 },
-            Report::Exited { status: 0x0f00, lost: false, observed: Observed::default() },
+            Report::Started { id: 3, command: 4_194_305 },
+            Report::Failed { id: u64::MAX, errno: 2 },
+            Report::Exited { id: 1, status: 0x0f00, lost: false, retired: false, observed: Observed::default() },
             Report::Exited {
+                id: 2,
                 status: 9,
                 lost: true,
+                retired: true,
                 observed: Observed { oom_kills: true, cpu_ms: Some(0), ..Observed::NONE },
             },
             Report::Exited {
+                id: 3,
                 status: 9,
                 lost: false,
+                retired: true,
                 observed: Observed { forks_refused: true, cpu_ms: Some(86_400_000), ..Observed::NONE },
             },
         ] {
@@ -395,20 +502,25 @@ mod tests {
 
     #[test]
     fn malformed_messages_are_refused() {
-        assert_eq!(Request::decode(b"S"), None);
+        assert_eq!(Request::decode(b"R"), None);
         assert_eq!(Request::decode(&[b'Z'; MESSAGE_LEN]), None);
-        let mut started = Report::Started { pid: 1, command: 2 }.encode();
+        let mut term = Order::Term { id: 1 }.encode().to_vec();
+        term.push(0);
+        assert_eq!(Order::decode(&term), None, "only a start carries more than its header");
+        assert_eq!(Order::decode(&Order::Kill { id: 1 }.encode()[..8]), None);
+        let mut handout = Handout { reaper: 1, pid: 2 }.encode();
+        handout[4..8].copy_from_slice(&0u32.to_le_bytes());
+        assert_eq!(Handout::decode(&handout), None, "pid 0 is no process");
+        let mut started = Report::Started { id: 1, command: 2 }.encode();
         started[4..8].copy_from_slice(&0i32.to_le_bytes());
-        assert_eq!(Report::decode(&started), None, "pid 0 is no process");
-        let mut started = Report::Started { pid: 1, command: 2 }.encode();
-        started[8..12].copy_from_slice(&0u32.to_le_bytes());
         assert_eq!(Report::decode(&started), None, "a command pid 0 is no process");
-        let mut exited = Report::Exited { status: 0, lost: false, observed: Observed::default() }.encode();
-        exited[1] = 2;
-        assert_eq!(Report::decode(&exited), None);
+        let exited = || Report::Exited { id: 1, status: 0, lost: false, retired: false, observed: Observed::default() };
+        let mut flags = exited().encode();
+        flags[1] = 4;
+        assert_eq!(Report::decode(&flags), None);
         let long = Observed { cpu_ms: Some(1 << 40), ..Observed::default() };
         let Some(Report::Exited { observed, .. }) =
-            Report::decode(&Report::Exited { status: 0, lost: false, observed: long }.encode())
+            Report::decode(&Report::Exited { id: 1, status: 0, lost: false, retired: false, observed: long }.encode())
         else {
             panic!()
         };
@@ -416,13 +528,13 @@ mod tests {
         for (left, read) in [(0, 0), (3, 3), (255, 255), (100_000, 255)] {
             let observed = Observed { ended_after_exit: left, ..Observed::default() };
             let Some(Report::Exited { observed, .. }) =
-                Report::decode(&Report::Exited { status: 0, lost: false, observed }.encode())
+                Report::decode(&Report::Exited { id: 1, status: 0, lost: false, retired: false, observed }.encode())
             else {
                 panic!()
             };
             assert_eq!(observed.ended_after_exit, read, "{left} processes left, 255 standing for more");
         }
-        let mut observed = Report::Exited { status: 0, lost: false, observed: Observed::default() }.encode();
+        let mut observed = exited().encode();
         observed[2] = 4;
         assert_eq!(Report::decode(&observed), None, "an unknown observation");
         let hybrid = Hello { controllers: Mechanisms { memory: Some(false), pids: None } };
@@ -443,7 +555,11 @@ mod tests {
         let mut unversioned = hello;
         unversioned[4..8].fill(0);
         assert_eq!(Hello::version_of(&unversioned), Some(0));
-        assert_eq!(Hello::version_of(&Request::Spawn { id: 1, cgroup_limits: false }.encode()), None);
+        assert_eq!(Hello::version_of(&Request::Reapers { count: 1, cgroup_limits: false }.encode()), None);
+        let mut older = [0; 12];
+        older[0] = b'h';
+        older[4..8].copy_from_slice(&2u32.to_le_bytes());
+        assert_eq!(Hello::version_of(&older), Some(2), "a version 2 hello was 12 bytes long");
         let mismatch = ProtocolMismatch { expected: PROTOCOL_VERSION, found: 7 };
         assert!(mismatch
             .to_string()

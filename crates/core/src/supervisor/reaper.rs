@@ -1,37 +1,41 @@
-//! A command's reaper: the child the supervisor forks for each command. It
-//! leads the command's process group, is a child subreaper (so every
-//! descendant of the command that leaves the group or double-forks is
-//! orphaned to it, not to init), starts the command, and reports to the host
-//! over the command's link.
+//! A reaper: a long-lived child of the supervisor that runs the host's
+//! commands one at a time. It leads its commands' process group, is a child
+//! subreaper (so every descendant of a command that leaves the group or
+//! double-forks is orphaned to it, not to init), starts each command the
+//! host orders on its socket, and reports to the host on that socket.
 //!
 //! Invariants (what the host relies on):
 //! - it reports `Exited` (the command's own status) only when it has no
-//!   child left, so at that moment no descendant of the command runs; then
-//!   it exits at once, with code 0. A reaper that dies of a signal (its
-//!   command killed it, or it died in its own leaf's `cgroup.kill`) reported
-//!   nothing: the supervisor reports for it once the tree is gone;
+//!   child left, so at that moment no descendant of the command runs; only
+//!   then does it take the next command, so commands never share it;
+//! - while it runs a command, its page shared with the supervisor (`slot`)
+//!   names the command: a reaper that dies of a signal (its command killed
+//!   it, or it died in its own leaf's `cgroup.kill`) reported nothing, and
+//!   the supervisor reports for it once the tree is gone;
 //! - after the command exits, whatever is left gets SIGTERM (and SIGCONT, so
 //!   that a stopped process sees it), and SIGKILL after the grace;
-//! - SIGUSR1 (the host's kill, through the supervisor) SIGKILLs every
-//!   descendant, and keeps doing so until none is left: a command that forks
-//!   faster than one sweep is swept again, never abandoned;
-//! - SIGTERM (followed by SIGCONT), SIGINT, SIGHUP and SIGQUIT are passed on to
-//!   every descendant: the host's SIGTERM goes to this process alone, so a
-//!   command started after the signal arrived still gets it;
-//! - the host gone (its end of the link closed) or the supervisor gone
-//!   (`PR_SET_PDEATHSIG`, sound because the supervisor is single-threaded)
-//!   kills every descendant as SIGUSR1 does;
+//! - the host's kill order, and SIGUSR1 (the supervisor's, when the host is
+//!   gone), SIGKILL every descendant, and keep doing so until none is left:
+//!   a command that forks faster than one sweep is swept again, never
+//!   abandoned;
+//! - the host's term order, and SIGTERM (followed by SIGCONT), SIGINT,
+//!   SIGHUP and SIGQUIT sent to this process, are passed on to every
+//!   descendant;
+//! - the host gone or done with it (the end of its socket) or the supervisor
+//!   gone (`PR_SET_PDEATHSIG`, sound because the supervisor is
+//!   single-threaded) kills every descendant as a kill order does, and the
+//!   reaper exits once none is left;
 //! - no descriptor but the command's stdio reaches the command, and this
 //!   process holds none of the command's pipes once it runs;
 //! - a command's limits hold from its first instruction: the reaper sets its
 //!   leaf's controllers (joining its v1 leaves) before it starts the
-//!   command, and the rlimits in its child before `execve`; it
-//!   reports what they did (the leaf's counters, the command's CPU time)
-//!   with the command's status;
-//! - in the cgroup tier the reaper is born in its command's leaf, and so is
-//!   everything the command starts; a kill is one write to the leaf's
-//!   `cgroup.kill`, which ends the reaper too, after it told the supervisor
-//!   the command's status if it knew it.
+//!   command, and the rlimits in its child before `execve`; it reports what
+//!   they did (how far the leaf's counters rose, the command's CPU time)
+//!   with the command's status, and lifts them before the next command;
+//! - in the cgroup tier the reaper lives in its leaf, and so does
+//!   everything a command starts; a kill is one write to the leaf's
+//!   `cgroup.kill`, which ends the reaper too, after it left the command's
+//!   status in its slot if it knew it.
 
 use std::ffi::CString;
 use std::io;
@@ -41,7 +45,8 @@ use std::ptr;
 use std::time::{Duration, Instant};
 
 use super::cgroup::Leaf;
-use super::protocol::{LaunchSpec, Observed, Report, Request, CHUNK, MESSAGE_LEN, SPAWN_FDS};
+use super::protocol::{LaunchSpec, Observed, Order, Report, CHUNK, MESSAGE_LEN, START_FDS};
+use super::slot::Slot;
 use super::{descriptors, signals, socket, tree};
 use crate::limits::rlimits::{self, ResourceLimit};
 use crate::limits::Limits;
@@ -66,31 +71,33 @@ const KILL_RESCAN: Duration = Duration::from_millis(1);
 /// get to killing them.
 const REAP_BATCH: usize = 1024;
 
-/// Where a reaper keeps its socket to the supervisor.
-const SUPERVISOR_FD: libc::c_int = 3;
+/// Where a reaper keeps its socket to the host.
+const HOST_FD: libc::c_int = 3;
 
-/// What the supervisor gives the reaper it forks, ahead of any command.
+/// What the supervisor gives the reaper it forks.
 pub(crate) struct Standby {
-    /// The reaper's end of its socket to the supervisor: the assignment comes
-    /// in on it, and the command's status goes out when the reaper is about
-    /// to die in its own `cgroup.kill`.
+    /// The reaper's end of its socket with the host (the supervisor keeps a
+    /// copy, and hands the host the other end).
     pub(crate) socket: OwnedFd,
+    /// The page it shares with the supervisor.
+    pub(crate) slot: Slot,
     /// The cgroup leaf the reaper was born in, in the cgroup tier.
     pub(crate) leaf: Option<Leaf>,
     /// The supervisor's pid, to tell whether it died before the death signal
     /// was set.
     pub(crate) supervisor: libc::pid_t,
-    /// The host's descriptor limit, for the command.
+    /// The host's descriptor limit, for the commands.
     pub(crate) files: libc::rlimit,
     /// Join the leaf's v1 directories and open its control files now, ahead
     /// of a command with limits.
     pub(crate) join_ahead: bool,
 }
 
-/// Runs in the child the supervisor just forked: gets ready, waits for a
-/// command, runs it to its end; never returns.
+/// Runs in the child the supervisor just forked: gets ready, then runs the
+/// host's commands one at a time until the host is done with it; never
+/// returns.
 pub(crate) fn run(standby: Standby) -> ! {
-    let Standby { socket, mut leaf, supervisor, files, join_ahead } = standby;
+    let Standby { socket, slot, mut leaf, supervisor, files, join_ahead } = standby;
     let socket = keep_only(socket);
     // SAFETY: plain syscalls on this process; `setpgid(0, 0)` makes it the
     // leader of a new group.
@@ -110,109 +117,45 @@ pub(crate) fn run(standby: Standby) -> ! {
     let Ok(signal_fd) = signals::watch(&HANDLED) else { exit_quietly() };
     let joined = join_ahead && leaf.as_ref().is_some_and(Leaf::join_ahead);
     if join_ahead {
-        // The host uses limits a cgroup holds: their files are opened now, on standby.
+        // The host uses limits a cgroup holds: their files are opened now, ahead.
         if let Some(leaf) = leaf.as_mut() {
             leaf.open_controls(joined);
         }
     }
-    // The supervisor gone (the end of the socket) or nonsense: nothing to run.
-    let Some((link, stdio)) = assignment(&socket) else { exit_quietly() };
-    let Some(spec) = read_spec(&link) else { exit_quietly() };
     // SAFETY: getpid cannot fail.
     let me = unsafe { libc::getpid() };
-    // The command is taken, and its start may follow at once (the command
-    // may kill this process before it reports that): only from here does
-    // this process's death mean the command ran. Killed before, on standby
-    // or while the spec came, it never started, and the host tries again.
-    let _ = socket::send(&link, &Report::Assigned { pid: me as u32 }.encode(), &[], false);
-    let cgroup_limits = spec.limits.memory_bytes.is_some() || spec.limits.processes.is_some();
-    if let Some(leaf) = leaf.as_ref().filter(|_| cgroup_limits) {
-        if let Err(error) = leaf.apply(&spec.limits, joined) {
-            fail(&link, &error);
+    let mut reaper = Reaper { me, socket, signal_fd, slot, leaf, joined, buf: vec![0; CHUNK] };
+    loop {
+        // The host done with it, the supervisor gone, or nonsense: the end.
+        let Some((id, stdio, spec)) = reaper.next_command() else { exit_quietly() };
+        if !reaper.serve(id, stdio, spec) {
+            exit_quietly();
         }
     }
-    let memory_in_cgroup = leaf.as_ref().is_some_and(|leaf| leaf.holds_memory());
-    let child = match start(&spec, &stdio, &rlimits::resource_limits(&spec.limits, memory_in_cgroup)) {
-        Ok(child) => child,
-        Err(error) => fail(&link, &error),
-    };
-    drop(stdio);
-    let _ = socket::send(&link, &Report::Started { pid: me as u32, command: child as u32 }.encode(), &[], false);
-    let grace = Duration::from_millis(spec.grace_ms);
-    Reaper {
-        me,
-        child,
-        grace,
-        signal_fd,
-        link,
-        socket,
-        leaf,
-        status: None,
-        left_behind: false,
-        term_due: None,
-        killing: false,
-        lost: false,
-        cpu_ms: None,
-        ended_after_exit: 0,
-        limits: spec.limits,
-    }
-    .run()
 }
 
 /// Closes every descriptor the supervisor had but `socket`, which moves to
-/// [`SUPERVISOR_FD`] (close-on-exec); stdin, stdout and stderr become
-/// `/dev/null`.
+/// [`HOST_FD`] (close-on-exec); stdin, stdout and stderr become `/dev/null`.
 fn keep_only(socket: OwnedFd) -> OwnedFd {
     descriptors::release_stdio();
     let fd = socket.as_raw_fd();
-    if fd != SUPERVISOR_FD {
+    if fd != HOST_FD {
         // SAFETY: dup2 onto a descriptor this process is about to close anyway.
-        unsafe { libc::dup2(fd, SUPERVISOR_FD) };
+        unsafe { libc::dup2(fd, HOST_FD) };
     }
     // The old number is closed with the rest below.
     std::mem::forget(socket);
-    descriptors::close_from(SUPERVISOR_FD + 1);
-    // SAFETY: SUPERVISOR_FD now holds the socket and nothing else owns it.
-    let socket = unsafe { OwnedFd::from_raw_fd(SUPERVISOR_FD) };
+    descriptors::close_from(HOST_FD + 1);
+    // SAFETY: HOST_FD now holds the socket and nothing else owns it.
+    let socket = unsafe { OwnedFd::from_raw_fd(HOST_FD) };
     // SAFETY: sets a flag on a descriptor this process owns.
-    unsafe { libc::fcntl(SUPERVISOR_FD, libc::F_SETFD, libc::FD_CLOEXEC) };
+    unsafe { libc::fcntl(HOST_FD, libc::F_SETFD, libc::FD_CLOEXEC) };
     socket
-}
-
-/// Waits for the supervisor's assignment: the command's link and stdio.
-fn assignment(socket: &OwnedFd) -> Option<(OwnedFd, [OwnedFd; 3])> {
-    let mut buf = [0; MESSAGE_LEN];
-    let (len, fds) = socket::receive(socket.as_raw_fd(), &mut buf, false).ok()??;
-    Request::decode(&buf[..len])?;
-    let [link, stdin, stdout, stderr] = <[OwnedFd; SPAWN_FDS.len()]>::try_from(fds).ok()?;
-    Some((link, [stdin, stdout, stderr]))
-}
-
-/// Reports a command that could not start, and exits.
-fn fail(link: &OwnedFd, error: &io::Error) -> ! {
-    let errno = error.raw_os_error().unwrap_or(libc::EIO);
-    let _ = socket::send(link, &Report::Failed { errno }.encode(), &[], false);
-    exit_quietly()
 }
 
 fn exit_quietly() -> ! {
     // SAFETY: ends this process; nothing of Rust's needs to run.
     unsafe { libc::_exit(0) }
-}
-
-/// Reads the launch spec the host sends on the link: packets until the
-/// announced length. `None` when the host went away or sent nonsense.
-fn read_spec(link: &OwnedFd) -> Option<LaunchSpec> {
-    let mut buf = vec![0; CHUNK];
-    let mut bytes = Vec::new();
-    loop {
-        let (len, _) = socket::receive(link.as_raw_fd(), &mut buf, false).ok()??;
-        bytes.extend_from_slice(&buf[..len]);
-        let whole = LaunchSpec::announced_len(&bytes)?;
-        if bytes.len() >= whole {
-            return LaunchSpec::decode(&bytes);
-        }
-    }
 }
 
 /// Starts the command as this process's child: in the spec's directory,
@@ -396,15 +339,25 @@ fn prepare_child(exec: &Exec, stdio: &[OwnedFd; 3], limits: &[ResourceLimit]) ->
     rlimits::apply(limits)
 }
 
+/// The reaper between commands: what it keeps from one to the next.
 struct Reaper {
     me: libc::pid_t,
+    /// To the host.
+    socket: OwnedFd,
+    signal_fd: OwnedFd,
+    slot: Slot,
+    leaf: Option<Leaf>,
+    /// It is in its leaf's v1 directories, and their files are open.
+    joined: bool,
+    /// Room for one packet from the host.
+    buf: Vec<u8>,
+}
+
+/// One command's run, from its start to its report.
+struct Running {
+    id: u64,
     child: libc::pid_t,
     grace: Duration,
-    signal_fd: OwnedFd,
-    link: OwnedFd,
-    /// To the supervisor.
-    socket: OwnedFd,
-    leaf: Option<Leaf>,
     /// The command's wait status, once it exited.
     status: Option<libc::c_int>,
     /// What the command left behind got its SIGTERM.
@@ -415,49 +368,179 @@ struct Reaper {
     killing: bool,
     /// The supervisor died.
     lost: bool,
+    /// The host is gone, or done with this reaper.
+    host_gone: bool,
     /// Milliseconds of CPU the command used, once it exited.
     cpu_ms: Option<u64>,
     /// Processes still running when the command exited (then ended).
     ended_after_exit: u32,
     /// The command's limits: those its leaf holds have their counters reported.
     limits: Limits,
+    /// The leaf's counters when the command started.
+    baseline: [u64; 2],
 }
 
 impl Reaper {
-    fn run(mut self) -> ! {
+    /// Waits for the host's next start order: the command's number, stdio
+    /// and spec. `None` at the end of the socket (the host is gone or done
+    /// with this reaper), at the supervisor's death, or on nonsense.
+    fn next_command(&mut self) -> Option<(u64, [OwnedFd; 3], LaunchSpec)> {
         loop {
-            let children_left = self.reap_some();
-            if let Some(status) = self.status {
+            let mut polls = [
+                libc::pollfd { fd: self.signal_fd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+                libc::pollfd { fd: self.socket.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+            ];
+            // SAFETY: two valid pollfds.
+            if unsafe { libc::poll(polls.as_mut_ptr(), 2, -1) } <= 0 {
+                continue;
+            }
+            while let Some(signal) = signals::next(&self.signal_fd) {
+                // The supervisor gone, or leaving (its host is gone).
+                if signal == libc::SIGUSR2 || signal == libc::SIGUSR1 {
+                    return None;
+                }
+            }
+            if polls[1].revents == 0 {
+                continue;
+            }
+            let (len, fds) = socket::receive(self.socket.as_raw_fd(), &mut self.buf, true).ok()??;
+            match Order::decode(&self.buf[..len]) {
+                Some(Order::Start { id }) => {
+                    let stdio = <[OwnedFd; START_FDS.len()]>::try_from(fds).ok()?;
+                    let spec = self.read_spec(len)?;
+                    return Some((id, stdio, spec));
+                }
+                // An order for a command that already ended.
+                Some(Order::Term { .. } | Order::Kill { .. }) => {}
+                None => return None,
+            }
+        }
+    }
+
+    /// Reads the rest of a launch spec whose start came in the start order
+    /// of `first` bytes: packets until the announced length.
+    fn read_spec(&mut self, first: usize) -> Option<LaunchSpec> {
+        let mut bytes = self.buf[MESSAGE_LEN..first].to_vec();
+        loop {
+            let whole = LaunchSpec::announced_len(&bytes)?;
+            if bytes.len() >= whole {
+                return LaunchSpec::decode(&bytes);
+            }
+            let (len, _) = socket::receive(self.socket.as_raw_fd(), &mut self.buf, false).ok()??;
+            bytes.extend_from_slice(&self.buf[..len]);
+        }
+    }
+
+    /// Runs command `id` to its end and reports it. Returns whether this
+    /// reaper may take another.
+    fn serve(&mut self, id: u64, stdio: [OwnedFd; 3], spec: LaunchSpec) -> bool {
+        let cgroup_limits = spec.limits.needs_cgroup();
+        let baseline = match self.leaf.as_ref().filter(|_| cgroup_limits) {
+            Some(leaf) => leaf.counters(&spec.limits),
+            None => [0, 0],
+        };
+        // From here a death of this process means the command may have run.
+        self.slot.set_command(id, baseline);
+        let started = self.start(&spec, &stdio, cgroup_limits);
+        drop(stdio);
+        let child = match started {
+            Ok(child) => child,
+            Err(error) => {
+                let errno = error.raw_os_error().unwrap_or(libc::EIO);
+                self.lift(&spec.limits, cgroup_limits);
+                self.slot.set_command(0, [0, 0]);
+                return socket::send(&self.socket, &Report::Failed { id, errno }.encode(), &[], false).is_ok();
+            }
+        };
+        let _ = socket::send(&self.socket, &Report::Started { id, command: child as u32 }.encode(), &[], false);
+        let mut running = Running {
+            id,
+            child,
+            grace: Duration::from_millis(spec.grace_ms),
+            status: None,
+            left_behind: false,
+            term_due: None,
+            killing: false,
+            lost: false,
+            host_gone: false,
+            cpu_ms: None,
+            ended_after_exit: 0,
+            limits: spec.limits,
+            baseline,
+        };
+        let status = self.run(&mut running);
+        let retired = running.lost || running.host_gone;
+        let report = Report::Exited { id, status, lost: running.lost, retired, observed: self.observed(&running) };
+        // Sent before the slot is cleared: killed in between, this reaper
+        // has the supervisor report the command again, which the host
+        // ignores; the other way round, the host would hear of no exit.
+        let sent = socket::send(&self.socket, &report.encode(), &[], false).is_ok();
+        self.slot.set_command(0, [0, 0]);
+        self.lift(&running.limits, cgroup_limits);
+        sent && !retired
+    }
+
+    /// Sets the command's cgroup limits on the leaf (joining its v1
+    /// directories the first time) and starts it.
+    fn start(&mut self, spec: &LaunchSpec, stdio: &[OwnedFd; 3], cgroup_limits: bool) -> io::Result<libc::pid_t> {
+        if let Some(leaf) = self.leaf.as_mut().filter(|_| cgroup_limits) {
+            leaf.apply(&spec.limits, self.joined)?;
+            if !self.joined {
+                // Joined now: the files are opened for the next commands.
+                self.joined = true;
+                leaf.open_controls(true);
+            }
+        }
+        let memory_in_cgroup = self.leaf.as_ref().is_some_and(|leaf| leaf.holds_memory());
+        start(spec, stdio, &rlimits::resource_limits(&spec.limits, memory_in_cgroup))
+    }
+
+    /// Lifts the cgroup limits a command had, for the next one; a leaf whose
+    /// limits cannot be lifted is not used again.
+    fn lift(&mut self, limits: &Limits, cgroup_limits: bool) {
+        if let Some(leaf) = self.leaf.as_ref().filter(|_| cgroup_limits) {
+            if leaf.lift(limits).is_err() {
+                exit_quietly();
+            }
+        }
+    }
+
+    /// Runs until the command and every descendant are gone; returns the
+    /// command's wait status.
+    fn run(&mut self, running: &mut Running) -> libc::c_int {
+        loop {
+            let children_left = self.reap_some(running);
+            if let Some(status) = running.status {
                 if !children_left {
                     // No child left, so no descendant either: they are orphaned to us.
-                    self.exit(status);
+                    return status;
                 }
-                if !self.left_behind {
-                    self.left_behind = true;
-                    self.after_exit();
+                if !running.left_behind {
+                    running.left_behind = true;
+                    self.after_exit(running);
                 }
             }
-            if self.term_due.is_some_and(|due| Instant::now() >= due) {
-                self.killing = true;
+            if running.term_due.is_some_and(|due| Instant::now() >= due) {
+                running.killing = true;
             }
             let mut found = 0;
-            if self.killing {
-                self.kill_leaf();
+            if running.killing {
+                self.kill_leaf(running);
                 found = tree::signal_descendants(self.me, &[libc::SIGKILL]);
             }
-            let timeout = match (self.killing, found) {
+            let timeout = match (running.killing, found) {
                 // Something was just killed: reap it and sweep again at once.
                 (true, 1..) => Some(Duration::ZERO),
                 (true, 0) => Some(KILL_RESCAN),
-                (false, _) => self.term_due.map(|due| due.saturating_duration_since(Instant::now())),
+                (false, _) => running.term_due.map(|due| due.saturating_duration_since(Instant::now())),
             };
-            self.wait(timeout);
+            self.wait(running, timeout);
         }
     }
 
     /// Reaps exited children, at most [`REAP_BATCH`]. Returns whether a
     /// child may be left.
-    fn reap_some(&mut self) -> bool {
+    fn reap_some(&self, running: &mut Running) -> bool {
         for _ in 0..REAP_BATCH {
             let mut status = 0;
             let mut usage = MaybeUninit::<libc::rusage>::zeroed();
@@ -474,12 +557,12 @@ impl Reaper {
                     _ => return false,
                 }
             }
-            if pid == self.child && self.status.is_none() {
-                self.status = Some(status);
+            if pid == running.child && running.status.is_none() {
+                running.status = Some(status);
                 // SAFETY: wait4 filled it for the child it returned.
                 let usage = unsafe { usage.assume_init() };
                 let millis = |time: libc::timeval| time.tv_sec as u64 * 1000 + time.tv_usec as u64 / 1000;
-                self.cpu_ms = Some(millis(usage.ru_utime) + millis(usage.ru_stime));
+                running.cpu_ms = Some(millis(usage.ru_utime) + millis(usage.ru_stime));
             }
         }
         true
@@ -487,80 +570,99 @@ impl Reaper {
 
     /// The command exited: SIGTERM to what it left behind, SIGKILL after
     /// the grace. Nothing to do when it left nothing.
-    fn after_exit(&mut self) {
+    fn after_exit(&self, running: &mut Running) {
         let left = tree::signal_descendants(self.me, &[libc::SIGTERM, libc::SIGCONT]);
-        self.ended_after_exit = u32::try_from(left).unwrap_or(u32::MAX);
+        running.ended_after_exit = u32::try_from(left).unwrap_or(u32::MAX);
         if left > 0 {
             // A grace too long to represent never runs out.
-            self.term_due = Instant::now().checked_add(self.grace);
+            running.term_due = Instant::now().checked_add(running.grace);
         }
     }
 
-    /// Waits up to `timeout` (forever for `None`) for a signal or for the
-    /// host to go, and acts on what came.
-    fn wait(&mut self, timeout: Option<Duration>) {
+    /// Waits up to `timeout` (forever for `None`) for a signal or an order
+    /// from the host, and acts on what came.
+    fn wait(&mut self, running: &mut Running, timeout: Option<Duration>) {
         let millis = timeout.map_or(-1, |timeout| timeout.as_millis().min(i32::MAX as u128) as libc::c_int);
         let mut polls = [
             libc::pollfd { fd: self.signal_fd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: self.link.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+            libc::pollfd {
+                fd: if running.host_gone { -1 } else { self.socket.as_raw_fd() },
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
-        // SAFETY: two valid pollfds.
+        // SAFETY: two valid pollfds (a negative fd is ignored).
         if unsafe { libc::poll(polls.as_mut_ptr(), 2, millis) } <= 0 {
             return;
         }
         if polls[1].revents != 0 {
-            let mut buf = [0; 16];
-            // The host sends nothing after the spec: anything readable is its end.
-            if !matches!(socket::receive(self.link.as_raw_fd(), &mut buf, true), Ok(Some(_))) {
-                self.killing = true;
-            }
+            self.take_orders(running);
         }
         while let Some(signal) = signals::next(&self.signal_fd) {
-            self.on_signal(signal);
+            on_signal(self.me, running, signal);
         }
     }
 
-    fn on_signal(&mut self, signal: libc::c_int) {
-        match signal {
-            libc::SIGCHLD => {}
-            libc::SIGUSR1 => self.killing = true,
-            libc::SIGUSR2 => {
-                self.killing = true;
-                self.lost = true;
-            }
-            _ => {
-                let signals: &[libc::c_int] =
-                    if signal == libc::SIGTERM { &[libc::SIGTERM, libc::SIGCONT] } else { &[signal] };
-                tree::signal_descendants(self.me, signals);
+    /// Acts on the host's orders for the running command; the end of the
+    /// socket kills it.
+    fn take_orders(&mut self, running: &mut Running) {
+        loop {
+            match socket::receive(self.socket.as_raw_fd(), &mut self.buf, true) {
+                Ok(Some((len, _))) => match Order::decode(&self.buf[..len]) {
+                    Some(Order::Kill { id }) if id == running.id => running.killing = true,
+                    Some(Order::Term { id }) if id == running.id => {
+                        tree::signal_descendants(self.me, &[libc::SIGTERM, libc::SIGCONT]);
+                    }
+                    // For a command that ended, or nonsense (its descriptors close here).
+                    _ => {}
+                },
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => return,
+                Ok(None) | Err(_) => {
+                    running.host_gone = true;
+                    running.killing = true;
+                    return;
+                }
             }
         }
     }
 
     /// In the cgroup tier, kills the whole leaf at once, this process with it:
-    /// the supervisor reports the command's status, told first if known
-    /// (else the command died of the kill too: SIGKILL). Returns only where
-    /// the kill could not be written.
-    fn kill_leaf(&self) {
+    /// the supervisor reports the command's status, left in the slot first if
+    /// known (else the command died of the kill too: SIGKILL). Returns only
+    /// where the kill could not be written.
+    fn kill_leaf(&self, running: &Running) {
         let Some(leaf) = &self.leaf else { return };
-        if let Some(status) = self.status {
-            let report = Report::Exited { status, lost: false, observed: self.observed() };
-            let _ = socket::send(&self.socket, &report.encode(), &[], false);
+        if let Some(status) = running.status {
+            let id = running.id;
+            let report = Report::Exited { id, status, lost: false, retired: true, observed: self.observed(running) };
+            self.slot.tell(report.encode());
         }
         leaf.kill();
     }
 
     /// What the command's limits did, as its leaf counted (only the counters
     /// of the limits it has: a command without them pays no read), and its CPU.
-    fn observed(&self) -> Observed {
-        let counted = self.leaf.as_ref().map(|leaf| leaf.observed_for(&self.limits)).unwrap_or_default();
-        Observed { cpu_ms: self.cpu_ms, ended_after_exit: self.ended_after_exit, ..counted }
+    fn observed(&self, running: &Running) -> Observed {
+        let counted = match (&self.leaf, running.limits.needs_cgroup()) {
+            (Some(leaf), true) => leaf.observed_for(&running.limits, running.baseline),
+            _ => Observed::default(),
+        };
+        Observed { cpu_ms: running.cpu_ms, ended_after_exit: running.ended_after_exit, ..counted }
     }
+}
 
-    /// Nothing is left: the host hears how the command ended, and this
-    /// process exits.
-    fn exit(&self, status: libc::c_int) -> ! {
-        let report = Report::Exited { status, lost: self.lost, observed: self.observed() };
-        let _ = socket::send(&self.link, &report.encode(), &[], false);
-        exit_quietly()
+fn on_signal(me: libc::pid_t, running: &mut Running, signal: libc::c_int) {
+    match signal {
+        libc::SIGCHLD => {}
+        libc::SIGUSR1 => running.killing = true,
+        libc::SIGUSR2 => {
+            running.killing = true;
+            running.lost = true;
+        }
+        _ => {
+            let signals: &[libc::c_int] =
+                if signal == libc::SIGTERM { &[libc::SIGTERM, libc::SIGCONT] } else { &[signal] };
+            tree::signal_descendants(me, signals);
+        }
     }
 }

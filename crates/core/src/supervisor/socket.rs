@@ -55,6 +55,11 @@ pub fn send(socket: &OwnedFd, bytes: &[u8], fds: &[RawFd], nonblocking: bool) ->
 /// Receives one message into `buf`, with the descriptors it carries (made
 /// close-on-exec). `Ok(None)` is the end: the peer closed its end.
 /// `nonblocking` fails with `WouldBlock` when nothing is there.
+///
+/// A peer that closed with messages of ours unread (a reaper killed with an
+/// order still queued) leaves `ECONNRESET` pending, which Linux reports
+/// before the messages the peer sent: it is read past here, so that those
+/// messages and then the end are what the caller sees.
 pub fn receive(socket: RawFd, buf: &mut [u8], nonblocking: bool) -> io::Result<Option<(usize, Vec<OwnedFd>)>> {
     let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
     let mut control = Control::new();
@@ -72,7 +77,7 @@ pub fn receive(socket: RawFd, buf: &mut [u8], nonblocking: bool) -> io::Result<O
             break read as usize;
         }
         let error = io::Error::last_os_error();
-        if error.kind() != io::ErrorKind::Interrupted {
+        if !matches!(error.kind(), io::ErrorKind::Interrupted | io::ErrorKind::ConnectionReset) {
             return Err(error);
         }
     };
@@ -85,7 +90,7 @@ pub fn receive(socket: RawFd, buf: &mut [u8], nonblocking: bool) -> io::Result<O
 
 /// Waits for the next message on `socket` and copies it into `buf` without
 /// taking it (no descriptors come with the messages this is used on); `None`
-/// at the end.
+/// at the end. A pending `ECONNRESET` is read past, as in [`receive`].
 pub fn peek(socket: RawFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
     loop {
         // SAFETY: `buf` is live and writable for its length.
@@ -97,7 +102,7 @@ pub fn peek(socket: RawFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
             return Ok(None);
         }
         let error = io::Error::last_os_error();
-        if error.kind() != io::ErrorKind::Interrupted {
+        if !matches!(error.kind(), io::ErrorKind::Interrupted | io::ErrorKind::ConnectionReset) {
             return Err(error);
         }
     }

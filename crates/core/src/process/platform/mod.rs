@@ -11,8 +11,8 @@
 //! | watch for the leader's exit    | `ExitWatch` (async), `wait_exit`, `pidfd_open`               |
 //! | reap                           | `reap`                                                       |
 //! | members left after the leader  | `group_has_live_members`                                     |
-//! | pipes for the driver           | `PipeReader`, `PipeWriter`, `async_reader`, `async_writer`, `set_nonblocking` |
-//! | the supervisor                 | `SUPERVISOR`, `loaded_from`, `supervisor` (spawn, ask, read a link) |
+//! | pipes for the driver           | `PipeReader`, `PipeWriter`, `async_reader`, `async_writer` |
+//! | the supervisor                 | `SUPERVISOR`, `loaded_from`, `supervisor` (spawn on a reaper, ask, read its reports) |
 //! | teardown at the host's death   | `at_host_exit`, `guardian`                                   |
 //! | the host's own protection      | `protect_host`                                               |
 //! | files and programs             | `may_execute`, `owner_only_dir`, `owner_only_file`, `owned_by_this_user` |

@@ -17,8 +17,19 @@ pub(crate) struct Supervised {
     pub(crate) stderr: Option<Fd>,
     pub(crate) stdin: Option<Fd>,
     pub(crate) id: u64,
-    pub(crate) link: Fd,
+    pub(crate) link: Link,
     pub(crate) terminal: Option<(Fd, u32)>,
+}
+
+/// Never made: see the module comment.
+#[derive(Clone)]
+pub(crate) struct Link(std::convert::Infallible);
+
+#[cfg(unix)]
+impl std::os::fd::AsRawFd for Link {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        match self.0 {}
+    }
 }
 
 /// Fails: there is no supervisor here.
@@ -34,7 +45,7 @@ pub(crate) fn controllers(_helper: &Path) -> io::Result<Mechanisms> {
 /// Nothing to ask: no command runs under a supervisor here.
 pub(crate) fn ask(_id: u64, _ask: Ask) {}
 
-/// Fails: there are no links here.
-pub(crate) fn read_exit(_link: &Fd, _nonblocking: bool, _reported: &mut Option<Exit>) -> io::Result<Option<Exit>> {
-    Err(io::ErrorKind::Unsupported.into())
+/// Never called: there are no links here.
+pub(crate) fn read_exit(link: &Link, _nonblocking: bool) -> io::Result<Option<Exit>> {
+    match link.0 {}
 }

@@ -1,31 +1,42 @@
 //! The host's side of the supervisor (the program is `crate::supervisor`):
-//! start it on first use, ask it for each command, read each command's
-//! reports from its link, and start a new one when it died.
+//! start it on first use, keep a pool of the reapers it hands over, start
+//! each command with one order to an idle reaper, read the command's
+//! reports from that reaper's socket, and start a new supervisor when the
+//! last one died.
 //!
 //! Invariants:
-//! - the host never signals a reaper's pid: it asks the supervisor, whose
-//!   unreaped children the reapers are (so a pid is never reused under it);
+//! - the host never signals a reaper's pid: it orders the reaper on its
+//!   socket, and continues it (SIGCONT) only through the pidfd the
+//!   supervisor opened while the reaper was its unreaped child (or, without
+//!   pidfds, by asking the supervisor);
 //! - the supervisor is signalled (SIGCONT, in case a command stopped it) only
 //!   through its pidfd, or, without pidfds, while it is unreaped: it is
 //!   reaped only when a new one replaces it, under the same lock;
-//! - every descriptor here is close-on-exec, and a command's link is a socket
-//!   (no command can reopen it through `/proc`), so the host's death closes
-//!   every link and the supervisor's socket: nothing can hold that back;
+//! - a reaper serves one command at a time: it is leased to a command from
+//!   its start order until the host read that command's exit report, and
+//!   goes back to the pool only if the report says it takes more. A lease
+//!   dropped before (a failed start, a task dropped early) closes the
+//!   reaper's socket, which kills whatever the reaper runs and ends it;
+//! - every descriptor here is close-on-exec, and a reaper's socket is a
+//!   socket (no command can reopen it through `/proc`), so the host's death
+//!   closes every reaper's socket and the supervisor's: nothing can hold
+//!   that back;
 //! - every wait here on the supervisor or a reaper has a deadline
 //!   ([`ANSWER_DEADLINE`]), and whoever is waited for is continued every
 //!   [`NUDGE_EVERY`] meanwhile: a command of the same user can SIGSTOP
 //!   them, and the host's thread must not stop with them.
 //!
-//! All threads and Node workers of a host share one supervisor.
+//! All threads and Node workers of a host share one supervisor and its pool.
 
+use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use super::linux::pidfd_open;
@@ -34,7 +45,7 @@ use crate::limits::Mechanisms;
 use crate::process::exit::Exit;
 use crate::process::sync::lock;
 use crate::supervisor::protocol::{
-    Ask, Hello, LaunchSpec, ProtocolMismatch, Report, Request, CHUNK, MESSAGE_LEN, PROTOCOL_VERSION,
+    Ask, Handout, Hello, LaunchSpec, Order, ProtocolMismatch, Report, Request, CHUNK, MESSAGE_LEN, PROTOCOL_VERSION,
 };
 use crate::supervisor::socket;
 
@@ -50,30 +61,114 @@ pub(crate) struct Supervised {
     pub(crate) stdin: Option<OwnedFd>,
     /// The host's number for the command.
     pub(crate) id: u64,
-    /// The host's end of the command's link, readable when the reaper reports.
-    pub(crate) link: OwnedFd,
+    /// Its reaper's socket, readable when the reaper reports.
+    pub(crate) link: Link,
     /// On a terminal: its master and the command's own pid.
     pub(crate) terminal: Option<(OwnedFd, u32)>,
 }
 
-/// The running supervisor.
+/// A command's hold on its reaper: the reaper's socket, on which the
+/// command's reports arrive. Clones share the hold; when the last goes, the
+/// reaper goes back to the pool if it reported the command's exit and takes
+/// more, and is let go otherwise (its socket closes).
+#[derive(Clone)]
+pub(crate) struct Link(Arc<Lease>);
+
+struct Lease {
+    /// Taken only when the lease ends.
+    reaper: Option<Reaper>,
+    /// The command.
+    id: u64,
+    /// The reaper reported the command's exit and takes more.
+    done: AtomicBool,
+}
+
+impl AsRawFd for Link {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0.reaper.as_ref().map_or(-1, |reaper| reaper.socket.as_raw_fd())
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if let Some(running) = lock(&RUNNING).as_mut() {
+            running.remove(&self.id);
+        }
+        let Some(reaper) = self.reaper.take() else { return };
+        if !self.done.load(Ordering::Acquire) {
+            return;
+        }
+        let mut connection = lock(&CONNECTION);
+        if let Some(running) = connection.as_mut().filter(|running| Arc::ptr_eq(&running.socket, &reaper.supervisor)) {
+            if running.idle.len() < IDLE_MOST {
+                running.idle.push(reaper);
+            }
+        }
+    }
+}
+
+/// A reaper the supervisor handed over.
+struct Reaper {
+    /// The host's end of its socket.
+    socket: OwnedFd,
+    /// Its pid, its commands' group.
+    pid: u32,
+    /// The supervisor's number for it.
+    number: u64,
+    /// A pidfd of it, opened by the supervisor, where the kernel has them.
+    pidfd: Option<OwnedFd>,
+    /// The socket of the supervisor that made it.
+    supervisor: Arc<OwnedFd>,
+}
+
+impl Reaper {
+    /// Continues the reaper, which a command of the same user may have stopped.
+    fn wake(&self) {
+        match &self.pidfd {
+            Some(pidfd) => signal_pidfd(pidfd, libc::SIGCONT),
+            None => {
+                let request = Request::Continue { reaper: self.number }.encode();
+                let _ = socket::send(&self.supervisor, &request, &[], true);
+            }
+        }
+    }
+}
+
+/// The running supervisor, with the reapers it handed over that are idle.
 struct Connection {
     pid: libc::pid_t,
     pidfd: Option<OwnedFd>,
     socket: Arc<OwnedFd>,
-    /// The cgroup controllers its commands' leaves have, from its hello.
+    /// The cgroup controllers its reapers' leaves have, from its hello.
     controllers: Mechanisms,
+    /// Idle reapers, the most recently used last.
+    idle: Vec<Reaper>,
+    /// Reapers asked for and not yet handed over.
+    coming: usize,
+    /// The supervisor was told that commands have cgroup limits.
+    told_cgroup_limits: bool,
 }
 
 static CONNECTION: Mutex<Option<Connection>> = Mutex::new(None);
 
+/// The commands running under the supervisor, by number: whom a kill goes to.
+static RUNNING: Mutex<Option<HashMap<u64, Weak<Lease>>>> = Mutex::new(None);
+
 /// Command numbers, never reused by one host.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// How many times a spawn is tried when the supervisor or the reaper it went
-/// to died: once more than the reapers on standby, which something may have
-/// killed all at once (the supervisor hears of their deaths only later).
-const ATTEMPTS: usize = 3;
+/// How many reapers the pool keeps idle or coming before a command takes
+/// one: the next command finds one ready, and one is made off its path.
+const SPARE: usize = 2;
+
+/// The most idle reapers the pool keeps: after a burst of concurrent
+/// commands, those beyond it are let go (each idle one is a small process
+/// and, in the cgroup tier, a leaf).
+const IDLE_MOST: usize = 32;
+
+/// How many reapers a start tries when the ones it gets turn out dead
+/// (something killed them while idle; the pool hears of that only then).
+const ATTEMPTS: usize = 8;
 
 /// How long the host waits for the supervisor or a reaper before it
 /// continues them (SIGCONT) and waits again: a command of the same user may
@@ -87,9 +182,9 @@ const NUDGE_EVERY: Duration = Duration::from_millis(50);
 /// stopped costs the host this much once per spawn, not forever.
 const ANSWER_DEADLINE: Duration = Duration::from_secs(5);
 
-/// Starts `spec`'s program under the supervisor `helper` (started first if
-/// none runs): a reaper leading a new group, the command its child with
-/// exactly its environment in its directory, within its limits, its
+/// Starts `spec`'s program on a reaper of the supervisor `helper` (started
+/// first if none runs): the reaper leads the group, the command is its child
+/// with exactly its environment in its directory, within its limits, its
 /// standard streams as `stdio` says. Returns once the command runs, with the
 /// reaper's pid as the leader's.
 pub(crate) fn spawn(helper: &Path, request: &SpawnRequest) -> io::Result<Supervised> {
@@ -106,66 +201,57 @@ pub(crate) fn spawn(helper: &Path, request: &SpawnRequest) -> io::Result<Supervi
         limits: *limits,
     }
     .encode();
+    let (host_ends, remote) = stdio_ends(stdio, pty.as_ref())?;
     let mut last = io::Error::other("the supervisor could not be started");
     let deadline = Instant::now() + ANSWER_DEADLINE;
     for _ in 0..ATTEMPTS {
-        let socket = connect(helper)?;
-        let cgroup_limits = limits.memory_bytes.is_some() || limits.processes.is_some();
-        match start(&socket, &launch, cgroup_limits, stdio, pty.as_ref(), deadline) {
-            Ok(started) => return Ok(started),
-            Err(Failure::Refused(error)) => return Err(error),
-            Err(Failure::Gone(error)) => {
-                forget_if_current(&socket);
-                last = error;
+        let reaper = take_reaper(helper, limits.needs_cgroup(), deadline)?;
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        match start(&reaper, id, &launch, &remote, deadline) {
+            Ok(command) => {
+                let pid = reaper.pid;
+                let lease = Arc::new(Lease { reaper: Some(reaper), id, done: AtomicBool::new(false) });
+                lock(&RUNNING).get_or_insert_with(HashMap::new).insert(id, Arc::downgrade(&lease));
+                let HostEnds { stdout, stderr, stdin } = host_ends;
+                let terminal = pty.map(|pty| (pty.master, command.unwrap_or(pid)));
+                return Ok(Supervised { pid, stdout, stderr, stdin, id, link: Link(lease), terminal });
             }
-            Err(Failure::Lost(error)) => {
-                // Its reaper died before the command started (something
-                // killed it); the supervisor may be fine, or dying.
-                forget_if_current_and_dead(&socket);
-                last = error;
+            Err(Failure::Refused(error, again)) => {
+                if again {
+                    give_back(reaper);
+                }
+                return Err(error);
             }
+            Err(Failure::Lost(error)) => last = error,
         }
     }
     Err(last)
 }
 
-/// Why a spawn did not happen.
+/// Why a start did not happen.
 enum Failure {
-    /// The command cannot start (its errno).
-    Refused(io::Error),
-    /// The supervisor is gone (its socket closed): a new one may do it.
-    Gone(io::Error),
-    /// The command's reaper went away before it started the command.
+    /// The command cannot start: its errno, or no answer in time; with
+    /// whether the reaper takes the next command.
+    Refused(io::Error, bool),
+    /// The reaper was gone before it took the command: another may.
     Lost(io::Error),
 }
 
-fn start(
-    socket: &OwnedFd,
-    spec: &[u8],
-    cgroup_limits: bool,
-    stdio: StdioPlan,
-    pty: Option<&crate::process::terminal::Pty>,
-    deadline: Instant,
-) -> Result<Supervised, Failure> {
-    let refused = Failure::Refused;
-    let (link, link_remote) = socket::pair().map_err(refused)?;
+/// The host's ends of a command's stdio.
+struct HostEnds {
+    stdout: Option<OwnedFd>,
+    stderr: Option<OwnedFd>,
+    stdin: Option<OwnedFd>,
+}
+
+/// The command's stdio: the host's ends, and the command's (stdin, stdout,
+/// stderr) for the start order.
+fn stdio_ends(stdio: StdioPlan, pty: Option<&crate::process::terminal::Pty>) -> io::Result<(HostEnds, [OwnedFd; 3])> {
     if let Some(pty) = pty {
         // The command's 0–2 are the slave (it opens it again, by its path, to
         // make it its controlling terminal); the host keeps the master.
-        let slave = || pty.slave.try_clone().map_err(refused);
-        let (stdin_remote, stdout_remote, stderr_remote) = (slave()?, slave()?, slave()?);
-        let master = pty.master.try_clone().map_err(refused)?;
-        let remote = [link_remote, stdin_remote, stdout_remote, stderr_remote];
-        let (pid, command, id) = request(socket, &link, spec, cgroup_limits, remote, deadline)?;
-        return Ok(Supervised {
-            pid,
-            stdout: None,
-            stderr: None,
-            stdin: None,
-            id,
-            link,
-            terminal: Some((master, command)),
-        });
+        let slave = || pty.slave.try_clone();
+        return Ok((HostEnds { stdout: None, stderr: None, stdin: None }, [slave()?, slave()?, slave()?]));
     }
     // An inherited stream: the command gets a copy of the host's own.
     let output = |inherit: bool, host_fd: RawFd| -> io::Result<(Option<OwnedFd>, OwnedFd)> {
@@ -183,79 +269,139 @@ fn start(
             Ok((Some(read), write))
         }
     };
-    let (stdout, stdout_remote) = output(stdio.stdout_inherited, 1).map_err(refused)?;
-    let (stderr, stderr_remote) = output(stdio.stderr_inherited, 2).map_err(refused)?;
+    let (stdout, stdout_remote) = output(stdio.stdout_inherited, 1)?;
+    let (stderr, stderr_remote) = output(stdio.stderr_inherited, 2)?;
     let (stdin, stdin_remote) = if stdio.stdin_piped {
-        let (read, write) = pipe().map_err(refused)?;
+        let (read, write) = pipe()?;
         (Some(write), read)
     } else {
-        (None, dev_null().map_err(refused)?)
+        (None, dev_null()?)
     };
-    let remote = [link_remote, stdin_remote, stdout_remote, stderr_remote];
-    let (pid, _, id) = request(socket, &link, spec, cgroup_limits, remote, deadline)?;
-    Ok(Supervised { pid, stdout, stderr, stdin, id, link, terminal: None })
+    Ok((HostEnds { stdout, stderr, stdin }, [stdin_remote, stdout_remote, stderr_remote]))
 }
 
-/// Asks the supervisor for a reaper with the command's `remote` ends (link
-/// and stdio, in the order of `SPAWN_FDS`), sends `spec` on `link` and waits
-/// for the command to run: its reaper's pid, its own (the reaper's again when
-/// the command killed its reaper before that reported), and the host's number.
-/// Gives up at `deadline`: the link is dropped, which ends the command
-/// should its reaper start it after all, and the reaper is killed.
-fn request(
-    socket: &OwnedFd,
-    link: &OwnedFd,
+/// An idle reaper from the pool, waiting for the supervisor to hand one
+/// over when none is (until `deadline`), and asking for more when the pool
+/// runs low. Starts the supervisor when none runs, and a new one when it died.
+fn take_reaper(helper: &Path, cgroup_limits: bool, deadline: Instant) -> io::Result<Reaper> {
+    loop {
+        let mut guard = lock(&CONNECTION);
+        if guard.is_none() {
+            *guard = Some(launch(helper)?);
+        }
+        let Some(connection) = guard.as_mut() else { continue };
+        if !connection.collect_handouts() {
+            // The supervisor is gone: its reapers died with it.
+            let old = guard.take();
+            drop(guard);
+            if let Some(old) = old {
+                end_supervisor(old);
+            }
+            continue;
+        }
+        let wanted = SPARE.saturating_sub(connection.idle.len().saturating_sub(1) + connection.coming);
+        let tell = cgroup_limits && !connection.told_cgroup_limits;
+        if wanted > 0 || tell {
+            let count = if connection.idle.is_empty() { wanted + 1 } else { wanted };
+            let request = Request::Reapers { count: count as u16, cgroup_limits };
+            if socket::send(&connection.socket, &request.encode(), &[], true).is_ok() {
+                connection.coming += count;
+                connection.told_cgroup_limits |= cgroup_limits;
+            }
+        }
+        if let Some(reaper) = connection.idle.pop() {
+            return Ok(reaper);
+        }
+        let socket = Arc::clone(&connection.socket);
+        drop(guard);
+        let nudge = || {
+            if let Some(running) = lock(&CONNECTION).as_ref().filter(|running| Arc::ptr_eq(&running.socket, &socket)) {
+                wake(running);
+            }
+        };
+        ready(socket.as_raw_fd(), libc::POLLIN, deadline, &nudge)?;
+    }
+}
+
+impl Connection {
+    /// Takes every reaper the supervisor handed over into the pool.
+    /// Returns `false` when the supervisor's socket ended.
+    fn collect_handouts(&mut self) -> bool {
+        let mut buf = [0; MESSAGE_LEN];
+        loop {
+            match socket::receive(self.socket.as_raw_fd(), &mut buf, true) {
+                Ok(Some((len, fds))) => {
+                    let Some(Handout { reaper: number, pid }) = Handout::decode(&buf[..len]) else { continue };
+                    self.coming = self.coming.saturating_sub(1);
+                    let mut fds = fds.into_iter();
+                    let Some(socket) = fds.next() else { continue };
+                    let pidfd = fds.next();
+                    let supervisor = Arc::clone(&self.socket);
+                    self.idle.insert(0, Reaper { socket, pid, number, pidfd, supervisor });
+                }
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => return true,
+                Ok(None) | Err(_) => return false,
+            }
+        }
+    }
+}
+
+/// Puts a reaper that is ready for another command back in the pool.
+fn give_back(reaper: Reaper) {
+    drop(Lease { reaper: Some(reaper), id: 0, done: AtomicBool::new(true) });
+}
+
+/// Orders `reaper` to start command `id` with `spec` and `stdio`, and waits
+/// for its answer: the command's own pid, or `None` when the command killed
+/// its reaper before that answered (the supervisor's exit report then waits
+/// on the socket for the exit watch). Gives up at `deadline`: the reaper is
+/// ordered to kill the command, should it start it after all, and let go.
+fn start(
+    reaper: &Reaper,
+    id: u64,
     spec: &[u8],
-    cgroup_limits: bool,
-    remote: [OwnedFd; 4],
+    stdio: &[OwnedFd; 3],
     deadline: Instant,
-) -> Result<(u32, u32, u64), Failure> {
-    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    let nudge = || ask(id, Ask::Continue);
-    let unanswered = |error: io::Error| {
-        if error.kind() == io::ErrorKind::TimedOut {
-            ask(id, Ask::Kill);
-            Failure::Refused(error)
-        } else {
-            Failure::Lost(error)
+) -> Result<Option<u32>, Failure> {
+    let nudge = || reaper.wake();
+    let link = &reaper.socket;
+    let lost = |error: io::Error| match error.kind() {
+        io::ErrorKind::TimedOut => {
+            let _ = socket::send(link, &Order::Kill { id }.encode(), &[], true);
+            Failure::Refused(error, false)
         }
+        _ => Failure::Lost(error),
     };
-    let fds: [RawFd; 4] = remote.each_ref().map(AsRawFd::as_raw_fd);
-    send_within(socket, &Request::Spawn { id, cgroup_limits }.encode(), &fds, deadline, &nudge).map_err(|error| {
-        if error.kind() == io::ErrorKind::TimedOut {
-            Failure::Refused(error)
-        } else {
-            Failure::Gone(error)
-        }
-    })?;
-    // The supervisor and the reaper hold them now.
-    drop(remote);
-    for chunk in spec.chunks(CHUNK) {
-        send_within(link, chunk, &[], deadline, &nudge).map_err(unanswered)?;
+    let first = spec.len().min(CHUNK - MESSAGE_LEN);
+    let order = [&Order::Start { id }.encode()[..], &spec[..first]].concat();
+    let fds = stdio.each_ref().map(AsRawFd::as_raw_fd);
+    send_within(link, &order, &fds, deadline, &nudge).map_err(lost)?;
+    for chunk in spec[first..].chunks(CHUNK) {
+        send_within(link, chunk, &[], deadline, &nudge).map_err(lost)?;
     }
     let mut buf = [0; MESSAGE_LEN];
-    let lost = || Failure::Lost(io::Error::other("the command's reaper ended before it started the command"));
-    let mut assigned = None;
+    let gone = || Failure::Lost(io::Error::other("the reaper ended before it took the command"));
     loop {
-        ready(link.as_raw_fd(), libc::POLLIN, deadline, &nudge).map_err(unanswered)?;
+        ready(link.as_raw_fd(), libc::POLLIN, deadline, &nudge).map_err(lost)?;
         let peeked = socket::peek(link.as_raw_fd(), &mut buf).map_err(Failure::Lost)?;
-        // The end first: the supervisor died before a reaper took the command.
-        let report = peeked.and_then(|len| Report::decode(&buf[..len])).ok_or_else(lost)?;
-        if !matches!(report, Report::Exited { .. }) {
-            // Taken; an exit report stays for the exit watch to read.
+        let Some(len) = peeked else { return Err(gone()) };
+        let report = Report::decode(&buf[..len]);
+        if !matches!(report, Some(Report::Exited { id: of, .. }) if of == id) {
+            // Taken; this command's exit report stays for the exit watch.
             socket::receive(link.as_raw_fd(), &mut buf, false).map_err(Failure::Lost)?;
         }
         match report {
-            Report::Assigned { pid } => assigned = Some(pid),
-            Report::Started { pid, command } => return Ok((pid, command, id)),
-            Report::Failed { errno } => return Err(Failure::Refused(io::Error::from_raw_os_error(errno))),
-            // The reaper died of a signal after it took the command and
-            // before it reported the start: its command killed it (it may,
-            // at once), and the supervisor ended what was left. The command
-            // started; its own pid is unknown. Dead before it took the
-            // command (killed on standby), it is lost: the next try goes to
-            // another reaper.
-            Report::Exited { .. } => return assigned.map(|pid| (pid, pid, id)).ok_or_else(lost),
+            Some(Report::Started { id: of, command }) if of == id => return Ok(Some(command)),
+            Some(Report::Failed { id: of, errno }) if of == id => {
+                return Err(Failure::Refused(io::Error::from_raw_os_error(errno), true))
+            }
+            // The reaper died after it took the command and before it
+            // answered: its command killed it (it may, at once), and the
+            // supervisor ended what was left. The command started; its own
+            // pid is unknown.
+            Some(Report::Exited { id: of, .. }) if of == id => return Ok(None),
+            // A report of an earlier command, sent again by the supervisor.
+            _ => {}
         }
     }
 }
@@ -300,45 +446,53 @@ fn ready(fd: RawFd, events: libc::c_short, deadline: Instant, nudge: &dyn Fn()) 
     }
 }
 
-/// Asks the supervisor to pass `ask` on to command `id`. Nothing happens
-/// when the supervisor is gone: its reapers then kill their commands anyway.
+/// Passes `ask` on to command `id`'s reaper, continued first in case a
+/// command stopped it. Nothing happens when the command has ended.
 pub(crate) fn ask(id: u64, ask: Ask) {
-    let guard = lock(&CONNECTION);
-    let Some(connection) = guard.as_ref() else { return };
-    wake(connection);
-    let socket = Arc::clone(&connection.socket);
-    drop(guard);
-    // Never blocks: a supervisor that stopped reading cannot hold a caller.
-    let _ = socket::send(&socket, &Request::Signal { id, ask }.encode(), &[], true);
+    let lease = lock(&RUNNING).as_ref().and_then(|running| running.get(&id)).and_then(Weak::upgrade);
+    let Some(reaper) = lease.as_ref().and_then(|lease| lease.reaper.as_ref()) else { return };
+    reaper.wake();
+    let order = match ask {
+        Ask::Term => Order::Term { id },
+        Ask::Kill => Order::Kill { id },
+    };
+    // Never blocks: a reaper that stopped reading cannot hold a caller. A
+    // kill that finds its queue full still ends the command: the host's
+    // end of the socket closes when the host goes.
+    let _ = socket::send(&reaper.socket, &order.encode(), &[], true);
 }
 
-/// Reads command `link` for its exit: `Ok(None)` while it runs (with
-/// `nonblocking`). The exit is the reaper's report (kept in `reported`)
-/// once the link ends: the supervisor closes its end when it reaped the
-/// reaper, so the leader is reaped when its result is published, as a
-/// child's would be. The link's end without a report means that the
-/// supervisor died and the reaper with it, before either could report:
+/// Reads command `link`'s reports for its exit: `Ok(None)` while it runs
+/// (with `nonblocking`). The exit is the command's `Exited` report, sent by
+/// its reaper once nothing of the command is left (or by the supervisor,
+/// for a reaper that died with it). The socket's end without one means that
+/// the supervisor died and the reaper with it, before either could report:
 /// lost, and reported as a SIGKILL.
-pub(crate) fn read_exit(link: &OwnedFd, nonblocking: bool, reported: &mut Option<Exit>) -> io::Result<Option<Exit>> {
+pub(crate) fn read_exit(link: &Link, nonblocking: bool) -> io::Result<Option<Exit>> {
     let mut buf = [0; MESSAGE_LEN];
+    let lease = &link.0;
     loop {
         if !nonblocking {
-            // The link may be in non-blocking mode (a driver registered it):
-            // wait for it here instead.
+            // The socket may be in non-blocking mode: wait for it here instead.
             let mut poll = libc::pollfd { fd: link.as_raw_fd(), events: libc::POLLIN, revents: 0 };
             // SAFETY: one valid pollfd.
             unsafe { libc::poll(&mut poll, 1, -1) };
         }
         match socket::receive(link.as_raw_fd(), &mut buf, true) {
             Ok(Some((len, _))) => {
-                if let Some(Report::Exited { status, lost, observed }) = Report::decode(&buf[..len]) {
-                    *reported = Some(Exit { lost, observed, ..Exit::from_wait_status(status) });
+                if let Some(Report::Exited { id, status, lost, retired, observed }) = Report::decode(&buf[..len]) {
+                    if id == lease.id {
+                        lease.done.store(!retired, Ordering::Release);
+                        return Ok(Some(Exit { lost, observed, ..Exit::from_wait_status(status) }));
+                    }
                 }
             }
-            Ok(None) => {
-                return Ok(Some(reported.unwrap_or(Exit { signal: Some("SIGKILL"), lost: true, ..Exit::UNKNOWN })))
+            Ok(None) => return Ok(Some(Exit { signal: Some("SIGKILL"), lost: true, ..Exit::UNKNOWN })),
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                if nonblocking {
+                    return Ok(None);
+                }
             }
-            Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Ok(None),
             Err(error) => return Err(error),
         }
     }
@@ -381,7 +535,7 @@ fn launch(helper: &Path) -> io::Result<Connection> {
         .stderr(Stdio::null())
         .spawn()?;
     let pid = child.id() as libc::pid_t;
-    // Reaped when replaced (see `forget_if_current`), not through this handle.
+    // Reaped when replaced (see `end_supervisor`), not through this handle.
     drop(child);
     let end = |error: io::Error| {
         // SAFETY: `pid` is this process's unreaped child; SIGKILL ends it
@@ -414,34 +568,21 @@ fn launch(helper: &Path) -> io::Result<Connection> {
     let Some(Hello { controllers }) = first.and_then(Hello::decode) else {
         return end(io::Error::other("the supervisor's hello is malformed"));
     };
-    Ok(Connection { pid, pidfd: pidfd_open(pid as u32), socket: Arc::new(host), controllers })
+    Ok(Connection {
+        pid,
+        pidfd: pidfd_open(pid as u32),
+        socket: Arc::new(host),
+        controllers,
+        idle: Vec::new(),
+        coming: 0,
+        told_cgroup_limits: false,
+    })
 }
 
-/// Forgets the supervisor behind `socket`, if it is still the current one
-/// and has exited (or is exiting: its socket closed), so that the next spawn
-/// starts a new one; a live one is kept, with every command it runs.
-fn forget_if_current_and_dead(socket: &Arc<OwnedFd>) {
-    let connection = lock(&CONNECTION);
-    let Some(running) = connection.as_ref().filter(|running| Arc::ptr_eq(&running.socket, socket)) else { return };
-    let mut poll = libc::pollfd { fd: running.socket.as_raw_fd(), events: 0, revents: 0 };
-    // SAFETY: one valid pollfd; asks only whether the peer hung up.
-    let hung_up = unsafe { libc::poll(&mut poll, 1, 0) } > 0 && poll.revents & (libc::POLLHUP | libc::POLLERR) != 0;
-    drop(connection);
-    if hung_up {
-        forget_if_current(socket);
-    }
-}
-
-/// Forgets the supervisor behind `socket`, if it is still the current one:
-/// the next spawn starts a new one. The old one is killed and reaped.
-fn forget_if_current(socket: &Arc<OwnedFd>) {
-    let mut connection = lock(&CONNECTION);
-    if !connection.as_ref().is_some_and(|running| Arc::ptr_eq(&running.socket, socket)) {
-        return;
-    }
-    let old = connection.take().expect("checked above");
-    drop(connection);
-    // SAFETY: `old.pid` is this process's unreaped child (see the invariants).
+/// Kills and reaps a supervisor that is no longer the current one.
+fn end_supervisor(old: Connection) {
+    // SAFETY: `old.pid` is this process's unreaped child (see the invariants);
+    // SIGKILL ends it even when stopped, so the wait is short.
     unsafe {
         libc::kill(old.pid, libc::SIGKILL);
         let mut status = 0;
@@ -452,14 +593,19 @@ fn forget_if_current(socket: &Arc<OwnedFd>) {
 /// Continues a supervisor that a command may have stopped.
 fn wake(connection: &Connection) {
     match &connection.pidfd {
-        // SAFETY: a pidfd we own; SIGCONT with no siginfo.
-        Some(pidfd) => unsafe {
-            libc::syscall(libc::SYS_pidfd_send_signal, pidfd.as_raw_fd(), libc::SIGCONT, std::ptr::null::<u8>(), 0);
-        },
+        Some(pidfd) => signal_pidfd(pidfd, libc::SIGCONT),
         // SAFETY: the supervisor is this process's unreaped child.
         None => unsafe {
             libc::kill(connection.pid, libc::SIGCONT);
         },
+    }
+}
+
+/// Sends `signal` through `pidfd`, a pidfd this process owns.
+fn signal_pidfd(pidfd: &OwnedFd, signal: libc::c_int) {
+    // SAFETY: a pidfd we own; a signal with no siginfo.
+    unsafe {
+        libc::syscall(libc::SYS_pidfd_send_signal, pidfd.as_raw_fd(), signal, std::ptr::null::<u8>(), 0);
     }
 }
 

@@ -20,7 +20,7 @@ use std::ffi::CStr;
 use std::fs::{DirBuilder, Metadata, OpenOptions};
 use std::io;
 use std::mem::MaybeUninit;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::process::CommandExt;
@@ -170,9 +170,9 @@ pub(crate) enum ExitWatch {
     /// Without a pidfd (other systems, or `pidfd_open` failed): a thread
     /// blocked in `waitid`.
     Thread(oneshot::Receiver<Exit>),
-    /// A command under the supervisor: its link turns readable when its
-    /// reaper reports (see `supervisor.rs`), with the report so far.
-    Link(AsyncFd<OwnedFd>, Option<Exit>),
+    /// A command under the supervisor: its reaper's socket turns readable
+    /// when the reaper reports (see `supervisor.rs`).
+    Link(AsyncFd<super::supervisor::Link>),
 }
 
 impl ExitWatch {
@@ -194,11 +194,12 @@ impl ExitWatch {
         Ok(Self::Pidfd { pid: pid as i32, fd: readable(fd)? })
     }
 
-    /// Watches a supervised command through its link, with its reaper's
-    /// report if one was read already. Needs a tokio runtime.
-    pub(crate) fn from_link(link: OwnedFd, reported: Option<Exit>) -> io::Result<Self> {
-        set_nonblocking(&link)?;
-        Ok(Self::Link(readable(link)?, reported))
+    /// Watches a supervised command through its reaper's socket. Needs a
+    /// tokio runtime.
+    pub(crate) fn from_link(link: super::supervisor::Link) -> io::Result<Self> {
+        // SAFETY: the link keeps the descriptor open for the AsyncFd's lifetime.
+        let registered = unsafe { AsyncFd::register_with_interest(link, tokio::io::Interest::READABLE) };
+        Ok(Self::Link(registered.map_err(|error| error.into_parts().1)?))
     }
 
     /// Resolves once the leader has exited; it stays unreaped. Cancel safe.
@@ -215,11 +216,11 @@ impl ExitWatch {
                 }
             },
             Self::Thread(rx) => rx.await.unwrap_or(Exit::UNKNOWN),
-            Self::Link(fd, reported) => loop {
+            Self::Link(fd) => loop {
                 let Ok(mut ready) = fd.readable().await else {
                     return Exit::UNKNOWN;
                 };
-                match super::supervisor::read_exit(fd.get_ref(), true, reported) {
+                match super::supervisor::read_exit(fd.get_ref(), true) {
                     Ok(Some(exit)) => return exit,
                     Ok(None) => ready.clear_ready(),
                     Err(_) => return Exit::UNKNOWN,
@@ -350,15 +351,6 @@ pub(crate) fn async_reader(fd: Fd) -> io::Result<PipeReader> {
 /// Registers a pipe's write end with the runtime (inside its context).
 pub(crate) fn async_writer(fd: Fd) -> io::Result<PipeWriter> {
     PipeWriter::from_owned_fd(fd)
-}
-
-/// Makes reads from `fd` fail with `WouldBlock` instead of waiting.
-pub(crate) fn set_nonblocking(fd: &Fd) -> io::Result<()> {
-    // SAFETY: fcntl on a descriptor we own.
-    if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) } == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 /// Runs `hook` when the host exits in order (`atexit`).

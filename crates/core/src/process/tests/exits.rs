@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{alive, assert_group_gone, leave_grandchild, run, sh, SLACK};
+use super::{assert_group_gone, group_left, leave_grandchild, run, sh, SLACK};
 use crate::process::{containment, spawn, ProcessState, Status};
 
 #[tokio::test(flavor = "multi_thread")]
@@ -144,5 +144,5 @@ fn dropped_runtime_still_ends_and_reaps_the_child() {
     // The result is published from a thread once the SIGKILLed child is reaped.
     let result = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(process.wait());
     assert_eq!(result.signal, Some("SIGKILL"));
-    assert!(!alive(pid as i32));
+    assert!(!group_left(pid));
 }

@@ -71,7 +71,7 @@ async fn kill_reaches_a_daemonised_term_ignoring_grandchild() {
     }
     assert!(process.kill(KillReason::Requested));
     let result = process.wait().await;
-    assert_eq!(result.signal, Some("SIGTERM"));
+    assert_eq!(result.signal, Some("SIGTERM"), "{result:?}");
     let grandchild: i32 = fs::read_to_string(dir.0.join("pid")).unwrap().trim().parse().unwrap();
     assert_stops(grandchild).await;
     assert_group_gone(process.pid()).await;

@@ -116,7 +116,7 @@ impl ExitWatch {
     }
 
     /// Never called: there is no supervisor here.
-    pub(crate) fn from_link(_link: Fd, _reported: Option<Exit>) -> io::Result<Self> {
+    pub(crate) fn from_link(_link: super::super::supervisor::Link) -> io::Result<Self> {
         Err(io::ErrorKind::Unsupported.into())
     }
 
