@@ -15,7 +15,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 
 const { ROOT, FIXTURES, rejected, expectCode, runNode, lastJsonLine, trustedScratch } = require('./helpers.cjs')
-const { run, untilOutput, groupGone } = require('./process-helpers.cjs')
+const { run, untilOutput, groupGone, groupLeft, isHelper, childrenOf } = require('./process-helpers.cjs')
 const { WINDOWS, posix, signals, proc, straceInjection, powershell } = require('./platform.cjs')
 const { T, script } = require('./execute-helpers.cjs')
 
@@ -159,16 +159,12 @@ describe('process behaviour', () => {
 
   signals.it('a timeout ends and reaps the child while the JS thread is blocked', async () => {
     const execution = await execute({ command: ['sleep', '30'], timeoutMs: 200, graceMs: 200 })
-    // Busy past the timeout: neither the kill nor the reap may wait for this thread.
+    // Busy past the timeout: neither the kill nor the reap may wait for this
+    // thread. A zombie still counts; under the supervisor the group's leader
+    // is a reaper, which lives on.
     const until = Date.now() + 3_000
     let reaped = false
-    while (!reaped && Date.now() < until) {
-      try {
-        process.kill(execution.pid, 0) // a zombie still answers
-      } catch (error) {
-        reaped = error.code === 'ESRCH'
-      }
-    }
+    while (!reaped && Date.now() < until) reaped = !groupLeft(execution.pid)
     expect(reaped).toBe(true)
     const result = await execution.result()
     expect(result.timedOut).toBe(true)
@@ -368,10 +364,14 @@ describe('process behaviour', () => {
     await groupGone(execution.pid)
   }, T)
 
-  proc.it('the leader is reaped by the time result() settles (no zombie)', async () => {
+  proc.it('the leader is reaped by the time result() settles (no zombie): the command itself, or under the supervisor every child of its reaper', async () => {
     const executions = await Promise.all(Array.from({ length: 10 }, (_, i) => execute({ command: `exit ${i}` })))
     await Promise.all(executions.map((execution) => execution.result()))
-    for (const execution of executions) expect(fs.existsSync(`/proc/${execution.pid}`)).toBe(false)
+    for (const { pid } of executions) {
+      // A reaper outlives its command and serves the next; a zombie is still its child.
+      if (isHelper(pid)) expect(childrenOf(pid)).toEqual([])
+      else expect(fs.existsSync(`/proc/${pid}`)).toBe(false)
+    }
   }, T)
 
   proc.it('no file descriptors leak (pipes, pidfds, spill files)', async () => {

@@ -20,7 +20,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 
 const { ROOT, FIXTURES, runNode, lastJsonLine } = require('./helpers.cjs')
-const { delay, groupSignalable, startWorker } = require('./process-helpers.cjs')
+const { delay, groupLeft, startWorker } = require('./process-helpers.cjs')
 const { proc } = require('./platform.cjs')
 
 const { ShellEnvRegistry } = require('..')
@@ -59,7 +59,7 @@ async function expectAllGone(pgids, marker, timeoutMs = 20_000) {
   const end = Date.now() + timeoutMs
   let left
   for (;;) {
-    left = { groups: pgids.filter(groupSignalable), marked: markedProcesses(marker) }
+    left = { groups: pgids.filter(groupLeft), marked: markedProcesses(marker) }
     if (left.groups.length === 0 && left.marked.length === 0) return
     if (Date.now() > end) break
     await delay(25)

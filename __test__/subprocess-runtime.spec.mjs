@@ -18,7 +18,7 @@ import platform from './platform.cjs'
 import processHelpers from './process-helpers.cjs'
 
 const { posix, nodeArgv, WINDOWS } = platform
-const { delay, running } = processHelpers
+const { delay, running, isHelper, childrenOf } = processHelpers
 
 const collect = (maxBytes, spill) => ({ maxBytes, ...(spill === undefined ? {} : { spill: { maxBytes: spill } }) })
 const collected = { stdin: 'ignore', stdout: collect(64_000), stderr: collect(64_000) }
@@ -177,9 +177,10 @@ describe('ctx.subprocess from this package', () => {
     const sleepers = [spawn(nodeArgv('setTimeout(() => {}, 300000)')), spawn(nodeArgv(TREE))]
     let grandchild
     while (!(grandchild = Number.parseInt(sleepers[1].collected.stdout.readFrom(0).text, 10))) await delay(10)
-    const pids = [...sleepers.map((handle) => handle.pid), grandchild]
     await runtime.dispose()
-    for (const pid of pids) expect(running(pid)).toBe(false)
+    // Under the supervisor a handle's pid is its reaper's, which outlives the command.
+    for (const { pid } of sleepers) expect(isHelper(pid) ? childrenOf(pid) : running(pid)).toEqual(isHelper(pid) ? [] : false)
+    expect(running(grandchild)).toBe(false)
     for (const handle of sleepers) expect((await handle.done).signal).not.toBe(null)
   })
 

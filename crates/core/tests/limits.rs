@@ -205,3 +205,36 @@ async fn a_fork_bomb_is_held_to_its_processes_and_ends_at_its_timeout() {
     assert!(result.limits_hit.contains(Limit::Processes), "{result:?}");
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+/// A reaper serves one command after another in its leaf: each command
+/// gets exactly its own limits there, whichever limits the commands before
+/// it had (a memory limit first, then a process limit, then none), and a
+/// limit is lifted for the next command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_command_on_a_reused_reaper_gets_exactly_its_own_cgroup_limits() {
+    let _turn = one_at_a_time().await;
+    restart_supervisor(false).await;
+    let controllers = limit_controllers().expect("the supervisor");
+    if controllers.memory.is_none() || controllers.pids.is_none() {
+        eprintln!("skipped: no cgroup with the memory and pids controllers for commands on this machine");
+        return;
+    }
+    let memory = Limits { memory_bytes: Some(256 * MIB), ..Limits::default() };
+    let processes = Limits { processes: Some(5), ..Limits::default() };
+    // Twenty sleepers at once: more than 5 processes, far fewer than a host has.
+    let sleepers = "for i in $(seq 20); do sleep 1 & done 2>/dev/null; wait; echo done";
+    for round in 0..3 {
+        let hog = run("perl -e '$x = \"a\" x (1024 ** 3); print length $x'", memory).await;
+        assert_eq!(hog.limit, Some(Limit::Memory), "round {round}: {hog:?}");
+        let held = run(sleepers, processes).await;
+        assert!(held.limits_hit.contains(Limit::Processes), "round {round}: {held:?}");
+        let free = run(sleepers, Limits::default()).await;
+        assert_eq!(
+            (free.stdout.text.as_str(), free.limits_hit.iter().count()),
+            ("done\n", 0),
+            "round {round}: {free:?}"
+        );
+        let big = run("perl -e '$x = \"a\" x (512 * 1024 ** 2); print length $x'", Limits::default()).await;
+        assert_eq!((big.exit_code, big.limit), (Some(0), None), "round {round}: the memory limit was lifted: {big:?}");
+    }
+}

@@ -1,8 +1,9 @@
 //! Containment on Linux: every command runs under the supervisor
 //! (`dsh-shell-env-supervisor`, the core's `supervisor` module), one process
-//! per host that forks a reaper per command: a child subreaper that owns all
-//! of the command's descendants, also those that leave its process group,
-//! and reports the command's exit only once none is left.
+//! per host that forks long-lived reapers, each running one command at a
+//! time: a child subreaper that owns all of the command's descendants, also
+//! those that leave its process group, and reports the command's exit only
+//! once none is left.
 //!
 //! Why processes of their own: a descendant that calls `setsid` and whose
 //! parent exits is orphaned to the nearest subreaper ancestor, else to init,

@@ -4,8 +4,8 @@
 //! merged or split):
 //! - **the host's socket**, one per host, to the supervisor: the supervisor's
 //!   [`Hello`] first, then the host's [`Request`]s for reapers and the
-//!   supervisor's [`Handout`]s, each carrying one reaper's socket (and a pidfd
-//!   of it, where the kernel has them) with `SCM_RIGHTS`;
+//!   supervisor's [`Handout`]s, each carrying one reaper's socket with
+//!   `SCM_RIGHTS`;
 //! - **a reaper's socket**, one per reaper, between the host and that
 //!   long-lived reaper, which serves one command at a time: the host sends
 //!   an [`Order`]. [`Order::Start`] carries the command's stdio and the start
@@ -105,8 +105,8 @@ pub enum Request {
         /// processes): from now on, new reapers get ready for them.
         cgroup_limits: bool,
     },
-    /// SIGCONT to reaper `reaper` alone, for a host without pidfds: the host
-    /// heard nothing from it in time, and a command may have stopped it.
+    /// SIGCONT to reaper `reaper` alone: the host heard nothing from it in
+    /// time, and a command may have stopped it.
     Continue {
         /// The reaper's number, from its [`Handout`].
         reaper: u64,
@@ -159,7 +159,7 @@ pub enum Ask {
 }
 
 /// A reaper made for the host: the supervisor's message that carries its
-/// socket (and, where the kernel has them, a pidfd of it).
+/// socket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Handout {
     /// The supervisor's number for the reaper, never reused by one supervisor.

@@ -484,12 +484,17 @@ impl Reaper {
     /// directories the first time) and starts it.
     fn start(&mut self, spec: &LaunchSpec, stdio: &[OwnedFd; 3], cgroup_limits: bool) -> io::Result<libc::pid_t> {
         if let Some(leaf) = self.leaf.as_mut().filter(|_| cgroup_limits) {
-            leaf.apply(&spec.limits, self.joined)?;
             if !self.joined {
-                // Joined now: the files are opened for the next commands.
-                self.joined = true;
-                leaf.open_controls(true);
+                // Every v1 directory of the leaf at once, whatever this
+                // command's limits: the next command's may be others, and
+                // `joined` says that all were joined. Where that fails,
+                // `apply` joins the ones this command needs, each time.
+                self.joined = leaf.join_ahead();
+                if self.joined {
+                    leaf.open_controls(true);
+                }
             }
+            leaf.apply(&spec.limits, self.joined)?;
         }
         let memory_in_cgroup = self.leaf.as_ref().is_some_and(|leaf| leaf.holds_memory());
         start(spec, stdio, &rlimits::resource_limits(&spec.limits, memory_in_cgroup))

@@ -13,8 +13,8 @@
 //! - single-threaded, so a forked reaper may run anything, and a reaper's
 //!   `PR_SET_PDEATHSIG` fires at this process's death, not at a thread's;
 //! - a reaper is signalled only while it is this process's unreaped child,
-//!   so a signal never reaches a process that reused its pid, and the pidfd
-//!   handed to the host with it is opened while that holds;
+//!   so a signal never reaches a process that reused its pid (the host asks
+//!   this process to continue one, by its number);
 //! - this process is a child subreaper: the descendants of a reaper that was
 //!   killed (by its own command, say) are orphaned to it, and it SIGKILLs
 //!   every child that is not a reaper, with all its descendants;
@@ -30,7 +30,7 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
 use super::cgroup::{clone_into, Cgroups, Leaf};
@@ -226,16 +226,12 @@ impl Supervisor {
         }
     }
 
-    /// Makes a reaper and hands the host its socket, with a pidfd of it
-    /// where the kernel has them. A reaper that cannot be made, or handed
-    /// over, is not: the host asks again when it still needs one.
+    /// Makes a reaper and hands the host its socket. A reaper that cannot be
+    /// made, or handed over, is not: the host asks again when it still needs one.
     fn hand_out(&mut self) {
         let Ok((reaper, host_end)) = self.make_reaper() else { return };
-        let pidfd = pidfd_open(reaper.pid);
-        let fds: Vec<RawFd> =
-            std::iter::once(host_end.as_raw_fd()).chain(pidfd.as_ref().map(AsRawFd::as_raw_fd)).collect();
         let handout = Handout { reaper: reaper.number, pid: reaper.pid as u32 };
-        if socket::send(&self.host, &handout.encode(), &fds, true).is_err() {
+        if socket::send(&self.host, &handout.encode(), &[host_end.as_raw_fd()], true).is_err() {
             return self.discard(reaper);
         }
         self.reapers.insert(reaper.pid, reaper);
@@ -393,13 +389,4 @@ fn remove_killing(leaf: &Leaf) -> bool {
         leaf.kill();
         false
     }
-}
-
-/// A pidfd of `pid`, this process's unreaped child; `None` on kernels
-/// without them.
-fn pidfd_open(pid: libc::pid_t) -> Option<OwnedFd> {
-    // SAFETY: pidfd_open has no memory effects; on success the descriptor is ours.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    // SAFETY: a new descriptor owned here alone.
-    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }

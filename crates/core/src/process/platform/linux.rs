@@ -1,6 +1,6 @@
 //! What Linux adds to POSIX: pidfds (an exit as a readable descriptor), a
 //! `/proc` scan for group members, and the supervisor (`supervisor.rs`),
-//! which forks a subreaper per command.
+//! whose reapers are subreapers running one command at a time.
 
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::Once;

@@ -6,9 +6,8 @@
 //!
 //! Invariants:
 //! - the host never signals a reaper's pid: it orders the reaper on its
-//!   socket, and continues it (SIGCONT) only through the pidfd the
-//!   supervisor opened while the reaper was its unreaped child (or, without
-//!   pidfds, by asking the supervisor);
+//!   socket, and has the supervisor, whose unreaped child it is, continue it
+//!   (SIGCONT) when it does not answer;
 //! - the supervisor is signalled (SIGCONT, in case a command stopped it) only
 //!   through its pidfd, or, without pidfds, while it is unreaped: it is
 //!   reaped only when a new one replaces it, under the same lock;
@@ -115,22 +114,21 @@ struct Reaper {
     pid: u32,
     /// The supervisor's number for it.
     number: u64,
-    /// A pidfd of it, opened by the supervisor, where the kernel has them.
-    pidfd: Option<OwnedFd>,
     /// The socket of the supervisor that made it.
     supervisor: Arc<OwnedFd>,
 }
 
 impl Reaper {
-    /// Continues the reaper, which a command of the same user may have stopped.
+    /// Has the supervisor continue the reaper, which a command of the same
+    /// user may have stopped; the supervisor is continued first.
     fn wake(&self) {
-        match &self.pidfd {
-            Some(pidfd) => signal_pidfd(pidfd, libc::SIGCONT),
-            None => {
-                let request = Request::Continue { reaper: self.number }.encode();
-                let _ = socket::send(&self.supervisor, &request, &[], true);
-            }
+        if let Some(running) =
+            lock(&CONNECTION).as_ref().filter(|running| Arc::ptr_eq(&running.socket, &self.supervisor))
+        {
+            wake(running);
         }
+        let request = Request::Continue { reaper: self.number }.encode();
+        let _ = socket::send(&self.supervisor, &request, &[], true);
     }
 }
 
@@ -162,9 +160,11 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 const SPARE: usize = 2;
 
 /// The most idle reapers the pool keeps: after a burst of concurrent
-/// commands, those beyond it are let go (each idle one is a small process
-/// and, in the cgroup tier, a leaf).
-const IDLE_MOST: usize = 32;
+/// commands, those beyond it are let go. Each idle one is a small process
+/// (a fork of the supervisor, sharing its pages), a descriptor in the host
+/// and, in the cgroup tier, a leaf; a burst of as many commands again then
+/// makes no process.
+const IDLE_MOST: usize = 64;
 
 /// How many reapers a start tries when the ones it gets turn out dead
 /// (something killed them while idle; the pool hears of that only then).
@@ -333,11 +333,9 @@ impl Connection {
                 Ok(Some((len, fds))) => {
                     let Some(Handout { reaper: number, pid }) = Handout::decode(&buf[..len]) else { continue };
                     self.coming = self.coming.saturating_sub(1);
-                    let mut fds = fds.into_iter();
-                    let Some(socket) = fds.next() else { continue };
-                    let pidfd = fds.next();
+                    let Some(socket) = fds.into_iter().next() else { continue };
                     let supervisor = Arc::clone(&self.socket);
-                    self.idle.insert(0, Reaper { socket, pid, number, pidfd, supervisor });
+                    self.idle.insert(0, Reaper { socket, pid, number, supervisor });
                 }
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => return true,
                 Ok(None) | Err(_) => return false,
@@ -593,19 +591,14 @@ fn end_supervisor(old: Connection) {
 /// Continues a supervisor that a command may have stopped.
 fn wake(connection: &Connection) {
     match &connection.pidfd {
-        Some(pidfd) => signal_pidfd(pidfd, libc::SIGCONT),
+        // SAFETY: a pidfd we own; SIGCONT with no siginfo.
+        Some(pidfd) => unsafe {
+            libc::syscall(libc::SYS_pidfd_send_signal, pidfd.as_raw_fd(), libc::SIGCONT, std::ptr::null::<u8>(), 0);
+        },
         // SAFETY: the supervisor is this process's unreaped child.
         None => unsafe {
             libc::kill(connection.pid, libc::SIGCONT);
         },
-    }
-}
-
-/// Sends `signal` through `pidfd`, a pidfd this process owns.
-fn signal_pidfd(pidfd: &OwnedFd, signal: libc::c_int) {
-    // SAFETY: a pidfd we own; a signal with no siginfo.
-    unsafe {
-        libc::syscall(libc::SYS_pidfd_send_signal, pidfd.as_raw_fd(), signal, std::ptr::null::<u8>(), 0);
     }
 }
 
