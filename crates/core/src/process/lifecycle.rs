@@ -108,7 +108,7 @@ impl Shared {
 /// group is dealt with (see the module's invariant).
 pub(super) fn finish(shared: &Shared) {
     shared.group.reap();
-    drop(lock(&shared.link).take());
+    *lock(&shared.link) = None;
     let state = shared.group.state();
     let cause = shared.group.cause();
     let lost = shared.group.lost();

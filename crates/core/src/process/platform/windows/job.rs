@@ -29,8 +29,6 @@ use windows_sys::Win32::System::IO::{CreateIoCompletionPort, GetQueuedCompletion
 use crate::limits::{Limits, Observed};
 use crate::process::exit::{Exit, Signal};
 
-use super::Fd;
-
 /// The exit code a job terminated by this package gives its processes
 /// ("DSHK", one no program is likely to exit with); the result reports it as
 /// `SIGKILL`, as Node does for a child it killed.
