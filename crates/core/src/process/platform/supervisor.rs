@@ -284,6 +284,8 @@ fn stdio_ends(stdio: StdioPlan, pty: Option<&crate::process::terminal::Pty>) -> 
 /// over when none is (until `deadline`), and asking for more when the pool
 /// runs low. Starts the supervisor when none runs, and a new one when it died.
 fn take_reaper(helper: &Path, cgroup_limits: bool, deadline: Instant) -> io::Result<Reaper> {
+    // The supervisor this call asked for a reaper of its own, if it did.
+    let mut asked_of: Option<Arc<OwnedFd>> = None;
     loop {
         let mut guard = lock(&CONNECTION);
         if guard.is_none() {
@@ -299,14 +301,21 @@ fn take_reaper(helper: &Path, cgroup_limits: bool, deadline: Instant) -> io::Res
             }
             continue;
         }
-        let wanted = SPARE.saturating_sub(connection.idle.len().saturating_sub(1) + connection.coming);
+        // Each caller that finds the pool empty asks for one reaper (whoever
+        // takes it), and the pool is kept at SPARE idle or coming beyond that.
+        let asked = asked_of.as_ref().is_some_and(|socket| Arc::ptr_eq(socket, &connection.socket));
+        let own = usize::from(connection.idle.is_empty() && !asked);
+        let spare = SPARE.saturating_sub(connection.idle.len().saturating_sub(1 - own) + connection.coming);
+        let count = own + spare;
         let tell = cgroup_limits && !connection.told_cgroup_limits;
-        if wanted > 0 || tell {
-            let count = if connection.idle.is_empty() { wanted + 1 } else { wanted };
+        if count > 0 || tell {
             let request = Request::Reapers { count: count as u16, cgroup_limits };
             if socket::send(&connection.socket, &request.encode(), &[], true).is_ok() {
                 connection.coming += count;
                 connection.told_cgroup_limits |= cgroup_limits;
+                if own == 1 {
+                    asked_of = Some(Arc::clone(&connection.socket));
+                }
             }
         }
         if let Some(reaper) = connection.idle.pop() {
