@@ -18,7 +18,7 @@
 
 pub use crate::error::ProtocolMismatch;
 pub use crate::limits::Observed;
-use crate::limits::{Limits, Mechanisms};
+use crate::limits::{Limit, LimitSet, Limits, Mechanisms};
 
 /// The descriptors a [`Request::Spawn`] carries, in order.
 pub const SPAWN_FDS: [&str; 4] = ["link", "stdin", "stdout", "stderr"];
@@ -36,7 +36,7 @@ pub const MESSAGE_LEN: usize = 12;
 /// after the hello could mean something else to it. Raise it with any
 /// change to a message's layout or meaning. Supervisors from before
 /// versions were sent say 0.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// What the supervisor tells the host once, when it starts: the cgroup
 /// controllers its command leaves have, which decides how limits are
@@ -198,7 +198,10 @@ impl Report {
         match self {
             Self::Started { command, .. } => bytes[8..12].copy_from_slice(&command.to_le_bytes()),
             Self::Exited { observed, .. } => {
-                bytes[2] = u8::from(observed.oom_kills) | u8::from(observed.forks_refused) << 1;
+                bytes[2] = u8::from(observed.oom_kills)
+                    | u8::from(observed.forks_refused) << 1
+                    | cgroup_limits(observed.tampered) << 2
+                    | cgroup_limits(observed.unwatched) << 4;
                 bytes[3] = u8::try_from(observed.ended_after_exit).unwrap_or(u8::MAX);
                 // Milliseconds of CPU, plus one so that 0 says "not known".
                 let cpu = observed.cpu_ms.map_or(0, |ms| u32::try_from(ms).unwrap_or(u32::MAX - 1) + 1);
@@ -221,7 +224,7 @@ impl Report {
                 command: Some(extra).filter(|&pid| pid > 0 && i32::try_from(pid).is_ok())?,
             }),
             (b'f', 0) => Some(Self::Failed { errno: value }),
-            (b'x', flag @ (0 | 1)) if bytes[2] < 4 => Some(Self::Exited {
+            (b'x', flag @ (0 | 1)) if bytes[2] < 64 => Some(Self::Exited {
                 status: value,
                 lost: flag == 1,
                 observed: Observed {
@@ -229,6 +232,8 @@ impl Report {
                     forks_refused: bytes[2] & 2 != 0,
                     cpu_ms: extra.checked_sub(1).map(u64::from),
                     ended_after_exit: u32::from(bytes[3]),
+                    tampered: cgroup_limit_set(bytes[2] >> 2),
+                    unwatched: cgroup_limit_set(bytes[2] >> 4),
                     ..Observed::NONE
                 },
             }),
@@ -321,6 +326,20 @@ impl LaunchSpec {
     }
 }
 
+/// The limits a cgroup holds in `set` (memory, processes) as two bits.
+fn cgroup_limits(set: LimitSet) -> u8 {
+    u8::from(set.contains(Limit::Memory)) | u8::from(set.contains(Limit::Processes)) << 1
+}
+
+/// The set two bits of [`cgroup_limits`] stand for.
+fn cgroup_limit_set(bits: u8) -> LimitSet {
+    [(1, Limit::Memory), (2, Limit::Processes)]
+        .into_iter()
+        .filter(|(bit, _)| bits & bit != 0)
+        .map(|(_, limit)| limit)
+        .collect()
+}
+
 fn put(out: &mut Vec<u8>, item: &[u8]) {
     out.extend_from_slice(&(item.len() as u32).to_le_bytes());
     out.extend_from_slice(item);
@@ -388,6 +407,20 @@ mod tests {
                 lost: false,
                 observed: Observed { forks_refused: true, cpu_ms: Some(86_400_000), ..Observed::NONE },
             },
+            Report::Exited {
+                status: 0,
+                lost: false,
+                observed: Observed {
+                    tampered: [Limit::Memory].into_iter().collect(),
+                    unwatched: [Limit::Memory, Limit::Processes].into_iter().collect(),
+                    ..Observed::NONE
+                },
+            },
+            Report::Exited {
+                status: 0,
+                lost: false,
+                observed: Observed { tampered: [Limit::Processes].into_iter().collect(), ..Observed::NONE },
+            },
         ] {
             assert_eq!(Report::decode(&report.encode()), Some(report));
         }
@@ -423,7 +456,7 @@ mod tests {
             assert_eq!(observed.ended_after_exit, read, "{left} processes left, 255 standing for more");
         }
         let mut observed = Report::Exited { status: 0, lost: false, observed: Observed::default() }.encode();
-        observed[2] = 4;
+        observed[2] = 64;
         assert_eq!(Report::decode(&observed), None, "an unknown observation");
         let hybrid = Hello { controllers: Mechanisms { memory: Some(false), pids: None } };
         assert_eq!(Hello::decode(&hybrid.encode()), Some(hybrid));

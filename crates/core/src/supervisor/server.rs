@@ -407,7 +407,9 @@ impl Supervisor {
                 // Killed by its command, leaving descendants to us, or in its
                 // own leaf's kill, having told the command's status first.
                 self.strays = true;
-                let (status, observed) = told_status(&command.reaper.socket).unwrap_or((status, Observed::default()));
+                // Untold: nothing watched its leaf's limits to the end.
+                let unwatched = || (status, command.reaper.leaf.as_ref().map(Leaf::unwatched).unwrap_or_default());
+                let (status, observed) = told_status(&command.reaper.socket).unwrap_or_else(unwatched);
                 self.finishing.push((command, status, observed));
             } else if let Some(index) = self.standby.iter().position(|reaper| reaper.pid == pid) {
                 // Killed on standby (a command can signal any process of its user).
@@ -437,7 +439,8 @@ impl Supervisor {
                 None => !strays,
             };
             if clean {
-                let observed = Observed { cpu_ms: told.cpu_ms, ended_after_exit: told.ended_after_exit, ..counted };
+                let Observed { cpu_ms, ended_after_exit, tampered, unwatched, .. } = *told;
+                let observed = Observed { cpu_ms, ended_after_exit, tampered, unwatched, ..counted };
                 let report = Report::Exited { status: *status, lost: false, observed };
                 let _ = socket::send(&command.link, &report.encode(), &[], true);
             }
