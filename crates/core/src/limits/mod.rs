@@ -178,7 +178,7 @@ pub fn minimum(limit: Limit) -> (u64, &'static str) {
         Limit::Processes => (
             1,
             "a command's shell is one process (bash -c and sh -c exec a lone command); each thread counts as one \
-             too, and runtimes start several (node 8, see docs/process.md)",
+             too, and runtimes start several (node 7, see docs/process.md)",
         ),
         Limit::Cpu => (1, "Linux takes an RLIMIT_CPU of 0 for 1 second"),
         Limit::FileSize => (1, "at 0 every write that grows a file fails"),
