@@ -33,7 +33,7 @@
 //! with. A process moved into another cgroup its user can write is not
 //! seen (see docs/process.md).
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::ffi::CString;
 use std::fs;
 use std::io;
@@ -401,6 +401,8 @@ struct Guard {
     inotify: Option<OwnedFd>,
     /// Each file, its watch (or -1) and its value read back once set.
     files: Vec<(LimitFile, libc::c_int, Option<u64>)>,
+    /// The limits found tampered with so far.
+    seen: Cell<LimitSet>,
 }
 
 impl Guard {
@@ -416,16 +418,18 @@ impl Guard {
                 (file.copy(), watch, read_limit(&file.path))
             })
             .collect();
-        Self { inotify, files }
+        Self { inotify, files, seen: Cell::new(LimitSet::default()) }
     }
 
     /// The limits whose files were written since they were set, now read
     /// another value, or capped less use than their peak.
     fn tampered(&self) -> LimitSet {
-        let mut tampered = LimitSet::default();
+        // Reading the watch consumes its events: what it saw is kept for a
+        // later call (the reaper may report more than once).
+        let mut tampered = self.seen.get();
         let written = self.inotify.as_ref().map(written_watches).unwrap_or_default();
+        let overflowed = written.contains(&-1);
         for (file, watch, value) in &self.files {
-            let overflowed = written.contains(&-1);
             let changed = read_limit(&file.path) != *value;
             let past = match (value, read_limit(&file.peak)) {
                 // The kernel may charge a dying task's memory a little past
@@ -434,10 +438,11 @@ impl Guard {
                 (Some(limit), Some(peak)) => peak > *limit,
                 _ => false,
             };
-            if written.contains(watch) && *watch >= 0 || overflowed || changed || past {
+            if *watch >= 0 && written.contains(watch) || overflowed || changed || past {
                 tampered.insert(file.limit);
             }
         }
+        self.seen.set(tampered);
         tampered
     }
 }
@@ -824,6 +829,7 @@ mod tests {
         fs::write(dir.join("memory.max"), "max").unwrap();
         fs::write(dir.join("memory.max"), "67108864").unwrap();
         assert_eq!(tampered(&leaf), [Limit::Memory]);
+        assert_eq!(tampered(&leaf), [Limit::Memory], "the watch's events are read once; a second report still says so");
         fs::remove_dir_all(dir).unwrap();
         let (leaf, dir) = leaf_over_files("v2-pids", true, &V2_FILES);
         leaf.apply(&limits(), false).unwrap();
@@ -838,22 +844,26 @@ mod tests {
         leaf.apply(&limits(), false).unwrap();
         // As where the user's inotify instances ran out.
         let guard = leaf.guard.get().unwrap();
-        let unwatched = Guard {
-            inotify: None,
-            files: guard.files.iter().map(|(file, _, value)| (file.copy(), -1, *value)).collect(),
+        let tampered = || {
+            let unwatched = Guard {
+                inotify: None,
+                files: guard.files.iter().map(|(file, _, value)| (file.copy(), -1, *value)).collect(),
+                seen: Cell::new(LimitSet::default()),
+            };
+            unwatched.tampered().iter().collect::<Vec<_>>()
         };
         fs::write(dir.join("pids.max"), "max").unwrap();
         fs::write(dir.join("memory.peak"), format!("{}", 300 << 20)).unwrap();
-        assert_eq!(unwatched.tampered().iter().collect::<Vec<_>>(), [Limit::Memory, Limit::Processes]);
+        assert_eq!(tampered(), [Limit::Memory, Limit::Processes]);
         // Written and put back, with use within the limit: unseen without the watch.
         fs::write(dir.join("pids.max"), "9").unwrap();
         fs::write(dir.join("memory.peak"), format!("{}", 64 << 20)).unwrap();
-        assert_eq!(unwatched.tampered().iter().collect::<Vec<_>>(), []);
+        assert_eq!(tampered(), []);
         // The kernel's slack for a dying task's charges is not use past the limit.
         fs::write(dir.join("memory.peak"), format!("{}", (64 << 20) + (4 << 20))).unwrap();
-        assert_eq!(unwatched.tampered().iter().collect::<Vec<_>>(), []);
+        assert_eq!(tampered(), []);
         fs::write(dir.join("pids.peak"), "10").unwrap();
-        assert_eq!(unwatched.tampered().iter().collect::<Vec<_>>(), [Limit::Processes]);
+        assert_eq!(tampered(), [Limit::Processes]);
         fs::remove_dir_all(dir).unwrap();
     }
 
