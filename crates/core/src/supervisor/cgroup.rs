@@ -399,8 +399,8 @@ struct Guard {
     /// default): without it, a write undone before the end goes unseen
     /// unless the use went past the limit.
     inotify: Option<OwnedFd>,
-    /// Each file, its watch (or -1) and its value read back once set.
-    files: Vec<(LimitFile, libc::c_int, Option<u64>)>,
+    /// Each file as it was once set.
+    files: Vec<Watched>,
     /// The limits found tampered with so far.
     seen: Cell<LimitSet>,
 }
@@ -415,7 +415,7 @@ impl Guard {
             .iter()
             .map(|file| {
                 let watch = inotify.as_ref().map_or(-1, |inotify| watch_writes(inotify, &file.path));
-                (file.copy(), watch, read_limit(&file.path))
+                Watched { file: file.copy(), watch, value: read_limit(&file.path), peak: read_limit(&file.peak) }
             })
             .collect();
         Self { inotify, files, seen: Cell::new(LimitSet::default()) }
@@ -429,13 +429,17 @@ impl Guard {
         let mut tampered = self.seen.get();
         let written = self.inotify.as_ref().map(written_watches).unwrap_or_default();
         let overflowed = written.contains(&-1);
-        for (file, watch, value) in &self.files {
+        for Watched { file, watch, value, peak } in &self.files {
             let changed = read_limit(&file.path) != *value;
             let past = match (value, read_limit(&file.peak)) {
-                // The kernel may charge a dying task's memory a little past
-                // the limit; a lifted limit lets far more through.
-                (Some(limit), Some(peak)) if file.limit == Limit::Memory => peak > limit.saturating_add(limit / 8),
-                (Some(limit), Some(peak)) => peak > *limit,
+                (Some(limit), Some(now)) => {
+                    // The kernel may charge a dying task's memory a little
+                    // past the limit; a lifted limit lets far more through.
+                    let slack = if file.limit == Limit::Memory { limit / 8 } else { 0 };
+                    // The peak counts from the leaf's start: the reaper's
+                    // own use before the limit was set may top it already.
+                    now > limit.saturating_add(slack).max(peak.unwrap_or(0))
+                }
                 _ => false,
             };
             if *watch >= 0 && written.contains(watch) || overflowed || changed || past {
@@ -445,6 +449,17 @@ impl Guard {
         self.seen.set(tampered);
         tampered
     }
+}
+
+/// One limit file under watch, as it was once the reaper set it.
+struct Watched {
+    file: LimitFile,
+    /// Its inotify watch, or -1.
+    watch: libc::c_int,
+    /// Its value read back.
+    value: Option<u64>,
+    /// Its peak use then.
+    peak: Option<u64>,
 }
 
 /// Adds a watch for writes to `path`; its descriptor, or -1.
@@ -847,7 +862,11 @@ mod tests {
         let tampered = || {
             let unwatched = Guard {
                 inotify: None,
-                files: guard.files.iter().map(|(file, _, value)| (file.copy(), -1, *value)).collect(),
+                files: guard
+                    .files
+                    .iter()
+                    .map(|watched| Watched { file: watched.file.copy(), watch: -1, ..*watched })
+                    .collect(),
                 seen: Cell::new(LimitSet::default()),
             };
             unwatched.tampered().iter().collect::<Vec<_>>()
@@ -864,6 +883,18 @@ mod tests {
         assert_eq!(tampered(), []);
         fs::write(dir.join("pids.peak"), "10").unwrap();
         assert_eq!(tampered(), [Limit::Processes]);
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_peak_from_before_the_limit_was_set_is_not_use_past_it() {
+        let (leaf, dir) = leaf_over_files("v2-early-peak", true, &V2_FILES);
+        // The reaper's own use on standby, with no limit yet: a large environment read, say.
+        fs::write(dir.join("memory.peak"), format!("{}", 100 << 20)).unwrap();
+        leaf.apply(&limits(), false).unwrap();
+        assert_eq!(tampered(&leaf), []);
+        fs::write(dir.join("memory.peak"), format!("{}", 300 << 20)).unwrap();
+        assert_eq!(tampered(&leaf), [Limit::Memory], "past both the limit and the peak before it");
         fs::remove_dir_all(dir).unwrap();
     }
 
