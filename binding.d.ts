@@ -196,8 +196,25 @@ export interface LimitMechanism {
   field: keyof ShellLimits
   /** The value given to `limitMechanisms()`, or `null`. */
   value: number | null
-  /** `'cgroup v2 memory.max (whole command)'`, `'RLIMIT_CPU (per process)'`, …; `null` when refused. */
+  /**
+   * `'cgroup v2 memory.max (whole command)'`, `'RLIMIT_CPU (per process)'`,
+   * `'RLIMIT_DATA (per process, private memory only)'`, …; `null` when refused.
+   */
   mechanism: string | null
+  /**
+   * What the mechanism counts, in words (`'private memory only, of each
+   * process on its own: …'`); `null` when refused.
+   */
+  covers: string | null
+  /**
+   * What a command can do against it: `'held'`, it cannot raise it;
+   * `'reported'`, it can change it and the result's `limitsTampered`
+   * names the limit then; `'unreported'`, it can raise it unseen (an
+   * rlimit where commands hold `CAP_SYS_RESOURCE`); `null` when refused.
+   */
+  tampering: 'held' | 'reported' | 'unreported' | null
+  /** The same in words: how, and what is not seen; `null` when refused. */
+  tamperingNote: string | null
   /**
    * Why this host cannot enforce it (`execute()` refuses it with
    * `ERR_SHELL_EXEC_UNSUPPORTED`), or `null`.
@@ -375,6 +392,13 @@ export interface ShellRunResult {
    * refused at `processes`, …).
    */
   limitsHit: ShellLimitName[]
+  /**
+   * Limits the command tampered with, which may not have held (a cgroup
+   * limit whose files a process of the command wrote, that read another
+   * value by the end or capped less than the use seen, or whose watching
+   * reaper the command killed); see `limitMechanisms()`' `tampering`.
+   */
+  limitsTampered: ShellLimitName[]
   /**
    * Processes of the command still running when it exited, which the
    * package then ended (a `cmd &` left behind): counted under the

@@ -248,9 +248,18 @@ export interface ShellExecSpec {
 
 /** Per-command resource limits: whole numbers. */
 export interface ShellLimits {
-  /** Bytes of memory: for the whole command with a cgroup or a Windows job, else per process (`RLIMIT_DATA`); at least 1 MiB. */
+  /**
+   * Bytes of memory: for the whole command with a cgroup or a Windows job,
+   * else per process and private memory only (`RLIMIT_DATA`: shared
+   * mappings, memfds and `/dev/shm` files are not counted); at least 1 MiB.
+   */
   memoryBytes?: number
-  /** Processes the command may have at once (a cgroup's `pids.max`, a job's `ActiveProcessLimit`); refused without either. */
+  /**
+   * Processes the command may have at once (a cgroup's `pids.max`, a job's
+   * `ActiveProcessLimit`); refused without either. Under `pids.max` every
+   * thread counts as one: a shell needs 1, Node 7 (11 once its thread pool
+   * runs), the JVM about 20 (docs/process.md).
+   */
   processes?: number
   /** CPU seconds of each process (`RLIMIT_CPU`: SIGXCPU at the limit, SIGKILL a second later), or the whole command's user time on Windows. */
   cpuSeconds?: number
@@ -369,8 +378,10 @@ export declare function buildEnvironment(
 
 /**
  * Every limit with the mechanism this host enforces it with (asking the
- * supervisor, started if none runs, which cgroup controllers commands get).
- * `limits`, when given, is checked as `execute()` checks it.
+ * supervisor, started if none runs, which cgroup controllers commands get),
+ * what that mechanism covers, and what a command can do against it
+ * (`tampering`: `'held'`, `'reported'` in a result's `limitsTampered`, or
+ * `'unreported'`). `limits`, when given, is checked as `execute()` checks it.
  */
 export declare function limitMechanisms(limits?: ShellLimits): LimitMechanism[]
 

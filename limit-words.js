@@ -1,7 +1,8 @@
 'use strict'
 // A resource limit in words, as people read it: the model's line from the
 // executors (`[killed: file size limit 1 MiB]`) and the command line's
-// (`ended by its file size limit (1 MiB)`) say the same.
+// (`ended by its file size limit (1 MiB)`) say the same, and so do a limit
+// the command tampered with.
 
 /** Each limit's name in `result.limit` and `limitsHit`, in words. */
 const LIMIT_WORDS = Object.freeze({ memory: 'memory', processes: 'process', cpu: 'CPU', fileSize: 'file size', openFiles: 'open files' })
@@ -29,6 +30,19 @@ function limitAmount(limit, limits) {
 }
 
 /**
+ * A limit the command tampered with (`limitsTampered`), in words: `the
+ * command interfered with its memory limit (512 MiB), which may not have
+ * held`. It rewrote the limit's cgroup files, or killed the reaper watching
+ * them.
+ * @param {string} limit
+ * @param {Record<string, number | undefined> | undefined} limits
+ */
+function tamperedInWords(limit, limits) {
+  const value = limitAmount(limit, limits)
+  return `the command interfered with its ${LIMIT_WORDS[limit]} limit${value === undefined ? '' : ` (${value})`}, which may not have held`
+}
+
+/**
  * `endedAfterExit` in words (`1 process`, `3 processes`; 255 is what the
  * supervisor counts at most, so it reads `255 or more`), with `noun` for
  * "process" (`background process`).
@@ -40,4 +54,4 @@ function processCount(count, noun = 'process') {
   return count === 1 ? `1 ${noun}` : `${count} ${noun}es`
 }
 
-module.exports = { LIMIT_WORDS, LIMIT_FIELDS, limitAmount, processCount }
+module.exports = { LIMIT_WORDS, LIMIT_FIELDS, limitAmount, processCount, tamperedInWords }

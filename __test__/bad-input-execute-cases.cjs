@@ -184,6 +184,24 @@ const isE2big = (cause) => types.isNativeError(cause) && cause.code === 'E2BIG' 
   ]) {
     exec(title, () => run(overrides), INVALID_SPEC, { mentions: [field] })
   }
+  // A limit out of range is refused with the field, its minimum and why
+  // (the least that starts a command's shell), whatever the host enforces.
+  for (const [title, limits, field, least] of [
+    ['limits a number', 64, 'limits', undefined],
+    ['limits an array', [64], 'limits', undefined],
+    ['limits.processes 0', { processes: 0 }, 'limits.processes', "from 1 to 2^53 - 1 (got 0); 1 because a command's shell is one process"],
+    ['limits.processes fractional', { processes: 7.5 }, 'limits.processes', 'each thread counts as one'],
+    ['limits.processes negative', { processes: -1 }, 'limits.processes', 'from 1'],
+    ['limits.processes a string', { processes: '8' }, 'limits.processes', undefined],
+    ['limits.memoryBytes below 1 MiB', { memoryBytes: 1024 }, 'limits.memoryBytes', '1048576 because'],
+    ['limits.memoryBytes past 2^53', { memoryBytes: 2 ** 60 }, 'limits.memoryBytes', 'to 2^53 - 1'],
+    ['limits.cpuSeconds 0', { cpuSeconds: 0 }, 'limits.cpuSeconds', '1 because'],
+    ['limits.fileBytes NaN', { fileBytes: NaN }, 'limits.fileBytes', '1 because'],
+    ['limits.openFiles 2', { openFiles: 2 }, 'limits.openFiles', '3 because stdin, stdout and stderr'],
+    ['an unknown limit', { memory: 1 }, 'limits.memory', undefined],
+  ]) {
+    exec(title, () => run({ limits }), INVALID_SPEC, { mentions: least === undefined ? [field] : [field, least] })
+  }
   exec('a scrub getter that throws', (t) => run({ scrub: throwingGetter(t, {}, 'inherit') }), INVALID_SPEC, { cause: 'thrown' })
   exec('env a Proxy whose ownKeys trap throws', (t) => run({ env: throwingTrap(t, {}, 'ownKeys') }), INVALID_SPEC, { cause: 'thrown' })
   exec('env a revoked Proxy', () => run({ env: revoked() }), INVALID_SPEC, { cause: isTypeError })

@@ -18,6 +18,7 @@ const path = require('node:path')
 const { ROOT } = require('./helpers.cjs')
 const { posix, signals } = require('./platform.cjs')
 const { BIN, fixture, HOME, baseEnv, cli, expectFailure } = require('./cli-helpers.cjs')
+const { leafFile } = require('./process-helpers.cjs')
 
 describe('run', () => {
   posix.it('takes the command after its options without --, the command keeping its own options', () => {
@@ -80,6 +81,17 @@ describe('run', () => {
     expect({ status: cpu.status, stderr: cpu.stderr }).toEqual({ status: 128 + 24, stderr: 'dsh-shell-env: ended by its CPU limit (1 s)\n' })
     const files = cli(['run', '--home', HOME, '--open-files', '20', '--memory', '1G', '--', 'sh', '-c', 'ulimit -n'])
     expect({ status: files.status, stdout: files.stdout, stderr: files.stderr }).toEqual({ status: 0, stdout: '20\n', stderr: '' })
+  })
+
+  // Where a cgroup holds processes, its leaf's files are the command's own user's (Linux).
+  const pidsMax = process.platform === 'linux' ? leafFile(require('../index.js').limitMechanisms()[1].mechanism, 'pids', 'pids.max') : undefined
+  ;(pidsMax === undefined ? it.skip : it)('says on stderr that the command interfered with a limit it lifted in its cgroup', () => {
+    const result = cli(['run', '--home', HOME, '--processes', '16', '--', 'sh', '-c', `echo max > ${pidsMax} && echo lifted`])
+    expect({ status: result.status, stdout: result.stdout, stderr: result.stderr }).toEqual({
+      status: 0,
+      stdout: 'lifted\n',
+      stderr: 'dsh-shell-env: the command interfered with its process limit (16), which may not have held\n',
+    })
   })
 
   posix.it('a limit the core refuses fails with its message and code', () => {

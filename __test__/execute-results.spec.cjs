@@ -169,6 +169,7 @@ posix.describe('the ShellExecution handle', () => {
       interrupted: null,
       limit: null,
       limitsHit: [],
+      limitsTampered: [],
       endedAfterExit: 0,
       timeoutMs: 120_000,
       durationMs: result.durationMs,

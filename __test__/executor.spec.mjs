@@ -28,6 +28,13 @@ const { posix, signals } = platform
 
 const HOME = path.join(os.tmpdir(), 'dsh-executor-spec-home')
 
+/** In shell, the `pids.max` of a command's cgroup leaf, where a cgroup holds `processes` here; else `undefined`. */
+function pidsMaxFile() {
+  if (process.platform !== 'linux') return undefined
+  const { limitMechanisms } = createRequire(import.meta.url)('../index.js')
+  return processHelpers.leafFile(limitMechanisms().find((entry) => entry.limit === 'processes').mechanism, 'pids', 'pids.max')
+}
+
 let parts
 let tmp
 const roots = []
@@ -384,6 +391,15 @@ describe('the executor contract', () => {
       const result = await callTool(ctx, 'bash', { command: 'sleep 30 & echo started', description: 'A server left behind' }, { agent: agent('session-left', tmp) })
       const text = result.content.map((block) => block.text ?? '').join('')
       expect(text).toBe('started\n[stderr]\n[ended 1 background process when the command exited; use the jobs tool to keep one running]\n')
+    })
+
+    it('a command that lifts its own process limit in its cgroup: the bash tool\'s text says it interfered with the limit (the cgroup tier: Linux)', async () => {
+      const pidsMax = pidsMaxFile()
+      if (pidsMax === undefined) return
+      const { ctx } = await shell({ limits: { processes: 16 } })
+      const result = await callTool(ctx, 'bash', { command: `echo max > ${pidsMax} && echo lifted`, description: 'A limit lifted' }, { agent: agent('session-lifted', tmp) })
+      const text = result.content.map((block) => block.text ?? '').join('')
+      expect(text).toBe('lifted\n[stderr]\n[limit tampered with: the command interfered with its process limit (16), which may not have held]\n')
     })
   })
 

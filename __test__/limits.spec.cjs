@@ -93,6 +93,27 @@ describe('resource limits', () => {
     expect(outcomes.filter(({ limitsHit, endedAfterExit }) => !limitsHit.includes('processes') && endedAfterExit === 0)).toEqual([])
   }, T)
 
+  pidsCgroup.it('processes: 1, the least there is, runs a shell and the lone command it execs', async () => {
+    for (const command of ['true', 'sh -c true']) {
+      const result = await run(command, { processes: 1 })
+      expect({ command, exitCode: result.exitCode, limitsHit: result.limitsHit }).toEqual({ command, exitCode: 0, limitsHit: [] })
+    }
+  }, T)
+
+  pidsCgroup.it('node -e under processes: 0 is refused at spawn, runs at 7, the floor docs/process.md gives, and below it ends without its output, processes reached', async () => {
+    const node = `'${process.execPath}' -e 'console.log("ran")'`
+    await expect(execute({ command: node, limits: { processes: 0 } })).rejects.toMatchObject({
+      code: 'ERR_SHELL_EXEC_INVALID_SPEC',
+      message: expect.stringMatching(/limits\.processes: must be a whole number from 1 .*; 1 because a command's shell is one process .*node 7/),
+    })
+    const floor = await run(node, { processes: 7 })
+    expect({ exitCode: floor.exitCode, stdout: floor.stdout.text, limitsHit: floor.limitsHit }).toEqual({ exitCode: 0, stdout: 'ran\n', limitsHit: [] })
+    // Node's threads do not start: it aborts, or waits for them until the timeout.
+    const under = await execute({ command: node, limits: { processes: 3 }, timeoutMs: 3000, graceMs: 200 })
+    const result = await under.result()
+    expect({ stdout: result.stdout.text, exitCode: result.exitCode, limitsHit: result.limitsHit }).toEqual({ stdout: '', exitCode: null, limitsHit: ['processes'] })
+  }, T)
+
   noPidsCgroup.it('processes without a pids controller is refused before anything runs, naming the limit and the reason', async () => {
     await expect(execute({ command: 'true', limits: { processes: 64 } })).rejects.toMatchObject({
       code: 'ERR_SHELL_EXEC_UNSUPPORTED',
@@ -112,7 +133,7 @@ describe('resource limits', () => {
     expect(JSON.parse(child.stdout)).toEqual({
       refused: 'ERR_SHELL_EXEC_UNSUPPORTED',
       message: expect.stringMatching(/^limits\.processes is not supported here: it needs a cgroup with the pids controller/),
-      memory: 'RLIMIT_DATA (per process)',
+      memory: 'RLIMIT_DATA (per process, private memory only)',
     })
   }, T)
 
@@ -135,12 +156,28 @@ describe('limitMechanisms()', () => {
     ])
     for (const entry of entries) expect((entry.mechanism === null) !== (entry.refused === null)).toBe(true)
     expect(entries.find((entry) => entry.limit === 'cpu').mechanism).toBe('RLIMIT_CPU (per process)')
-    if (LINUX) expect(entries.find((entry) => entry.limit === 'memory').mechanism).toMatch(/^(cgroup v[12] memory\.\S+ \(whole command\)|RLIMIT_DATA \(per process\))$/)
+    if (LINUX) expect(entries.find((entry) => entry.limit === 'memory').mechanism).toMatch(/^(cgroup v[12] memory\.\S+ \(whole command\)|RLIMIT_DATA \(per process, private memory only\))$/)
+  })
+
+  posix.it('says what each mechanism covers and what a command can do against it: an rlimit is held, a cgroup file its user owns is reported when rewritten', () => {
+    for (const entry of limitMechanisms()) {
+      if (entry.mechanism === null) {
+        expect({ covers: entry.covers, tampering: entry.tampering, tamperingNote: entry.tamperingNote }).toEqual({ covers: null, tampering: null, tamperingNote: null })
+        continue
+      }
+      expect(entry.covers).toEqual(expect.any(String))
+      expect(entry.tamperingNote).toEqual(expect.any(String))
+      if (/^cgroup/.test(entry.mechanism)) expect([entry.limit, entry.tampering, entry.tamperingNote]).toEqual([entry.limit, 'reported', expect.stringContaining('limitsTampered')])
+      // A root host's commands hold CAP_SYS_RESOURCE where its bounding set has it: then they can raise an rlimit.
+      if (/^RLIMIT/.test(entry.mechanism)) expect(['held', 'unreported']).toContain(entry.tampering)
+    }
+    const processes = limitMechanisms().find((entry) => entry.limit === 'processes')
+    if (processes.mechanism !== null && LINUX) expect(processes.covers).toContain('each thread counts as one')
   })
 
   it.each([
     [{ memoryBytes: 1024 }, 'limits.memoryBytes', /from 1048576/],
-    [{ processes: 0 }, 'limits.processes', /from 1 /],
+    [{ processes: 0 }, 'limits.processes', /from 1 to 2\^53 - 1 \(got 0\); 1 because a command's shell is one process .*each thread counts/],
     [{ cpuSeconds: 1.5 }, 'limits.cpuSeconds', /whole number/],
     [{ openFiles: 2 }, 'limits.openFiles', /from 3 /],
     [{ fileBytes: '1M' }, 'limits.fileBytes', /number/],

@@ -17,6 +17,6 @@ module.exports = {
   catalog: [VARIABLE, { title: 'OWNER' }, { title: 'WHEN' }, { title: 'DESCRIPTION', flex: true, overflow: 'wrap', min: 12 }],
   /** `catalog`: command directories. */
   directories: [{ title: 'DIRECTORY', flex: true, min: 20 }, { title: 'CONTRIBUTOR' }],
-  /** `limits`: each limit's mechanism here. */
-  limits: [{ title: 'OPTION', keep: true }, { title: 'ENFORCED BY', flex: true, overflow: 'wrap', min: 20 }],
+  /** `limits`: each limit's mechanism here, and what a command can do against it. */
+  limits: [{ title: 'OPTION', keep: true }, { title: 'ENFORCED BY', flex: true, overflow: 'wrap', min: 20 }, { title: 'TAMPERING', keep: true }],
 }

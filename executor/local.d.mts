@@ -31,8 +31,8 @@ export interface LocalExecutorConfig {
 /** A request the executors take: the seam's, with per-request limits from trusted code. */
 export type LocalExecRequest = ShellExecRequest & { limits?: import('../index.js').ShellLimits }
 
-/** What a command's limits did, one line each for the model (`[killed: memory limit 512 MiB]`); empty when none acted. */
-export declare function limitNotice(result: { limit: import('../index.js').ShellLimitName | null; limitsHit?: readonly import('../index.js').ShellLimitName[] }, limits?: import('../index.js').ShellLimits): string
+/** What a command's limits did, one line each for the model (`[killed: memory limit 512 MiB]`, `[limit tampered with: …]`); empty when none acted. */
+export declare function limitNotice(result: { limit: import('../index.js').ShellLimitName | null; limitsHit?: readonly import('../index.js').ShellLimitName[]; limitsTampered?: readonly import('../index.js').ShellLimitName[]; endedAfterExit?: number }, limits?: import('../index.js').ShellLimits): string
 
 /** The config fields both executors share, as schemastery schemas with the reference's defaults (internal). */
 export declare const COMMON_CONFIG: Record<keyof LocalExecutorConfig, unknown>

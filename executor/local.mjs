@@ -19,7 +19,7 @@ import { warnIfShellEnvMissing } from './shell-env-missing.mjs'
 const require = createRequire(import.meta.url)
 const { execute, limitMechanisms } = require('../index.js')
 const { codedError } = require('../js-errors.js')
-const { LIMIT_WORDS, limitAmount, processCount } = require('../limit-words.js')
+const { LIMIT_WORDS, limitAmount, processCount, tamperedInWords } = require('../limit-words.js')
 const { specOptionProblem } = require('../native.js')
 /** Default SIGTERM→SIGKILL grace. */
 export const DEFAULT_GRACE_MS = 3e3
@@ -125,13 +125,16 @@ function amount(limit, limits) {
 
 /**
  * What a command's limits did, one line each for the model: the limit that
- * ended it (`[killed: memory limit 512 MiB]`) and those it reached
- * (`[limit reached: process limit 64]`); empty when none acted.
+ * ended it (`[killed: memory limit 512 MiB]`), those it reached
+ * (`[limit reached: process limit 64]`) and those it tampered with
+ * (`[limit tampered with: the command interfered with its memory limit (512 MiB), which may not have held]`);
+ * empty when none acted.
  */
 export function limitNotice(result, limits) {
   const lines = []
   if (result.limit) lines.push(`[killed: ${LIMIT_WORDS[result.limit]} limit${amount(result.limit, limits)}]`)
   for (const limit of result.limitsHit ?? []) lines.push(`[limit reached: ${LIMIT_WORDS[limit]} limit${amount(limit, limits)}]`)
+  for (const limit of result.limitsTampered ?? []) lines.push(`[limit tampered with: ${tamperedInWords(limit, limits)}]`)
   const ended = result.endedAfterExit ?? 0
   if (ended > 0) lines.push(`[ended ${processCount(ended, 'background process')} when the command exited; use the jobs tool to keep one running]`)
   return lines.join('\n')

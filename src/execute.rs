@@ -834,6 +834,12 @@ pub struct ShellRunResult {
     /// refused at `processes`, …).
     #[napi(ts_type = "ShellLimitName[]")]
     pub limits_hit: Vec<String>,
+    /// Limits the command tampered with, which may not have held (a cgroup
+    /// limit whose files a process of the command wrote, that read another
+    /// value by the end or capped less than the use seen, or whose watching
+    /// reaper the command killed); see `limitMechanisms()`' `tampering`.
+    #[napi(ts_type = "ShellLimitName[]")]
+    pub limits_tampered: Vec<String>,
     /// Processes of the command still running when it exited, which the
     /// package then ended (a `cmd &` left behind): counted under the
     /// supervisor (Linux), 0 elsewhere; 255 stands for 255 or more.
@@ -922,6 +928,7 @@ fn run_result(result: &RunResult) -> ShellRunResult {
         },
         limit: result.limit.map_or(Either::B(Null), |limit| Either::A(limit.as_str().into())),
         limits_hit: result.limits_hit.iter().map(|limit| limit.as_str().into()).collect(),
+        limits_tampered: result.limits_tampered.iter().map(|limit| limit.as_str().into()).collect(),
         ended_after_exit: result.ended_after_exit,
         timeout_ms: result.timeout_ms.map_or(Either::B(Null), |ms| Either::A(ms as f64)),
         duration_ms: result.duration.as_secs_f64() * 1000.0,

@@ -1,6 +1,6 @@
 //! `limitMechanisms()`: how this host would enforce each resource limit.
 
-use dsh_shell_env_core::limits::{mechanism, Limit, Limits};
+use dsh_shell_env_core::limits::{commands_hold_sys_resource, mechanism, Limit, Limits};
 use dsh_shell_env_core::process;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -21,9 +21,23 @@ pub struct LimitMechanism {
     /// The value given to `limitMechanisms()`, or `null`.
     #[napi(ts_type = "number | null")]
     pub value: Either<f64, Null>,
-    /// `'cgroup v2 memory.max (whole command)'`, `'RLIMIT_CPU (per process)'`, …; `null` when refused.
+    /// `'cgroup v2 memory.max (whole command)'`, `'RLIMIT_CPU (per process)'`,
+    /// `'RLIMIT_DATA (per process, private memory only)'`, …; `null` when refused.
     #[napi(ts_type = "string | null")]
     pub mechanism: Either<String, Null>,
+    /// What the mechanism counts, in words (`'private memory only, of each
+    /// process on its own: …'`); `null` when refused.
+    #[napi(ts_type = "string | null")]
+    pub covers: Either<String, Null>,
+    /// What a command can do against it: `'held'`, it cannot raise it;
+    /// `'reported'`, it can change it and the result's `limitsTampered`
+    /// names the limit then; `'unreported'`, it can raise it unseen (an
+    /// rlimit where commands hold `CAP_SYS_RESOURCE`); `null` when refused.
+    #[napi(ts_type = "'held' | 'reported' | 'unreported' | null")]
+    pub tampering: Either<String, Null>,
+    /// The same in words: how, and what is not seen; `null` when refused.
+    #[napi(ts_type = "string | null")]
+    pub tampering_note: Either<String, Null>,
     /// Why this host cannot enforce it (`execute()` refuses it with
     /// `ERR_SHELL_EXEC_UNSUPPORTED`), or `null`.
     #[napi(ts_type = "string | null")]
@@ -44,19 +58,38 @@ pub fn limit_mechanisms(env: &Env, limits: Option<Unknown>) -> Result<Vec<LimitM
         }
     };
     let controllers = process::limit_controllers().unwrap_or_default();
+    let privileged = commands_hold_sys_resource();
+    let text = |text: &str| Either::A(text.to_string());
     Ok(Limit::ALL
         .into_iter()
         .map(|limit| {
-            let (mechanism, refused) = match mechanism(limit, controllers) {
-                Ok(mechanism) => (Either::A(mechanism.describe()), Either::B(Null)),
-                Err(reason) => (Either::B(Null), Either::A(reason.to_string())),
-            };
-            LimitMechanism {
-                limit: limit.as_str().into(),
-                field: limit.field().into(),
-                value: values.get(limit).map_or(Either::B(Null), |value| Either::A(value as f64)),
-                mechanism,
-                refused,
+            let enforced = mechanism(limit, controllers);
+            let value = values.get(limit).map_or(Either::B(Null), |value| Either::A(value as f64));
+            let (limit, field) = (limit.as_str().into(), limit.field().into());
+            match enforced {
+                Ok(mechanism) => {
+                    let (tampering, note) = mechanism.tampering(privileged);
+                    LimitMechanism {
+                        limit,
+                        field,
+                        value,
+                        mechanism: Either::A(mechanism.describe()),
+                        covers: text(mechanism.covers()),
+                        tampering: text(tampering.as_str()),
+                        tampering_note: text(note),
+                        refused: Either::B(Null),
+                    }
+                }
+                Err(reason) => LimitMechanism {
+                    limit,
+                    field,
+                    value,
+                    mechanism: Either::B(Null),
+                    covers: Either::B(Null),
+                    tampering: Either::B(Null),
+                    tampering_note: Either::B(Null),
+                    refused: text(reason),
+                },
             }
         })
         .collect())

@@ -169,8 +169,12 @@ void execute({ command: 'make test', limits: { memory: 1 } })
 assertType<Equal<ShellLimitName, 'memory' | 'processes' | 'cpu' | 'fileSize' | 'openFiles'>>()
 assertType<Equal<ShellRunResult['limit'], ShellLimitName | null>>()
 assertType<Equal<ShellRunResult['limitsHit'], ShellLimitName[]>>()
+assertType<Equal<ShellRunResult['limitsTampered'], ShellLimitName[]>>()
 const mechanisms = limitMechanisms({ cpuSeconds: 30 })
 assertType<Equal<(typeof mechanisms)[number]['mechanism'], string | null>>()
+assertType<Equal<(typeof mechanisms)[number]['covers'], string | null>>()
+assertType<Equal<(typeof mechanisms)[number]['tampering'], 'held' | 'reported' | 'unreported' | null>>()
+assertType<Equal<(typeof mechanisms)[number]['tamperingNote'], string | null>>()
 assertType<Equal<(typeof mechanisms)[number]['field'], 'memoryBytes' | 'processes' | 'cpuSeconds' | 'fileBytes' | 'openFiles'>>()
 
 // ── shapes declared once: each hand-written input interface has exactly the

@@ -6,7 +6,7 @@ const os = require('node:os')
 
 const { openRegistry, executionFor } = require('../registry.js')
 const { CliError, PROGRAM, describeError } = require('../errors.js')
-const { LIMIT_WORDS, limitAmount, processCount } = require('../../limit-words.js')
+const { LIMIT_WORDS, limitAmount, processCount, tamperedInWords } = require('../../limit-words.js')
 
 const definition = {
   name: 'run',
@@ -118,6 +118,7 @@ async function run(options, io) {
   if (result.timedOut) io.stderr.write(`${PROGRAM}: timed out after ${result.timeoutMs} ms\n`)
   if (result.limit !== null) io.stderr.write(`${PROGRAM}: ended by its ${limitInWords(result.limit, spec.limits)}\n`)
   for (const limit of result.limitsHit) io.stderr.write(`${PROGRAM}: reached its ${limitInWords(limit, spec.limits)}\n`)
+  for (const limit of result.limitsTampered) io.stderr.write(`${PROGRAM}: ${tamperedInWords(limit, spec.limits)}\n`)
   if (result.endedAfterExit > 0) io.stderr.write(`${PROGRAM}: ended ${processCount(result.endedAfterExit)} the command left running when it exited\n`)
   if (result.exitCode !== null) return result.exitCode
   if (result.signal) return 128 + (os.constants.signals[result.signal] ?? 0)

@@ -79,6 +79,26 @@ impl LimitSet {
     pub fn iter(self) -> impl Iterator<Item = Limit> {
         Limit::ALL.into_iter().filter(move |limit| self.contains(*limit))
     }
+
+    /// The limits in either set.
+    pub fn union(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl FromIterator<Limit> for LimitSet {
+    fn from_iter<I: IntoIterator<Item = Limit>>(limits: I) -> Self {
+        let mut set = Self::default();
+        for limit in limits {
+            set.insert(limit);
+        }
+        set
+    }
 }
 
 /// The limits asked for; `None` is no limit.
@@ -125,12 +145,12 @@ impl Limits {
         let mut whole = [None; 5];
         for (slot, (limit, value)) in whole.iter_mut().zip(Limit::ALL.into_iter().zip(values)) {
             let Some(value) = value else { continue };
-            let least = minimum(limit);
+            let (least, why) = minimum(limit);
             if !(value.is_finite() && value.fract() == 0.0 && value >= least as f64 && value <= 9_007_199_254_740_991.0)
             {
                 return Err(ExecError::invalid_spec(
                     format!("limits.{}", limit.field()),
-                    format!("must be a whole number from {least} to 2^53 - 1 (got {value})"),
+                    format!("must be a whole number from {least} to 2^53 - 1 (got {value}); {least} because {why}"),
                 ));
             }
             *slot = Some(value as u64);
@@ -152,14 +172,23 @@ impl Limits {
     }
 }
 
-/// The smallest value each limit takes: below it no command could start.
-fn minimum(limit: Limit) -> u64 {
+/// The smallest value each limit takes, below which no command could
+/// start, and why, in words that follow "because".
+pub fn minimum(limit: Limit) -> (u64, &'static str) {
     match limit {
-        // The dynamic loader and a shell's start need about this much.
-        Limit::Memory => 1024 * 1024,
-        // stdin, stdout and stderr.
-        Limit::OpenFiles => 3,
-        Limit::Processes | Limit::Cpu | Limit::FileSize => 1,
+        Limit::Memory => (1024 * 1024, "the dynamic loader and a shell's start need about that much"),
+        // Measured under pids.max and RLIMIT_NPROC: `bash -c true` and
+        // `sh -c true` run as one process (a shell execs a lone command),
+        // `bash -c 'a | b'` needs 2. Threads count as processes: runtimes
+        // need more (docs/process.md has their floors).
+        Limit::Processes => (
+            1,
+            "a command's shell is one process (bash -c and sh -c exec a lone command); each thread counts as one \
+             too, and runtimes start several (node 7, see docs/process.md)",
+        ),
+        Limit::Cpu => (1, "Linux takes an RLIMIT_CPU of 0 for 1 second"),
+        Limit::FileSize => (1, "at 0 every write that grows a file fails"),
+        Limit::OpenFiles => (3, "stdin, stdout and stderr are open from the start"),
     }
 }
 
@@ -182,9 +211,139 @@ impl Mechanism {
         match self {
             Self::CgroupV2(file) => format!("cgroup v2 {file} (whole command)"),
             Self::CgroupV1(file) => format!("cgroup v1 {file} (whole command)"),
+            // Measured: a MAP_SHARED mapping, a memfd and a /dev/shm file
+            // past the limit are all allowed (`__test__/limits-coverage.spec.cjs`).
+            Self::Rlimit("RLIMIT_DATA") => "RLIMIT_DATA (per process, private memory only)".into(),
             Self::Rlimit(name) => format!("{name} (per process)"),
             Self::JobObject(name) => format!("Job Object {name} (whole command)"),
         }
+    }
+
+    /// What the mechanism counts, in words (`limitMechanisms()`'s `covers`).
+    pub fn covers(self) -> &'static str {
+        match self {
+            Self::CgroupV2(_) | Self::CgroupV1(_) if self.is_pids() => {
+                "the command's tasks at once, all together: each process and each thread counts as one \
+                 (the reaper is counted apart)"
+            }
+            Self::CgroupV2(_) => {
+                "all memory of the command's processes together: private and shared anonymous memory, memfds, \
+                 files written to /dev/shm or another tmpfs, page cache and kernel memory; swap held at 0"
+            }
+            Self::CgroupV1(_) => {
+                "all memory of the command's processes together, swap included where the kernel accounts it \
+                 (memory.memsw.limit_in_bytes): private and shared anonymous memory, memfds, files written to \
+                 /dev/shm or another tmpfs, page cache"
+            }
+            Self::Rlimit("RLIMIT_DATA") => {
+                "private memory only, of each process on its own: its heap and private writable mappings; not \
+                 MAP_SHARED anonymous memory, memfds mapped shared or only written, files in /dev/shm or another \
+                 tmpfs, nor the page cache"
+            }
+            Self::Rlimit("RLIMIT_CPU") => {
+                "CPU time (user and system) of each process on its own, its threads together; a process's \
+                 children have their own"
+            }
+            Self::Rlimit("RLIMIT_FSIZE") => "the size each process may make a file it writes (past it: SIGXFSZ)",
+            Self::Rlimit("RLIMIT_NOFILE") => "the descriptors each process may have open",
+            Self::Rlimit(_) => "each process on its own",
+            Self::JobObject("JobMemoryLimit") => "memory committed by all the job's processes together",
+            Self::JobObject("ActiveProcessLimit") => "the job's processes at once (threads are not counted)",
+            Self::JobObject("PerJobUserTimeLimit") => "user-mode CPU time of all the job's processes together",
+            Self::JobObject(_) => "the job's processes together",
+        }
+    }
+
+    /// What a command can do against the mechanism, and what then tells:
+    /// `privileged` is whether commands here run with `CAP_SYS_RESOURCE`
+    /// (see [`commands_hold_sys_resource`]).
+    pub fn tampering(self, privileged: bool) -> (Tampering, &'static str) {
+        match self {
+            // The leaf's files belong to the command's own user (a delegated
+            // subtree, or root's): no write bit keeps their owner out, since
+            // the owner can chmod them back. So a change is watched for.
+            Self::CgroupV2(_) | Self::CgroupV1(_) => (
+                Tampering::Reported,
+                "the command's user owns its leaf's files and can rewrite them: a write to them, a value changed \
+                 by the end, use past the limit, or the command killing its reaper (which watches them) is \
+                 reported in limitsTampered; a process moved into another cgroup its user can write leaves the \
+                 limit unreported",
+            ),
+            Self::Rlimit(_) if privileged => (
+                Tampering::Unreported,
+                "commands here hold CAP_SYS_RESOURCE (the host runs as root), so one can raise it again, and \
+                 nothing reports that",
+            ),
+            Self::Rlimit("RLIMIT_CPU") => (
+                Tampering::Held,
+                "set soft and hard (the hard one second higher, for SIGKILL after SIGXCPU): a process may lower \
+                 it, never raise it past that (it would need CAP_SYS_RESOURCE)",
+            ),
+            Self::Rlimit(_) => (
+                Tampering::Held,
+                "set soft and hard: a process may lower it, never raise it (it would need CAP_SYS_RESOURCE)",
+            ),
+            Self::JobObject(_) => {
+                (Tampering::Held, "a process in the job has no handle to it, so it cannot change the job's limits")
+            }
+        }
+    }
+
+    fn is_pids(self) -> bool {
+        matches!(self, Self::CgroupV2("pids.max") | Self::CgroupV1("pids.max"))
+    }
+}
+
+/// What a command can do against a limit's mechanism (`limitMechanisms()`'s
+/// `tampering`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tampering {
+    /// It cannot raise the limit.
+    Held,
+    /// It can change the limit, and the result says so (`limitsTampered`).
+    Reported,
+    /// It can raise the limit, and nothing says so.
+    Unreported,
+}
+
+impl Tampering {
+    /// The name `limitMechanisms()` gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Held => "held",
+            Self::Reported => "reported",
+            Self::Unreported => "unreported",
+        }
+    }
+}
+
+/// Whether this host's commands would hold `CAP_SYS_RESOURCE`, with which a
+/// process raises its own hard rlimits: a root host's commands keep its
+/// bounding set's capabilities across `execve`, another's only ambient ones.
+pub fn commands_hold_sys_resource() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let Ok(status) = std::fs::read_to_string("/proc/self/status") else { return false };
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix(name))
+                .and_then(|value| u64::from_str_radix(value.trim(), 16).ok())
+                .unwrap_or(0)
+        };
+        const CAP_SYS_RESOURCE: u32 = 24;
+        // SAFETY: geteuid cannot fail.
+        let set = if unsafe { libc::geteuid() } == 0 { field("CapBnd:") } else { field("CapAmb:") };
+        set & (1 << CAP_SYS_RESOURCE) != 0
+    }
+    #[cfg(all(unix, not(target_os = "linux")))]
+    {
+        // SAFETY: geteuid cannot fail.
+        unsafe { libc::geteuid() == 0 }
+    }
+    #[cfg(not(unix))]
+    {
+        false
     }
 }
 
@@ -258,6 +417,9 @@ pub struct LimitOutcome {
     pub ended_by: Option<Limit>,
     /// Limits reached without ending it.
     pub hit: LimitSet,
+    /// Limits the command tampered with (`limitsTampered`): it changed what
+    /// enforces them, so they may not have held.
+    pub tampered: LimitSet,
 }
 
 /// What was seen of a command's limits as it ended: its cgroup leaf's
@@ -280,6 +442,15 @@ pub struct Observed {
     /// Processes of the command still running when it exited, which were
     /// then ended (its reaper counts them; 255 stands for 255 or more).
     pub ended_after_exit: u32,
+    /// Limits whose cgroup files a process of the command changed while it
+    /// ran, as its reaper saw: a write to them, a value other than the one
+    /// set by the end, or use past it (see `supervisor::cgroup`).
+    pub tampered: LimitSet,
+    /// Limits of the command's cgroup leaf that nothing watched to the end:
+    /// its reaper died before it could report (its command can kill it).
+    /// [`attribute`] counts them as tampered with unless the package ended
+    /// the command or the leaf's memory limit acted.
+    pub unwatched: LimitSet,
 }
 
 impl Observed {
@@ -291,6 +462,8 @@ impl Observed {
         cpu_ended: false,
         memory_refused: false,
         ended_after_exit: 0,
+        tampered: LimitSet(0),
+        unwatched: LimitSet(0),
     };
 }
 
@@ -312,7 +485,10 @@ pub struct Ending {
 /// - SIGXFSZ: `fileSize`;
 /// - processes killed for memory, and the command did not succeed: `memory`
 ///   (it succeeded: memory was only reached); memory refused: reached;
-/// - forks refused at the process limit: `processes` reached.
+/// - forks refused at the process limit: `processes` reached;
+/// - a limit file of its leaf changed, or the reaper watching them killed
+///   (not by this package, and not in the leaf's own out-of-memory kill):
+///   tampered with.
 ///
 /// A shell tells that its last command died of signal N by exiting with
 /// 128 + N, so such an exit counts as that signal (`bash -c 'cmd > file'`
@@ -351,6 +527,12 @@ pub fn attribute(limits: &Limits, ending: Ending, observed: Observed) -> LimitOu
     if observed.forks_refused && set(Limit::Processes) {
         outcome.hit.insert(Limit::Processes);
     }
+    // A reaper dies unreported when its command kills it, or in the package's
+    // own kill; the out-of-memory killer may pick it too (it is in the leaf).
+    let unwatched = if ending.killed_here || observed.oom_kills { LimitSet(0) } else { observed.unwatched };
+    for limit in observed.tampered.union(unwatched).iter().filter(|limit| set(*limit)) {
+        outcome.tampered.insert(limit);
+    }
     outcome
 }
 
@@ -381,6 +563,64 @@ mod tests {
             assert_eq!(error.code(), "ERR_SHELL_EXEC_INVALID_SPEC");
             assert!(error.to_string().contains(field), "{error}");
         }
+    }
+
+    #[test]
+    fn a_refused_value_says_the_minimum_and_why() {
+        for (values, words) in [
+            (
+                [None, Some(0.0), None, None, None],
+                "from 1 to 2^53 - 1 (got 0); 1 because a command's shell is one process",
+            ),
+            ([Some(4096.0), None, None, None, None], "1048576 because the dynamic loader"),
+            ([None, None, None, None, Some(2.0)], "3 because stdin, stdout and stderr"),
+        ] {
+            let error = Limits::from_numbers(values).unwrap_err();
+            assert!(error.to_string().contains(words), "{error}");
+        }
+        assert!(minimum(Limit::Processes).1.contains("each thread counts"));
+    }
+
+    #[test]
+    fn a_limit_is_tampered_with_when_its_files_changed_or_the_reaper_watching_them_was_killed() {
+        let limits = Limits { memory_bytes: Some(1 << 26), processes: Some(8), ..Limits::default() };
+        let both: LimitSet = [Limit::Memory, Limit::Processes].into_iter().collect();
+        let exited = Ending { signal: None, code: Some(0), killed_here: false };
+        let tampered = |observed, ending| attribute(&limits, ending, observed).tampered.iter().collect::<Vec<_>>();
+        let written = Observed { tampered: [Limit::Memory].into_iter().collect(), ..Observed::NONE };
+        assert_eq!(tampered(written, exited), [Limit::Memory]);
+        let memory_only = Limits { memory_bytes: Some(1 << 26), ..Limits::default() };
+        let either = Observed { tampered: both, ..Observed::NONE };
+        assert_eq!(attribute(&memory_only, exited, either).tampered.iter().collect::<Vec<_>>(), [Limit::Memory]);
+        let killed_reaper = Ending { signal: Some("SIGKILL"), code: None, killed_here: false };
+        let unwatched = Observed { unwatched: both, ..Observed::NONE };
+        assert_eq!(tampered(unwatched, killed_reaper), [Limit::Memory, Limit::Processes]);
+        let timed_out = Ending { killed_here: true, ..killed_reaper };
+        assert_eq!(tampered(unwatched, timed_out), [], "the package's own kill");
+        let out_of_memory = Observed { oom_kills: true, ..unwatched };
+        assert_eq!(tampered(out_of_memory, killed_reaper), [], "the out-of-memory killer may pick the reaper");
+        assert_eq!(attribute(&limits, killed_reaper, out_of_memory).ended_by, Some(Limit::Memory));
+        assert_eq!(tampered(Observed::NONE, exited), []);
+    }
+
+    #[test]
+    fn each_mechanism_says_what_it_covers_and_what_a_command_can_do_against_it() {
+        let data = Mechanism::Rlimit("RLIMIT_DATA");
+        assert_eq!(data.describe(), "RLIMIT_DATA (per process, private memory only)");
+        assert!(data.covers().starts_with("private memory only") && data.covers().contains("MAP_SHARED"));
+        assert_eq!(data.tampering(false).0, Tampering::Held);
+        assert_eq!(data.tampering(true).0, Tampering::Unreported, "CAP_SYS_RESOURCE raises a hard limit");
+        for cgroup in [Mechanism::CgroupV1("pids.max"), Mechanism::CgroupV2("memory.max")] {
+            assert_eq!(cgroup.tampering(false).0, Tampering::Reported);
+            assert!(cgroup.tampering(true).1.contains("limitsTampered"));
+        }
+        assert!(Mechanism::CgroupV2("pids.max").covers().contains("each thread counts as one"));
+        assert!(Mechanism::CgroupV1("memory.limit_in_bytes").covers().contains("shared anonymous memory"));
+        assert_eq!(Mechanism::JobObject("ActiveProcessLimit").tampering(true).0, Tampering::Held);
+        assert_eq!(
+            [Tampering::Held, Tampering::Reported, Tampering::Unreported].map(Tampering::as_str),
+            ["held", "reported", "unreported"]
+        );
     }
 
     #[test]

@@ -123,6 +123,7 @@ pub(super) fn finish(shared: &Shared) {
         supervisor_lost: lost,
         limit: limits.ended_by,
         limits_hit: limits.hit,
+        limits_tampered: limits.tampered,
         ended_after_exit: observed.ended_after_exit,
         timeout_ms: shared.timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
         duration: shared.started.elapsed(),

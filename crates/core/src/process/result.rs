@@ -137,6 +137,10 @@ pub struct RunResult {
     pub limit: Option<Limit>,
     /// Limits the command reached without being ended by them.
     pub limits_hit: LimitSet,
+    /// Limits the command tampered with, which may not have held: it changed
+    /// their cgroup files, or killed the reaper that watched them (see
+    /// [`crate::limits::attribute`]).
+    pub limits_tampered: LimitSet,
     /// Processes of the command still running when its leader exited,
     /// which the package then ended (a `cmd &` left behind): counted under
     /// the supervisor (Linux), 0 elsewhere; 255 stands for 255 or more.

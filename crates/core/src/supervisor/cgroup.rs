@@ -23,7 +23,18 @@
 //! makes a directory of the same name in each writable one, and a command
 //! with limits gets a leaf of the same name there, which its reaper joins
 //! before it starts the command. Either way the supervisor removes them.
+//!
+//! A leaf's files belong to the supervisor's user, which is the command's:
+//! in a delegated subtree (a systemd user session, a container's tree) as
+//! for root. A command can rewrite its own `memory.max` or `pids.max`, and
+//! no mode bit stops the files' owner (it can chmod them back), so the
+//! reaper watches them instead ([`Leaf::apply`]): an inotify watch for
+//! writes from the moment it set them, the values read back at the end,
+//! and the peak use against them; any of those marks the limit tampered
+//! with. A process moved into another cgroup its user can write is not
+//! seen (see docs/process.md).
 
+use std::cell::{Cell, RefCell};
 use std::ffi::CString;
 use std::fs;
 use std::io;
@@ -33,7 +44,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::limits::{Limits, Mechanisms, Observed};
+use crate::limits::{Limit, LimitSet, Limits, Mechanisms, Observed};
 
 /// The prefix of a supervisor's directory; the rest is its pid namespace
 /// (the inode of `/proc/self/ns/pid`) and its pid there.
@@ -59,6 +70,9 @@ pub(crate) struct Leaf {
     v1_pids: Option<PathBuf>,
     /// Its control files, opened on standby (see [`Leaf::open_controls`]).
     controls: Controls,
+    /// What watches the limits [`Leaf::apply`] set for the command running
+    /// (in the reaper), until [`Leaf::lift`].
+    guard: RefCell<Option<Guard>>,
 }
 
 /// The files through which a leaf's limits are set and its counters read,
@@ -147,6 +161,7 @@ impl Cgroups {
             v1_memory: v1(&self.v1_memory),
             v1_pids: v1(&self.v1_pids),
             controls: Controls::default(),
+            guard: RefCell::new(None),
         })
     }
 
@@ -281,6 +296,8 @@ impl Leaf {
                 _ => return Err(io::Error::from_raw_os_error(libc::ENOTSUP)),
             }
         }
+        // From here on, a write to these files is the command's.
+        *self.guard.borrow_mut() = Some(Guard::new(&self.limit_files(limits)));
         Ok(())
     }
 
@@ -289,6 +306,8 @@ impl Leaf {
     /// commands in one leaf. Raised in the order v1 requires (the swap
     /// limit before the memory limit, which may not exceed it).
     pub(crate) fn lift(&self, limits: &Limits) -> io::Result<()> {
+        // The lifting is the reaper's own write, not the command's.
+        self.guard.borrow_mut().take();
         let controls = &self.controls;
         if limits.memory_bytes.is_some() {
             match (self.controllers.memory, &self.v1_memory) {
@@ -315,6 +334,50 @@ impl Leaf {
         Ok(())
     }
 
+    /// The files that hold `limits` here, each with the file of its peak use.
+    fn limit_files(&self, limits: &Limits) -> Vec<LimitFile> {
+        let mut files = Vec::new();
+        let mut add = |limit, directory: &Path, file: &str, peak: &str| {
+            files.push(LimitFile { limit, path: directory.join(file), peak: directory.join(peak) })
+        };
+        if limits.memory_bytes.is_some() {
+            match (self.controllers.memory, &self.v1_memory) {
+                (Some(true), _) => {
+                    add(Limit::Memory, &self.path, "memory.max", "memory.peak");
+                    add(Limit::Memory, &self.path, "memory.swap.max", "memory.swap.peak");
+                }
+                (Some(false), Some(directory)) => {
+                    add(Limit::Memory, directory, "memory.limit_in_bytes", "memory.max_usage_in_bytes");
+                    add(Limit::Memory, directory, "memory.memsw.limit_in_bytes", "memory.memsw.max_usage_in_bytes");
+                }
+                _ => {}
+            }
+        }
+        if limits.processes.is_some() {
+            match (self.controllers.pids, &self.v1_pids) {
+                (Some(true), _) => add(Limit::Processes, &self.path, "pids.max", "pids.peak"),
+                (Some(false), Some(directory)) => add(Limit::Processes, directory, "pids.max", "pids.peak"),
+                _ => {}
+            }
+        }
+        // Absent without swap accounting, or on kernels without the file.
+        files.retain(|file| file.path.exists());
+        files
+    }
+
+    /// The limits this leaf holds, as nothing watched them to the end: its
+    /// reaper died before it could report (the supervisor tells the host).
+    pub(crate) fn unwatched(&self) -> Observed {
+        let mut unwatched = LimitSet::default();
+        if self.holds_memory() {
+            unwatched.insert(Limit::Memory);
+        }
+        if self.controllers.pids == Some(true) || self.v1_pids.is_some() {
+            unwatched.insert(Limit::Processes);
+        }
+        Observed { unwatched, ..Observed::NONE }
+    }
+
     /// The kernel's counters of what the leaf's limits did so far: processes
     /// killed for memory, forks refused. Only those of the limits in
     /// `limits` are read (a command without them pays no read); the others
@@ -330,10 +393,16 @@ impl Leaf {
         Observed { oom_kills: oom_kills > baseline[0], forks_refused: forks_refused > baseline[1], ..Observed::NONE }
     }
 
-    /// [`Leaf::observed_since`], reading only the counters of the limits in `limits`.
+    /// [`Leaf::observed_since`], reading only the counters of the limits in
+    /// `limits`, with the limits the command was seen to tamper with.
     pub(crate) fn observed_for(&self, limits: &Limits, baseline: [u64; 2]) -> Observed {
         let [oom_kills, forks_refused] = self.counters(limits);
-        Observed { oom_kills: oom_kills > baseline[0], forks_refused: forks_refused > baseline[1], ..Observed::NONE }
+        Observed {
+            oom_kills: oom_kills > baseline[0],
+            forks_refused: forks_refused > baseline[1],
+            tampered: self.guard.borrow().as_ref().map(Guard::tampered).unwrap_or_default(),
+            ..Observed::NONE
+        }
     }
 
     fn count(&self, memory: bool, pids: bool) -> [u64; 2] {
@@ -352,6 +421,137 @@ impl Leaf {
             memory_events.map_or(0, |file| counter(controls.memory_events.as_ref(), &file, "oom_kill")),
             pids_events.map_or(0, |file| counter(controls.pids_events.as_ref(), &file, "max")),
         ]
+    }
+}
+
+/// A file that holds a limit, and the file of the use it capped.
+struct LimitFile {
+    limit: Limit,
+    path: PathBuf,
+    /// `memory.peak`, `pids.peak`, v1's `memory.max_usage_in_bytes`: absent
+    /// on older kernels.
+    peak: PathBuf,
+}
+
+impl LimitFile {
+    fn copy(&self) -> Self {
+        Self { limit: self.limit, path: self.path.clone(), peak: self.peak.clone() }
+    }
+}
+
+/// A leaf's limit files as the reaper set them, watched for the command
+/// changing them: see the module comment.
+struct Guard {
+    /// An inotify instance with a watch for writes on each file, when one
+    /// could be made (each user has `fs.inotify.max_user_instances`, 128 by
+    /// default): without it, a write undone before the end goes unseen
+    /// unless the use went past the limit.
+    inotify: Option<OwnedFd>,
+    /// Each file as it was once set.
+    files: Vec<Watched>,
+    /// The limits found tampered with so far.
+    seen: Cell<LimitSet>,
+}
+
+impl Guard {
+    fn new(files: &[LimitFile]) -> Self {
+        // SAFETY: makes a new descriptor, owned below.
+        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+        // SAFETY: just made, owned by no one else.
+        let inotify = (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) });
+        let files = files
+            .iter()
+            .map(|file| {
+                let watch = inotify.as_ref().map_or(-1, |inotify| watch_writes(inotify, &file.path));
+                Watched { file: file.copy(), watch, value: read_limit(&file.path), peak: read_limit(&file.peak) }
+            })
+            .collect();
+        Self { inotify, files, seen: Cell::new(LimitSet::default()) }
+    }
+
+    /// The limits whose files were written since they were set, now read
+    /// another value, or capped less use than their peak.
+    fn tampered(&self) -> LimitSet {
+        // Reading the watch consumes its events: what it saw is kept for a
+        // later call (the reaper may report more than once).
+        let mut tampered = self.seen.get();
+        let written = self.inotify.as_ref().map(written_watches).unwrap_or_default();
+        let overflowed = written.contains(&-1);
+        for Watched { file, watch, value, peak } in &self.files {
+            let changed = read_limit(&file.path) != *value;
+            let past = match (value, read_limit(&file.peak)) {
+                (Some(limit), Some(now)) => {
+                    // The kernel may charge a dying task's memory a little
+                    // past the limit; a lifted limit lets far more through.
+                    let slack = if file.limit == Limit::Memory { limit / 8 } else { 0 };
+                    // The peak counts from the leaf's start: the reaper's
+                    // own use before the limit was set may top it already.
+                    now > limit.saturating_add(slack).max(peak.unwrap_or(0))
+                }
+                _ => false,
+            };
+            if *watch >= 0 && written.contains(watch) || overflowed || changed || past {
+                tampered.insert(file.limit);
+            }
+        }
+        self.seen.set(tampered);
+        tampered
+    }
+}
+
+/// One limit file under watch, as it was once the reaper set it.
+struct Watched {
+    file: LimitFile,
+    /// Its inotify watch, or -1.
+    watch: libc::c_int,
+    /// Its value read back.
+    value: Option<u64>,
+    /// Its peak use then.
+    peak: Option<u64>,
+}
+
+/// Adds a watch for writes to `path`; its descriptor, or -1.
+fn watch_writes(inotify: &OwnedFd, path: &Path) -> libc::c_int {
+    let Ok(path) = CString::new(path.as_os_str().as_bytes()) else { return -1 };
+    // SAFETY: a valid inotify descriptor and NUL-terminated path.
+    unsafe { libc::inotify_add_watch(inotify.as_raw_fd(), path.as_ptr(), libc::IN_MODIFY) }
+}
+
+/// The watches that saw a write since the last call (-1 for a queue that
+/// overflowed: then any may have).
+fn written_watches(inotify: &OwnedFd) -> Vec<libc::c_int> {
+    let mut written = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        // SAFETY: reads into a buffer of the length given.
+        let len = unsafe { libc::read(inotify.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        let Ok(len) = usize::try_from(len) else { break };
+        if len == 0 {
+            break;
+        }
+        let mut at = 0;
+        // `struct inotify_event`: wd, mask, cookie, len, then `len` bytes of name.
+        while at + 16 <= len {
+            let field =
+                |offset: usize| u32::from_ne_bytes(buf[at + offset..at + offset + 4].try_into().unwrap_or([0; 4]));
+            let (watch, mask, name_len) = (field(0) as libc::c_int, field(4), field(12) as usize);
+            if mask & libc::IN_Q_OVERFLOW != 0 {
+                written.push(-1);
+            } else if mask & libc::IN_MODIFY != 0 {
+                written.push(watch);
+            }
+            at += 16 + name_len;
+        }
+    }
+    written
+}
+
+/// A limit file's value (`max` for none), or `None` when it cannot be read.
+fn read_limit(path: &Path) -> Option<u64> {
+    let text = fs::read_to_string(path).ok()?;
+    match text.trim() {
+        "max" => Some(u64::MAX),
+        value => value.parse().ok(),
     }
 }
 
@@ -628,6 +828,158 @@ mod tests {
         assert_eq!(cgroup1_mount_point(v1, "pids").as_deref(), Some("/sys/fs/cgroup/pids"));
         assert_eq!(cgroup1_mount_point(v1, "memory"), None);
         assert_eq!(cgroup1_mount_point(line, "pids"), None);
+    }
+
+    /// A leaf over plain files in a directory of its own (a real v2 leaf
+    /// needs a cgroup v2 tree with the controllers, which the hybrid layout
+    /// does not give): the files and what the kernel would write to them.
+    fn leaf_over_files(name: &str, v2: bool, files: &[(&str, &str)]) -> (Leaf, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("dsh-leaf-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let (v1_memory, v1_pids) = (dir.join("memory"), dir.join("pids"));
+        for directory in [&dir, &v1_memory, &v1_pids] {
+            fs::create_dir_all(directory).unwrap();
+        }
+        for (file, text) in files {
+            fs::write(dir.join(file), text).unwrap();
+        }
+        let controllers = Mechanisms { memory: Some(v2), pids: Some(v2) };
+        let leaf = Leaf {
+            path: dir.clone(),
+            controllers,
+            v1_memory: (!v2).then_some(v1_memory),
+            v1_pids: (!v2).then_some(v1_pids),
+            controls: Controls::default(),
+            guard: RefCell::new(None),
+        };
+        (leaf, dir)
+    }
+
+    const V2_FILES: [(&str, &str); 5] = [
+        ("memory.max", "max\n"),
+        ("memory.swap.max", "max\n"),
+        ("memory.peak", "0\n"),
+        ("pids.max", "max\n"),
+        ("pids.peak", "0\n"),
+    ];
+
+    fn limits() -> Limits {
+        Limits { memory_bytes: Some(64 << 20), processes: Some(8), ..Limits::default() }
+    }
+
+    fn tampered(leaf: &Leaf) -> Vec<Limit> {
+        leaf.observed_for(&limits(), [0, 0]).tampered.iter().collect()
+    }
+
+    #[test]
+    fn a_v2_leaf_whose_limit_files_are_left_alone_reports_nothing_tampered() {
+        let (leaf, dir) = leaf_over_files("v2-alone", true, &V2_FILES);
+        leaf.apply(&limits(), false).unwrap();
+        assert_eq!(fs::read_to_string(dir.join("memory.max")).unwrap(), "67108864");
+        assert_eq!(fs::read_to_string(dir.join("pids.max")).unwrap(), "9", "the reaper counts as one");
+        // Use up to the limit is the limit holding.
+        fs::write(dir.join("memory.peak"), "67108864\n").unwrap();
+        fs::write(dir.join("pids.peak"), "9\n").unwrap();
+        assert_eq!(tampered(&leaf), []);
+        assert!(leaf.guard.borrow().as_ref().unwrap().inotify.is_some());
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_v2_leaf_reports_a_limit_whose_file_was_written_even_when_its_value_was_put_back() {
+        let (leaf, dir) = leaf_over_files("v2-written", true, &V2_FILES);
+        leaf.apply(&limits(), false).unwrap();
+        fs::write(dir.join("memory.max"), "max").unwrap();
+        fs::write(dir.join("memory.max"), "67108864").unwrap();
+        assert_eq!(tampered(&leaf), [Limit::Memory]);
+        assert_eq!(tampered(&leaf), [Limit::Memory], "the watch's events are read once; a second report still says so");
+        fs::remove_dir_all(dir).unwrap();
+        let (leaf, dir) = leaf_over_files("v2-pids", true, &V2_FILES);
+        leaf.apply(&limits(), false).unwrap();
+        fs::write(dir.join("pids.max"), "max").unwrap();
+        assert_eq!(tampered(&leaf), [Limit::Processes]);
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn without_its_watch_a_leaf_still_reports_a_value_changed_by_the_end_or_use_past_the_limit() {
+        let (leaf, dir) = leaf_over_files("v2-unwatched", true, &V2_FILES);
+        leaf.apply(&limits(), false).unwrap();
+        // As where the user's inotify instances ran out.
+        let guard = leaf.guard.borrow();
+        let guard = guard.as_ref().unwrap();
+        let tampered = || {
+            let unwatched = Guard {
+                inotify: None,
+                files: guard
+                    .files
+                    .iter()
+                    .map(|watched| Watched { file: watched.file.copy(), watch: -1, ..*watched })
+                    .collect(),
+                seen: Cell::new(LimitSet::default()),
+            };
+            unwatched.tampered().iter().collect::<Vec<_>>()
+        };
+        fs::write(dir.join("pids.max"), "max").unwrap();
+        fs::write(dir.join("memory.peak"), format!("{}", 300 << 20)).unwrap();
+        assert_eq!(tampered(), [Limit::Memory, Limit::Processes]);
+        // Written and put back, with use within the limit: unseen without the watch.
+        fs::write(dir.join("pids.max"), "9").unwrap();
+        fs::write(dir.join("memory.peak"), format!("{}", 64 << 20)).unwrap();
+        assert_eq!(tampered(), []);
+        // The kernel's slack for a dying task's charges is not use past the limit.
+        fs::write(dir.join("memory.peak"), format!("{}", (64 << 20) + (4 << 20))).unwrap();
+        assert_eq!(tampered(), []);
+        fs::write(dir.join("pids.peak"), "10").unwrap();
+        assert_eq!(tampered(), [Limit::Processes]);
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_peak_from_before_the_limit_was_set_is_not_use_past_it() {
+        let (leaf, dir) = leaf_over_files("v2-early-peak", true, &V2_FILES);
+        // The reaper's own use on standby, with no limit yet: a large environment read, say.
+        fs::write(dir.join("memory.peak"), format!("{}", 100 << 20)).unwrap();
+        leaf.apply(&limits(), false).unwrap();
+        assert_eq!(tampered(&leaf), []);
+        fs::write(dir.join("memory.peak"), format!("{}", 300 << 20)).unwrap();
+        assert_eq!(tampered(&leaf), [Limit::Memory], "past both the limit and the peak before it");
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_v1_leaf_watches_its_limit_and_memsw_files_and_only_the_limits_set() {
+        let (leaf, dir) = leaf_over_files("v1", false, &[]);
+        for (file, text) in [
+            ("memory/memory.limit_in_bytes", "9223372036854771712\n"),
+            ("memory/memory.memsw.limit_in_bytes", "9223372036854771712\n"),
+            ("memory/memory.max_usage_in_bytes", "0\n"),
+            ("memory/memory.memsw.max_usage_in_bytes", "0\n"),
+            ("pids/pids.max", "max\n"),
+            ("pids/pids.peak", "0\n"),
+        ] {
+            fs::write(dir.join(file), text).unwrap();
+        }
+        let memory_only = Limits { memory_bytes: Some(64 << 20), ..Limits::default() };
+        leaf.apply(&memory_only, true).unwrap();
+        fs::write(dir.join("pids/pids.max"), "max").unwrap();
+        assert_eq!(
+            leaf.observed_for(&memory_only, [0, 0]).tampered.iter().collect::<Vec<_>>(),
+            [],
+            "processes was not set"
+        );
+        fs::write(dir.join("memory/memory.memsw.limit_in_bytes"), "-1").unwrap();
+        assert_eq!(leaf.observed_for(&memory_only, [0, 0]).tampered.iter().collect::<Vec<_>>(), [Limit::Memory]);
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_leaf_whose_reaper_died_untold_names_the_limits_it_holds_as_unwatched() {
+        let (leaf, dir) = leaf_over_files("unwatched", false, &[]);
+        assert_eq!(leaf.unwatched().unwatched.iter().collect::<Vec<_>>(), [Limit::Memory, Limit::Processes]);
+        let bare = Leaf { controllers: Mechanisms::default(), v1_memory: None, v1_pids: None, ..leaf };
+        assert!(bare.unwatched().unwatched.is_empty());
+        fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

@@ -23,7 +23,7 @@
 
 pub use crate::error::ProtocolMismatch;
 pub use crate::limits::Observed;
-use crate::limits::{Limits, Mechanisms};
+use crate::limits::{Limit, LimitSet, Limits, Mechanisms};
 
 /// The descriptors an [`Order::Start`] carries, in order.
 pub const START_FDS: [&str; 3] = ["stdin", "stdout", "stderr"];
@@ -294,7 +294,10 @@ impl Report {
         bytes[4..8].copy_from_slice(&value.to_le_bytes());
         bytes[16..24].copy_from_slice(&id.to_le_bytes());
         if let Self::Exited { observed, .. } = self {
-            bytes[2] = u8::from(observed.oom_kills) | u8::from(observed.forks_refused) << 1;
+            bytes[2] = u8::from(observed.oom_kills)
+                | u8::from(observed.forks_refused) << 1
+                | cgroup_limits(observed.tampered) << 2
+                | cgroup_limits(observed.unwatched) << 4;
             bytes[3] = u8::try_from(observed.ended_after_exit).unwrap_or(u8::MAX);
             // Milliseconds of CPU, plus one so that 0 says "not known".
             let cpu = observed.cpu_ms.map_or(0, |ms| u32::try_from(ms).unwrap_or(u32::MAX - 1) + 1);
@@ -317,7 +320,7 @@ impl Report {
                 Some(Self::Started { id, command: u32::try_from(value).ok().filter(|&pid| pid > 0)? })
             }
             (b'f', 0) if extra == 0 && bytes[2..4] == [0, 0] => Some(Self::Failed { id, errno: value }),
-            (b'x', flags @ 0..=3) if bytes[2] < 4 => Some(Self::Exited {
+            (b'x', flags @ 0..=3) if bytes[2] < 64 => Some(Self::Exited {
                 id,
                 status: value,
                 lost: flags & 1 != 0,
@@ -327,6 +330,8 @@ impl Report {
                     forks_refused: bytes[2] & 2 != 0,
                     cpu_ms: extra.checked_sub(1).map(u64::from),
                     ended_after_exit: u32::from(bytes[3]),
+                    tampered: cgroup_limit_set(bytes[2] >> 2),
+                    unwatched: cgroup_limit_set(bytes[2] >> 4),
                     ..Observed::NONE
                 },
             }),
@@ -419,6 +424,20 @@ impl LaunchSpec {
     }
 }
 
+/// The limits a cgroup holds in `set` (memory, processes) as two bits.
+fn cgroup_limits(set: LimitSet) -> u8 {
+    u8::from(set.contains(Limit::Memory)) | u8::from(set.contains(Limit::Processes)) << 1
+}
+
+/// The set two bits of [`cgroup_limits`] stand for.
+fn cgroup_limit_set(bits: u8) -> LimitSet {
+    [(1, Limit::Memory), (2, Limit::Processes)]
+        .into_iter()
+        .filter(|(bit, _)| bits & bit != 0)
+        .map(|(_, limit)| limit)
+        .collect()
+}
+
 fn put(out: &mut Vec<u8>, item: &[u8]) {
     out.extend_from_slice(&(item.len() as u32).to_le_bytes());
     out.extend_from_slice(item);
@@ -495,6 +514,24 @@ mod tests {
                 retired: true,
                 observed: Observed { forks_refused: true, cpu_ms: Some(86_400_000), ..Observed::NONE },
             },
+            Report::Exited {
+                id: 4,
+                status: 0,
+                lost: false,
+                retired: false,
+                observed: Observed {
+                    tampered: [Limit::Memory].into_iter().collect(),
+                    unwatched: [Limit::Memory, Limit::Processes].into_iter().collect(),
+                    ..Observed::NONE
+                },
+            },
+            Report::Exited {
+                id: 5,
+                status: 0,
+                lost: false,
+                retired: false,
+                observed: Observed { tampered: [Limit::Processes].into_iter().collect(), ..Observed::NONE },
+            },
         ] {
             assert_eq!(Report::decode(&report.encode()), Some(report));
         }
@@ -535,7 +572,7 @@ mod tests {
             assert_eq!(observed.ended_after_exit, read, "{left} processes left, 255 standing for more");
         }
         let mut observed = exited().encode();
-        observed[2] = 4;
+        observed[2] = 64;
         assert_eq!(Report::decode(&observed), None, "an unknown observation");
         let hybrid = Hello { controllers: Mechanisms { memory: Some(false), pids: None } };
         assert_eq!(Hello::decode(&hybrid.encode()), Some(hybrid));

@@ -339,9 +339,11 @@ impl Supervisor {
             let told = reaper.slot.told().and_then(|bytes| Report::decode(&bytes));
             let (status, observed) = match told {
                 Some(Report::Exited { status, observed, .. }) => (status, observed),
+                // Untold: nothing watched its leaf's limits to the end.
                 _ => {
                     let counted = reaper.leaf.as_ref().map(|leaf| leaf.observed_since(baseline)).unwrap_or_default();
-                    (status, counted)
+                    let unwatched = reaper.leaf.as_ref().map(Leaf::unwatched).unwrap_or_default().unwatched;
+                    (status, Observed { unwatched, ..counted })
                 }
             };
             self.finishing.push((reaper, command, status, observed));
