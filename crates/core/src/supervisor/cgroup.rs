@@ -34,7 +34,7 @@
 //! with. A process moved into another cgroup its user can write is not
 //! seen (see docs/process.md).
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::ffi::CString;
 use std::fs;
 use std::io;
@@ -43,6 +43,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use crate::limits::{Limit, LimitSet, Limits, Mechanisms, Observed};
 
@@ -73,6 +74,10 @@ pub(crate) struct Leaf {
     /// What watches the limits [`Leaf::apply`] set for the command running
     /// (in the reaper), until [`Leaf::lift`].
     guard: RefCell<Option<Guard>>,
+    /// The inotify instance the guards share, made at the first limits and
+    /// kept as long as the leaf: closing one waits for the kernel's RCU grace
+    /// period (milliseconds), which would fall on the reaper's next command.
+    inotify: OnceCell<Option<Rc<OwnedFd>>>,
 }
 
 /// The files through which a leaf's limits are set and its counters read,
@@ -162,6 +167,7 @@ impl Cgroups {
             v1_pids: v1(&self.v1_pids),
             controls: Controls::default(),
             guard: RefCell::new(None),
+            inotify: OnceCell::new(),
         })
     }
 
@@ -297,7 +303,13 @@ impl Leaf {
             }
         }
         // From here on, a write to these files is the command's.
-        *self.guard.borrow_mut() = Some(Guard::new(&self.limit_files(limits)));
+        let inotify = self.inotify.get_or_init(|| {
+            // SAFETY: makes a new descriptor, owned below.
+            let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+            // SAFETY: just made, owned by no one else.
+            (fd >= 0).then(|| Rc::new(unsafe { OwnedFd::from_raw_fd(fd) }))
+        });
+        *self.guard.borrow_mut() = Some(Guard::new(&self.limit_files(limits), inotify.clone()));
         Ok(())
     }
 
@@ -442,11 +454,11 @@ impl LimitFile {
 /// A leaf's limit files as the reaper set them, watched for the command
 /// changing them: see the module comment.
 struct Guard {
-    /// An inotify instance with a watch for writes on each file, when one
-    /// could be made (each user has `fs.inotify.max_user_instances`, 128 by
-    /// default): without it, a write undone before the end goes unseen
+    /// The leaf's inotify instance, with a watch for writes on each file,
+    /// when one could be made (each user has `fs.inotify.max_user_instances`,
+    /// 128 by default): without it, a write undone before the end goes unseen
     /// unless the use went past the limit.
-    inotify: Option<OwnedFd>,
+    inotify: Option<Rc<OwnedFd>>,
     /// Each file as it was once set.
     files: Vec<Watched>,
     /// The limits found tampered with so far.
@@ -454,18 +466,21 @@ struct Guard {
 }
 
 impl Guard {
-    fn new(files: &[LimitFile]) -> Self {
-        // SAFETY: makes a new descriptor, owned below.
-        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
-        // SAFETY: just made, owned by no one else.
-        let inotify = (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) });
+    /// Watches `files` as they are now, through the leaf's `inotify`: the
+    /// events queued so far (the reaper's own writes, lifting the last
+    /// command's limits and setting these) are read and dropped first.
+    fn new(files: &[LimitFile], inotify: Option<Rc<OwnedFd>>) -> Self {
         let files = files
             .iter()
             .map(|file| {
+                // Watching a file watched already gives its watch again.
                 let watch = inotify.as_ref().map_or(-1, |inotify| watch_writes(inotify, &file.path));
                 Watched { file: file.copy(), watch, value: read_limit(&file.path), peak: read_limit(&file.peak) }
             })
             .collect();
+        if let Some(inotify) = &inotify {
+            written_watches(inotify);
+        }
         Self { inotify, files, seen: Cell::new(LimitSet::default()) }
     }
 
@@ -475,7 +490,7 @@ impl Guard {
         // Reading the watch consumes its events: what it saw is kept for a
         // later call (the reaper may report more than once).
         let mut tampered = self.seen.get();
-        let written = self.inotify.as_ref().map(written_watches).unwrap_or_default();
+        let written = self.inotify.as_deref().map(written_watches).unwrap_or_default();
         let overflowed = written.contains(&-1);
         for Watched { file, watch, value, peak } in &self.files {
             let changed = read_limit(&file.path) != *value;
@@ -851,6 +866,7 @@ mod tests {
             v1_pids: (!v2).then_some(v1_pids),
             controls: Controls::default(),
             guard: RefCell::new(None),
+            inotify: OnceCell::new(),
         };
         (leaf, dir)
     }
