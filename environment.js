@@ -53,45 +53,115 @@ const shown = (text) => text.toWellFormed()
 let sources
 let reasons
 
+// How results are built, by shape: the names and their sources, which lead
+// the packed text (`<vars>\0`, then a source and `<name>\0` per variable).
+// A host's shape seldom changes between calls, so the last one is checked
+// first (one comparison at the start of the text) and a few more are kept;
+// from a shape's second use on, its results are built by a function compiled
+// for it, as registry.js builds snapshots: one object literal for `env` and
+// one for `sources`, which V8 makes from a template, where objects built name
+// by name cost a keyed store each and turn into slower dictionaries.
+const SHAPES_KEPT = 16
+/** Shapes with more names are built name by name (V8 keeps no more than about a thousand fast properties). */
+const MAX_COMPILED_NAMES = 512
+const shapes = new Map()
+let lastShape = { text: '\0', names: [], sources: [], build: undefined }
+
 /**
  * A packed environment (see crates/core/src/packed.rs) as the object
  * `buildEnvironment()` returns: `env` and `sources` in name order, `removed`
  * in pipeline order.
  */
 function unpackEnvironment(packed) {
+  let shape = lastShape
+  if (!packed.startsWith(shape.text)) {
+    shape = shapeOf(packed)
+    const known = shapes.get(shape.text)
+    if (known === undefined) {
+      if (shapes.size >= SHAPES_KEPT) shapes.clear()
+      shapes.set(shape.text, shape)
+      lastShape = shape
+      return buildByName(shape, packed, shape.text.length)
+    }
+    shape = known
+    lastShape = shape
+  }
+  shape.build ??= compileBuild(shape)
+  return shape.build(packed, shape.text.length, removedOf)
+}
+
+/** The shape that leads `packed`: its text, names and sources. */
+function shapeOf(packed) {
   sources ??= binding.environmentSources()
-  reasons ??= binding.removalReasons().map(({ reason }) => reason)
-  const env = {}
-  const sourceOf = {}
-  const removed = []
   let end = packed.indexOf('\0')
   const count = Number(packed.slice(0, end))
+  const names = new Array(count)
+  const sourceOf = new Array(count)
   let at = end + 1
   for (let index = 0; index < count; index++) {
-    const source = sources[packed.charCodeAt(at) - 48]
+    sourceOf[index] = sources[packed.charCodeAt(at) - 48]
     end = packed.indexOf('\0', at + 1)
-    const name = packed.slice(at + 1, end)
+    names[index] = packed.slice(at + 1, end)
     at = end + 1
-    end = packed.indexOf('\0', at)
-    const value = packed.slice(at, end)
-    at = end + 1
+  }
+  return { text: packed.slice(0, at), names, sources: sourceOf, build: undefined }
+}
+
+/** The result of `shape`, its values in `packed` from `from` on, built name by name. */
+function buildByName(shape, packed, from) {
+  const { names } = shape
+  const env = {}
+  const sourceOf = {}
+  for (let index = 0; index < names.length; index++) {
+    const end = packed.indexOf('\0', from)
+    const name = names[index]
     if (name === '__proto__') {
       // Assigned, it would call Object.prototype's setter instead of making a property.
-      ownProperty(env, name, value)
-      ownProperty(sourceOf, name, source)
+      ownProperty(env, name, packed.slice(from, end))
+      ownProperty(sourceOf, name, shape.sources[index])
     } else {
-      env[name] = value
-      sourceOf[name] = source
+      env[name] = packed.slice(from, end)
+      sourceOf[name] = shape.sources[index]
     }
+    from = end + 1
   }
-  while (at < packed.length) {
-    const reason = reasons[packed.charCodeAt(at) - 48]
-    end = packed.indexOf('\0', at + 1)
-    const length = Number(packed.slice(at + 1, end))
+  return { env, sources: sourceOf, removed: removedOf(packed, from) }
+}
+
+/** A function building the results of `shape`, as object literals. */
+function compileBuild(shape) {
+  const { names } = shape
+  const byName = (packed, from) => buildByName(shape, packed, from)
+  // In a literal, `__proto__: value` sets the prototype.
+  if (names.length > MAX_COMPILED_NAMES || names.includes('__proto__')) return byName
+  const cut = names.map((_, index) => `end = packed.indexOf('\\0', from); const v${index} = packed.slice(from, end); from = end + 1`)
+  const env = names.map((name, index) => `${JSON.stringify(name)}: v${index}`)
+  const sourceOf = names.map((name, index) => `${JSON.stringify(name)}: ${JSON.stringify(shape.sources[index])}`)
+  try {
+    return new Function(
+      'packed',
+      'from',
+      'removedOf',
+      `let end\n${cut.join('\n')}\nreturn { env: { ${env.join(', ')} }, sources: { ${sourceOf.join(', ')} }, removed: removedOf(packed, from) }`,
+    )
+  } catch {
+    // Code generation from strings is disallowed here (--disallow-code-generation-from-strings).
+    return byName
+  }
+}
+
+/** The removals packed in `packed` from `from` on, in order. */
+function removedOf(packed, from) {
+  reasons ??= binding.removalReasons().map(({ reason }) => reason)
+  const removed = []
+  while (from < packed.length) {
+    const reason = reasons[packed.charCodeAt(from) - 48]
+    const end = packed.indexOf('\0', from + 1)
+    const length = Number(packed.slice(from + 1, end))
     removed.push({ key: packed.slice(end + 1, end + 1 + length), reason })
-    at = end + 1 + length
+    from = end + 1 + length
   }
-  return { env, sources: sourceOf, removed }
+  return removed
 }
 
 function ownProperty(object, name, value) {

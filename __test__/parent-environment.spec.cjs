@@ -9,6 +9,9 @@
 // it has run the same number of times, in the same order. Runs unchanged
 // under `vitest run` (globals: true) and `jest`.
 
+const { spawnSync } = require('node:child_process')
+const path = require('node:path')
+
 const { posix } = require('./platform.cjs')
 
 const binding = require('../native.js')
@@ -97,6 +100,28 @@ describe('a parent environment read through the package and by the raw binding c
     expect(Object.getPrototypeOf(built.env)).toBe(Object.getPrototypeOf({}))
     expect(Object.getOwnPropertyDescriptor(built.env, '__proto__')).toEqual({ value: 'proto', writable: true, enumerable: true, configurable: true })
     expect(built.sources).toEqual(Object.defineProperty({ PATH: 'inherited' }, '__proto__', { value: 'inherited', writable: true, enumerable: true, configurable: true }))
+  })
+
+  it('results follow shapes (names and sources) that alternate and outnumber those kept', () => {
+    const parents = Array.from({ length: 20 }, (_, index) => Object.fromEntries(Array.from({ length: index + 1 }, (_, at) => [`SHAPE_${index}_${at}`, `value ${at}`])))
+    for (let round = 0; round < 3; round++) {
+      for (const [index, parent] of parents.entries()) {
+        const spec = index % 2 === 0 ? {} : { env: { [`SHAPE_${index}_0`]: 'explicit' } }
+        expect(buildEnvironment(spec, parent)).toEqual(binding.buildEnvironment(spec, parent))
+      }
+    }
+  })
+
+  it('is built where code generation from strings is disallowed', () => {
+    const script = `
+      const { buildEnvironment } = require(${JSON.stringify(path.resolve(__dirname, '..'))})
+      const builds = [1, 2, 3].map(() => buildEnvironment({ terminalEnv: false }, { PATH: '/bin', API_TOKEN: 'x' }))
+      console.log(JSON.stringify(builds))
+    `
+    const run = spawnSync(process.execPath, ['--disallow-code-generation-from-strings', '-e', script], { encoding: 'utf8' })
+    expect(run.stderr).toBe('')
+    const built = { env: { PATH: '/bin' }, sources: { PATH: 'inherited' }, removed: [{ key: 'API_TOKEN', reason: 'credential' }] }
+    expect(JSON.parse(run.stdout)).toEqual([built, built, built])
   })
 
   it('a spec field that is wrong is reported before the parent is read', () => {

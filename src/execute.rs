@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 
 use dsh_shell_env_core::command::{self, CommandLine, ExecRequest, StdioRequest};
-use dsh_shell_env_core::environment::{build_environment_from, Environment, Inherit, Parent, Platform};
+use dsh_shell_env_core::environment::{build_environment_shared, Environment, Inherit, Parent, Platform};
 use dsh_shell_env_core::error::{SUPERVISOR_LOST, SUPERVISOR_LOST_MESSAGE};
 use dsh_shell_env_core::launch::{Launch, ManagedSource, PendingCollection};
 use dsh_shell_env_core::packed;
@@ -161,7 +161,7 @@ pub fn build_environment_packed(
 }
 
 /// What `buildEnvironment()` reads and builds, in that order.
-fn built_environment(env: &Env, spec: Raw, parent_env: Option<Unknown>, pack: Option<Raw>) -> Read<Environment> {
+fn built_environment(env: &Env, spec: Raw, parent_env: Option<Unknown>, pack: Option<Raw>) -> Read<Arc<Environment>> {
     let spec = spec_of(env, spec)?;
     for field in ["registry", "execution"] {
         if spec.has(field)? {
@@ -174,7 +174,7 @@ fn built_environment(env: &Env, spec: Raw, parent_env: Option<Unknown>, pack: Op
     read_environment(&spec, &mut request)?;
     read_managed(&spec, &mut request)?;
     let parent = parent_vars(env, parent_env, pack)?;
-    Ok(build_environment_from(&Platform::current(), &parent, &request.environment)?)
+    Ok(build_environment_shared(&Platform::current(), &parent, &request.environment)?)
 }
 
 /// A spec field `execute()` would refuse, and why.

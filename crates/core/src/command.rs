@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::environment::{build_environment_from, EnvironmentSpec, Parent, Platform};
+use crate::environment::{build_environment_shared, EnvironmentSpec, Parent, Platform};
 use crate::error::ExecError;
 use crate::keys::PATH_KEY;
 use crate::limits::Limits;
@@ -200,7 +200,8 @@ pub fn plan(request: &ExecRequest, parent: &Parent, platform: &Platform, cwd: &P
     let Invocation { program, args, shell_name } = invocation(request, platform)?;
     let Options { timeout, grace, resource_limits, stdout, stderr, spill } = options(request)?;
 
-    let environment = build_environment_from(platform, parent, &request.environment)?;
+    // Shared with the last build from the same parent and spec, if any.
+    let environment = build_environment_shared(platform, parent, &request.environment)?;
     let workdir = workdir(request.workdir.as_deref(), cwd)?;
     if let Some(base) = &spill.base {
         check_spill_base(base)
@@ -227,7 +228,7 @@ pub fn plan(request: &ExecRequest, parent: &Parent, platform: &Platform, cwd: &P
 
     let mut spec = ProcessSpec::new(program, workdir);
     spec.args = args;
-    spec.env = environment.vars;
+    spec.env = environment.vars.clone();
     spec.stdin = match (request.stdio.stdin.as_deref(), &request.stdin) {
         (None, data) => data.clone().map_or(Input::Null, Input::Data),
         (Some(PIPE), None) => Input::Pipe,
@@ -292,7 +293,7 @@ pub fn path_before_managed(
     platform: &Platform,
 ) -> Result<Option<String>, ExecError> {
     let unmanaged = EnvironmentSpec { managed: Vec::new(), ..request.environment.clone() };
-    Ok(build_environment_from(platform, parent, &unmanaged)?.get(PATH_KEY).map(String::from))
+    Ok(build_environment_shared(platform, parent, &unmanaged)?.get(PATH_KEY).map(String::from))
 }
 
 /// What to start: the program to look up and its arguments.

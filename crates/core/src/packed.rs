@@ -21,11 +21,13 @@
 //!
 //! - A child's environment, as `buildEnvironment()` reports it: `<vars>\0`;
 //!   then for each variable, in name order, its source (one character, `0`
-//!   and up: its place in [`Source::ALL`]), `<name>\0<value>\0`; then for
-//!   each removal, in order, its reason (its place in [`RemovalReason::ALL`]
-//!   in the same way) and `<key's length in UTF-16 code units>\0<key>`: a
-//!   removed key may hold a NUL (an unrepresentable one), a child's names and
-//!   values cannot.
+//!   and up: its place in [`Source::ALL`]) and `<name>\0`; then `<value>\0`
+//!   for each, in the same order; then for each removal, in order, its reason
+//!   (its place in [`RemovalReason::ALL`] in the same way) and `<key's length
+//!   in UTF-16 code units>\0<key>`: a removed key may hold a NUL (an
+//!   unrepresentable one), a child's names and values cannot. The names and
+//!   sources come first, apart, for the reason a snapshot's keys do: they
+//!   are mostly the same from one call to the next.
 //!
 //! `registry.js` writes answers and reads snapshots, and `environment.js`
 //! reads environments; this module is the other side. Every collection
@@ -124,10 +126,12 @@ pub fn pack_environment(environment: &Environment) -> String {
     text.push(SEPARATOR);
     // Both in name order, one entry per name.
     debug_assert!(environment.sources.keys().eq(environment.vars.iter().map(|(name, _)| name)));
-    for ((name, value), source) in environment.vars.iter().zip(environment.sources.values()) {
+    for ((name, _), source) in environment.vars.iter().zip(environment.sources.values()) {
         text.push(code(Source::ALL.iter().position(|each| each == source).unwrap_or_default()));
         text.push_str(name);
         text.push(SEPARATOR);
+    }
+    for (_, value) in &environment.vars {
         text.push_str(value);
         text.push(SEPARATOR);
     }
@@ -177,7 +181,7 @@ mod tests {
     }
 
     #[test]
-    fn an_environment_packs_its_variables_with_their_sources_then_its_removals_by_length() {
+    fn an_environment_packs_its_names_with_their_sources_then_its_values_then_its_removals_by_length() {
         use crate::environment::{build_environment, EnvironmentSpec, Platform};
         let parent = strings(vec![("PATH", "/bin"), ("NUL\0NAME", "x"), ("DB_PASSWORD", "hunter2"), ("É", "é")]);
         let spec =
@@ -186,7 +190,7 @@ mod tests {
         // Sources: 0 inherited, 2 explicit; reasons: 0 unrepresentable, 3 credential.
         assert_eq!(
             pack_environment(&environment),
-            "3\x000PATH\x00/bin\x002X\x001\x000É\x00é\x0008\x00NUL\x00NAME311\x00DB_PASSWORD"
+            "3\x000PATH\x002X\x000É\x00/bin\x001\x00é\x0008\x00NUL\x00NAME311\x00DB_PASSWORD"
         );
     }
 

@@ -31,7 +31,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::convert::identity;
 use std::str::FromStr;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::credentials::{self, Finding};
 use crate::error::ExecError;
@@ -539,20 +539,36 @@ pub fn build_environment(
 /// [`Parent::unrepresentable`] and each is reported as
 /// [`RemovalReason::Unrepresentable`] as the entries that cannot reach
 /// `execve` are, so every parent entry a child does not get is in `removed`.
-///
-/// What the steps that look at the parent (1–7) make of it is remembered:
-/// the same parent under the same scrub policy is judged once, and any change
-/// to it is judged anew.
 pub fn build_environment_from(
     platform: &Platform,
     parent: &Parent,
     spec: &EnvironmentSpec,
 ) -> Result<Environment, ExecError> {
-    validate(spec)?;
-    let scrubbed =
-        remembered::REMEMBERED.scrubbed(platform, parent, &spec.scrub, || scrub(platform, parent, &spec.scrub));
-    let mut env = Builder::from_scrubbed(platform, &scrubbed);
+    Ok(Arc::unwrap_or_clone(build_environment_shared(platform, parent, spec)?))
+}
 
+/// [`build_environment_from`], shared: what the pipeline makes of a parent is
+/// remembered (`remembered`), so the same parent under the same scrub policy
+/// is judged once, and the same parent and spec give the environment built
+/// last time; any change to either is built anew.
+pub fn build_environment_shared(
+    platform: &Platform,
+    parent: &Parent,
+    spec: &EnvironmentSpec,
+) -> Result<Arc<Environment>, ExecError> {
+    validate(spec)?;
+    Ok(remembered::REMEMBERED.built(
+        platform,
+        parent,
+        spec,
+        || scrub(platform, parent, &spec.scrub),
+        |scrubbed| layer(platform, scrubbed, spec),
+    ))
+}
+
+/// Steps 8–11 on what steps 1–7 left.
+fn layer(platform: &Platform, scrubbed: &Scrubbed, spec: &EnvironmentSpec) -> Environment {
+    let mut env = Builder::from_scrubbed(platform, scrubbed);
     for (name, value) in spec.terminal.iter().flatten() {
         env.set(name, value, Source::Terminal);
     }
@@ -570,7 +586,7 @@ pub fn build_environment_from(
     for (key, value) in &spec.managed {
         env.set(key, value, Source::Managed);
     }
-    Ok(env.finish(unmanaged_path))
+    env.finish(unmanaged_path)
 }
 
 /// Steps 1–7: what the parent leaves under `scrub`.
