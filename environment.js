@@ -9,6 +9,17 @@
 
 const binding = require('./native.js')
 
+// What this module makes or throws belongs to the realm the addon was loaded
+// in, as what the binding made or threw itself: under Jest, whose test files
+// each run in a realm of their own, Node's objects, not the test file's. Its
+// `Object.keys` lists a parent's names (an error it throws is that realm's),
+// its constructors make the objects built one by one, and its `Function`
+// compiles the builders, whose literals are then that realm's objects too.
+const host = binding.hostGlobal()
+const HostObject = host.Object
+const HostArray = host.Array
+const HostFunction = host.Function
+
 /**
  * `env` read as the binding reads an environment object: its own enumerable
  * string keys in order, each value read once, `undefined` no entry at all.
@@ -19,7 +30,7 @@ const binding = require('./native.js')
  * read).
  */
 function packEnvironment(env) {
-  const names = Object.keys(env)
+  const names = HostObject.keys(env)
   let packed = ''
   let entries = 0
   let unrepresentable
@@ -110,8 +121,8 @@ function shapeOf(packed) {
 /** The result of `shape`, its values in `packed` from `from` on, built name by name. */
 function buildByName(shape, packed, from) {
   const { names } = shape
-  const env = {}
-  const sourceOf = {}
+  const env = new HostObject()
+  const sourceOf = new HostObject()
   for (let index = 0; index < names.length; index++) {
     const end = packed.indexOf('\0', from)
     const name = names[index]
@@ -125,7 +136,11 @@ function buildByName(shape, packed, from) {
     }
     from = end + 1
   }
-  return { env, sources: sourceOf, removed: removedOf(packed, from) }
+  const result = /** @type {any} */ (new HostObject())
+  result.env = env
+  result.sources = sourceOf
+  result.removed = removedOf(packed, from)
+  return result
 }
 
 /** A function building the results of `shape`, as object literals. */
@@ -138,7 +153,7 @@ function compileBuild(shape) {
   const env = names.map((name, index) => `${JSON.stringify(name)}: v${index}`)
   const sourceOf = names.map((name, index) => `${JSON.stringify(name)}: ${JSON.stringify(shape.sources[index])}`)
   try {
-    return new Function(
+    return new HostFunction(
       'packed',
       'from',
       'removedOf',
@@ -153,12 +168,14 @@ function compileBuild(shape) {
 /** The removals packed in `packed` from `from` on, in order. */
 function removedOf(packed, from) {
   reasons ??= binding.removalReasons().map(({ reason }) => reason)
-  const removed = []
+  const removed = new HostArray()
   while (from < packed.length) {
-    const reason = reasons[packed.charCodeAt(from) - 48]
     const end = packed.indexOf('\0', from + 1)
     const length = Number(packed.slice(from + 1, end))
-    removed.push({ key: packed.slice(end + 1, end + 1 + length), reason })
+    const removal = /** @type {any} */ (new HostObject())
+    removal.key = packed.slice(end + 1, end + 1 + length)
+    removal.reason = reasons[packed.charCodeAt(from) - 48]
+    removed.push(removal)
     from = end + 1 + length
   }
   return removed

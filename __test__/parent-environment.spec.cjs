@@ -47,6 +47,7 @@ const PARENTS = [
   ['a Proxy whose get trap changes values', () => new Proxy({ PATH: '/bin', HOME: '/home' }, { get: (target, key) => (key === 'HOME' ? '/from-proxy' : target[key]) })],
   ['a Proxy whose ownKeys trap throws', () => new Proxy({}, { ownKeys() { throw new Error('ownKeys failed') } })],
   ['a Proxy whose getOwnPropertyDescriptor trap throws', () => new Proxy({ PATH: '/bin' }, { getOwnPropertyDescriptor() { throw new Error('descriptor failed') } })],
+  ['a Proxy whose ownKeys trap lists a name twice', () => new Proxy({ PATH: '/bin' }, { ownKeys: () => ['PATH', 'PATH'] })],
   ['a revoked Proxy', () => { const { proxy, revoke } = Proxy.revocable({}, {}); revoke(); return proxy }],
   ['10,000 variables', () => Object.fromEntries(Array.from({ length: 10_000 }, (_, index) => [`VAR_${index}`, `value ${index}`]))],
   ['a 1 MiB value', () => ({ LARGE: 'x'.repeat(1024 * 1024), PATH: '/bin' })],
@@ -71,15 +72,34 @@ const SPECS = [
   ['every layer', { scrub: { exclude: ['*_KEY'], hardening: true, includeOnly: ['*'] }, terminalEnv: { TERM: 'vt100' }, env: { EXPLICIT: 'e', KEPT: undefined }, dshEnv: { DSH_SESSION_ID: 'fresh' } }],
 ]
 
+// The addon's realm, whose objects the binding returns: under Jest, not the test file's.
+const ADDON_OBJECT = Object.getPrototypeOf(binding.buildEnvironment({}, {}))
+const ADDON_ARRAY = Object.getPrototypeOf(binding.buildEnvironment({}, {}).removed)
+
+/** Each object of a result, and whether it is a plain object (or array) of the addon's realm. */
+function realms(built) {
+  const objects = [built, built.env, built.sources, ...built.removed]
+  return [...objects.map((object) => Object.getPrototypeOf(object) === ADDON_OBJECT), Object.getPrototypeOf(built.removed) === ADDON_ARRAY]
+}
+
+/** Whether `value` is an object of the addon's realm (an error the engine threw there, say). */
+function realmOf(value) {
+  if (value === null || typeof value !== 'object') return undefined
+  let prototype = value
+  while (Object.getPrototypeOf(prototype) !== null) prototype = Object.getPrototypeOf(prototype)
+  return prototype === ADDON_OBJECT ? 'addon' : 'other'
+}
+
 /** What building came to: the result with its keys in order, or the error's code, message and cause; and the reads. */
 function outcome(build, parent) {
   const log = []
   const value = parent(log)
   try {
     const built = build(value)
-    return { built, order: Object.keys(built.env), sources: Object.keys(built.sources), log }
+    return { built, order: Object.keys(built.env), sources: Object.keys(built.sources), realms: realms(built), log }
   } catch (error) {
-    return { code: error.code, message: error.message, cause: error.cause === undefined ? undefined : String(error.cause), log }
+    const cause = error.cause === undefined ? undefined : String(error.cause)
+    return { code: error.code, message: error.message, cause, causeRealm: realmOf(error.cause), log }
   }
 }
 
@@ -93,13 +113,20 @@ describe('a parent environment read through the package and by the raw binding c
     })
   })
 
-  it("the result's objects are plain, and __proto__ is a variable like the others", () => {
-    const parent = Object.defineProperty({ PATH: '/bin' }, '__proto__', { value: 'proto', enumerable: true })
+  it("the result's objects are the addon realm's plain objects, and __proto__ is a variable like the others", () => {
+    const parent = Object.defineProperty({ PATH: '/bin', API_TOKEN: 'x' }, '__proto__', { value: 'proto', enumerable: true })
+    for (let round = 0; round < 2; round++) {
+      const built = buildEnvironment({ terminalEnv: false }, parent)
+      expect(realms(built)).toEqual([true, true, true, true, true])
+    }
     const built = buildEnvironment({ terminalEnv: false }, parent)
-    for (const object of [built, built.env, built.sources, ...built.removed]) expect(Object.getPrototypeOf(Object.getPrototypeOf(object))).toBe(null)
-    expect(Object.getPrototypeOf(built.env)).toBe(Object.getPrototypeOf({}))
     expect(Object.getOwnPropertyDescriptor(built.env, '__proto__')).toEqual({ value: 'proto', writable: true, enumerable: true, configurable: true })
-    expect(built.sources).toEqual(Object.defineProperty({ PATH: 'inherited' }, '__proto__', { value: 'inherited', writable: true, enumerable: true, configurable: true }))
+    expect({ ...built.sources }).toEqual(Object.defineProperty({ PATH: 'inherited' }, '__proto__', { value: 'inherited', writable: true, enumerable: true, configurable: true }))
+  })
+
+  it('results built by a compiled shape are the addon realm\'s objects too', () => {
+    const parent = { PATH: '/bin', HOME: '/home/ada', API_TOKEN: 'x' }
+    for (let round = 0; round < 3; round++) expect(realms(buildEnvironment({}, parent))).toEqual([true, true, true, true, true])
   })
 
   it('results follow shapes (names and sources) that alternate and outnumber those kept', () => {
