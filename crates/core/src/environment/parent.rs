@@ -66,16 +66,15 @@ impl Parent {
     /// is not a string, a lone surrogate, a NUL). Checked here: every entry
     /// counted is there, nothing follows them.
     pub fn from_packed(text: String, unrepresentable: Vec<String>) -> Result<Self, MalformedParent> {
-        let mut fields = Fields { rest: text.as_bytes() };
-        let entries: usize = std::str::from_utf8(fields.next()?)
-            .ok()
-            .filter(|count| count.bytes().all(|byte| byte.is_ascii_digit()))
-            .and_then(|count| count.parse().ok())
-            .ok_or(MalformedParent)?;
-        for _ in 0..entries.checked_mul(2).ok_or(MalformedParent)? {
-            fields.next()?;
-        }
-        if !fields.rest.is_empty() {
+        let (count, _) = text.split_once('\0').ok_or(MalformedParent)?;
+        let entries: usize = match count.bytes().all(|byte| byte.is_ascii_digit()) {
+            true => count.parse().map_err(|_| MalformedParent)?,
+            false => return Err(MalformedParent),
+        };
+        // Every field ends with a NUL and holds none: the count, then a name
+        // and a value per entry. (Counted in one pass the compiler vectorises.)
+        let fields = text.bytes().filter(|&byte| byte == SEPARATOR).count();
+        if !text.ends_with('\0') || entries.checked_mul(2).and_then(|names| names.checked_add(1)) != Some(fields) {
             return Err(MalformedParent);
         }
         Ok(Self { text, unrepresentable })
@@ -116,20 +115,6 @@ impl fmt::Debug for Parent {
             .field("names", &self.entries().map(|(name, _)| name).collect::<Vec<_>>())
             .field("unrepresentable", &self.unrepresentable)
             .finish()
-    }
-}
-
-/// The NUL-terminated fields of a packed text, in turn.
-struct Fields<'a> {
-    rest: &'a [u8],
-}
-
-impl<'a> Fields<'a> {
-    fn next(&mut self) -> Result<&'a [u8], MalformedParent> {
-        let end = self.rest.iter().position(|&byte| byte == SEPARATOR).ok_or(MalformedParent)?;
-        let field = &self.rest[..end];
-        self.rest = &self.rest[end + 1..];
-        Ok(field)
     }
 }
 
