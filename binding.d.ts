@@ -125,6 +125,13 @@ export declare class ShellEnvRegistry {
 export declare function buildEnvironment(spec: Omit<ShellExecSpec, 'command'> & { command?: string | string[] }, parentEnv?: Record<string, string | undefined>): BuiltEnvironment
 
 /**
+ * `buildEnvironment()` as the package calls it: the parent environment read
+ * by `packEnvironment` in one call, and the result packed in one string
+ * (`packed::pack_environment`), which `environment.js` unpacks.
+ */
+export declare function buildEnvironmentPacked(spec: Omit<ShellExecSpec, 'command'> & { command?: string | string[] }, parentEnv: Record<string, string | undefined> | undefined, packEnvironment: (env: Record<string, string | undefined>) => string | string[]): string
+
+/**
  * `collectAsync()` as the JS layer makes it: `ShellEnvRegistry#collectAsync`
  * with the JS layer's `answerAll`, its promise fulfilled with the snapshot
  * packed as [`collect_packed`] returns it.
@@ -155,10 +162,21 @@ export declare const DSH_ENV_PREFIX: string
 export declare function endAllCommands(): void
 
 /**
+ * Every source of a child's variable, in pipeline order (what
+ * `buildEnvironment()`'s `sources` say; its packed form gives each by its
+ * place here).
+ */
+export declare function environmentSources(): Array<'inherited' | 'terminal' | 'explicit' | 'managed'>
+
+/**
  * Starts a command; the promise resolves with a native execution once the
  * child runs, or rejects with a coded error and nothing started.
+ *
+ * `packEnvironment`, when given, reads the parent environment in one call
+ * (the package passes its own, `environment.js`); without it the binding
+ * reads the object key by key, to the same result.
  */
-export declare function execute(spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>, answerAll?: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown): Promise<NativeExecution>
+export declare function execute(spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>, answerAll?: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown, packEnvironment?: (env: Record<string, string | undefined>) => string | string[]): Promise<NativeExecution>
 
 /**
  * The global object of the context the addon was loaded in: Node's own,
@@ -441,7 +459,7 @@ export interface ShellStreamResult {
  * started. Without a registry (`dshEnv` only): a collection cannot be
  * awaited here.
  */
-export declare function spawn(spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>): NativeExecution
+export declare function spawn(spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>, packEnvironment?: (env: Record<string, string | undefined>) => string | string[]): NativeExecution
 
 /**
  * The first problem `execute()` would find in the options of `spec` (its

@@ -14,6 +14,7 @@ const { ShellEnvRegistry, registryOf, warnLeftOut, answerAll } = require('./regi
 const cordis = require('./cordis.js')
 const { invalidThis } = require('./js-errors.js')
 const { streamsOf } = require('./pipes.js')
+const { packEnvironment, unpackEnvironment } = require('./environment.js')
 
 const RESERVED_KEYS = Object.freeze(binding.reservedKeys())
 
@@ -302,7 +303,7 @@ async function execute(spec) {
   let native
   const withRegistry = withNativeRegistry(withReportedOutputErrors(spec))
   try {
-    native = await binding.execute(withRegistry, process.env, answerAll)
+    native = await binding.execute(withRegistry, process.env, answerAll, packEnvironment)
   } catch (error) {
     resource.ended()
     hostSignals.commandEnded()
@@ -388,7 +389,7 @@ function describeThrown(value) {
 }
 
 function buildEnvironment(spec, parentEnv = process.env) {
-  return binding.buildEnvironment(spec, parentEnv)
+  return unpackEnvironment(binding.buildEnvironmentPacked(spec, parentEnv, packEnvironment))
 }
 
 function resolveDshHome(configured, env = process.env) {

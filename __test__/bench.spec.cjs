@@ -29,6 +29,7 @@ const ROWS = [
   'collect/10',
   'collect/50',
   'collect-async/10',
+  'build-environment',
   'concurrent',
   'throughput',
   ...toolRows('none'),
@@ -122,6 +123,7 @@ posix.describe('npm run bench (quick mode)', () => {
     }
     for (const count of [1, 10, 50]) expect(ids(`collect/${count}`)).toEqual(['native', 'plain-js'])
     expect(ids('collect-async/10')).toEqual(['native', 'plain-js'])
+    expect(ids('build-environment')).toEqual(['native', 'plain-js', 'plain-js-filter'])
     expect(ids('concurrent')).toEqual(['execute', 'child_process', 'floor-2-threads'])
     expect(ids('throughput')).toEqual(['execute', 'execute-nospill', 'child_process'])
     if (process.platform === 'linux') expect(ids('terminal')).toEqual(['native', 'reference'])
@@ -141,7 +143,7 @@ posix.describe('npm run bench (quick mode)', () => {
   })
 
   it('reports every target', () => {
-    expect(results.targets.length).toBe(25)
+    expect(results.targets.length).toBe(26)
     for (const target of results.targets) {
       expect(typeof target.name).toBe('string')
       expect(typeof target.limit).toBe('number')

@@ -161,6 +161,56 @@ describe('buildEnvironment(spec, parentEnv)', () => {
     expect(built.sources.PATH).toBe('managed')
   })
 
+  // What the scrub made of a parent before is never used for one that changed since.
+  it('a parent changed between two calls is built as it is now, whether the same object or another', () => {
+    const token = 'ghp_0123456789abcdefghijABCDEFGHIJ012345'
+    const host = { PATH: '/usr/bin:/bin', NOTE: 'note', CHANGING: 'plain' }
+    const spec = { terminalEnv: false }
+    for (let round = 0; round < 2; round++) expect(buildEnvironment(spec, host).env).toEqual(host)
+    // A credential-looking variable set on the same object.
+    host.DB_PASSWORD = 'hunter2'
+    let built = buildEnvironment(spec, host)
+    expect(built.env.DB_PASSWORD).toBeUndefined()
+    expect(built.removed).toEqual([{ key: 'DB_PASSWORD', reason: 'credential' }])
+    // A value changed in place, to a token.
+    host.CHANGING = token
+    built = buildEnvironment(spec, host)
+    expect(built.env).toEqual({ PATH: '/usr/bin:/bin', NOTE: 'note' })
+    expect(built.removed).toEqual([
+      { key: 'DB_PASSWORD', reason: 'credential' },
+      { key: 'CHANGING', reason: 'secret-value' },
+    ])
+    // A value changed in place to one of the same length: a switch, then a password.
+    host.DB_PASSWORD = 'true'
+    expect(buildEnvironment(spec, host).env.DB_PASSWORD).toBe('true')
+    host.DB_PASSWORD = 'hunt'
+    expect(buildEnvironment(spec, host).env.DB_PASSWORD).toBeUndefined()
+    // A key removed.
+    delete host.NOTE
+    expect(buildEnvironment(spec, host).env).toEqual({ PATH: '/usr/bin:/bin' })
+    // Another object with what the first held at first: a test file's own process.env.
+    expect(buildEnvironment(spec, { PATH: '/usr/bin:/bin', NOTE: 'note', CHANGING: 'plain' }).env).toEqual({ PATH: '/usr/bin:/bin', NOTE: 'note', CHANGING: 'plain' })
+    expect(buildEnvironment(spec, { PATH: '/usr/bin:/bin', NOTE: token }).env).toEqual({ PATH: '/usr/bin:/bin' })
+  })
+
+  posix.it('process.env changed between two calls is built as it is now', async () => {
+    await withEnv({ EXEC_SPEC_CHANGING: 'plain', EXEC_SPEC_NOTE: 'note', EXEC_SPEC_API_KEY: undefined }, () => {
+      expect(buildEnvironment({}).env).toMatchObject({ EXEC_SPEC_CHANGING: 'plain', EXEC_SPEC_NOTE: 'note' })
+      process.env.EXEC_SPEC_API_KEY = 'Zq8Lw3Xv9Tp2Nc7Rb4HmZq8Lw3Xv9Tp2'
+      process.env.EXEC_SPEC_CHANGING = 'postgres://app:s3cret@db/app'
+      delete process.env.EXEC_SPEC_NOTE
+      const built = buildEnvironment({})
+      for (const key of ['EXEC_SPEC_API_KEY', 'EXEC_SPEC_CHANGING', 'EXEC_SPEC_NOTE']) expect(key in built.env).toBe(false)
+      expect(built.removed).toEqual(
+        expect.arrayContaining([
+          { key: 'EXEC_SPEC_API_KEY', reason: 'credential' },
+          { key: 'EXEC_SPEC_CHANGING', reason: 'secret-value' },
+        ]),
+      )
+      delete process.env.EXEC_SPEC_API_KEY
+    })
+  })
+
   posix.it('parentEnv defaults to process.env', async () => {
     await withEnv({ EXEC_SPEC_DEFAULT_PARENT: 'yes', DSH_EXEC_SPEC_STALE: 'stale' }, () => {
       const built = buildEnvironment({})

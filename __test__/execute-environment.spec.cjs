@@ -66,6 +66,38 @@ describe('the child environment', () => {
     expect(without.EXEC_SPEC_INHERITED_MARK).toBeUndefined()
   }, T)
 
+  // Each command reads process.env anew, and what the scrub made of it last
+  // time is never used for a process.env that changed since.
+  posix.it('a process.env changed between two commands is scrubbed as it is now', async () => {
+    const token = 'ghp_0123456789abcdefghijABCDEFGHIJ012345'
+    await withEnv({ EXEC_SPEC_CHANGING: 'plain', EXEC_SPEC_NOTE: 'note' }, async () => {
+      for (let round = 0; round < 2; round++) {
+        const env = await childEnv()
+        expect([env.EXEC_SPEC_CHANGING, env.EXEC_SPEC_NOTE]).toEqual(['plain', 'note'])
+      }
+      // A credential-looking variable set between two commands.
+      process.env.EXEC_SPEC_DB_PASSWORD = 'hunter2'
+      expect((await childEnv()).EXEC_SPEC_DB_PASSWORD).toBeUndefined()
+      // A value changed in place, to a token.
+      process.env.EXEC_SPEC_CHANGING = token
+      const changed = await childEnv()
+      expect(changed.EXEC_SPEC_CHANGING).toBeUndefined()
+      expect(changed.EXEC_SPEC_NOTE).toBe('note')
+      // A value changed in place to one of the same length: a switch, then a password.
+      process.env.EXEC_SPEC_DB_PASSWORD = 'true'
+      expect((await childEnv()).EXEC_SPEC_DB_PASSWORD).toBe('true')
+      process.env.EXEC_SPEC_DB_PASSWORD = 'hunt'
+      expect((await childEnv()).EXEC_SPEC_DB_PASSWORD).toBeUndefined()
+      // A key removed, then the value changed back.
+      delete process.env.EXEC_SPEC_NOTE
+      process.env.EXEC_SPEC_CHANGING = 'plain'
+      const removed = await childEnv()
+      expect('EXEC_SPEC_NOTE' in removed).toBe(false)
+      expect(removed.EXEC_SPEC_CHANGING).toBe('plain')
+      delete process.env.EXEC_SPEC_DB_PASSWORD
+    })
+  }, T)
+
   posix.it('explicit env cannot displace managed keys (DSH_* or PATH)', async () => {
     const tools = path.join(TMP, 'managed-bin')
     script(tools, 'exec-spec-managed-tool', 'echo managed-tool')

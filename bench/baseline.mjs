@@ -119,8 +119,8 @@ export async function baselineRows(baselineFile, size) {
 /**
  * The package as users call it, in each of `packages`: the registry with a
  * profile (the built-ins of a real harness), `collect()` with 1, 10 and 50
- * contributors, `collectAsync()` with 10; and `execute()` of `/bin/true`,
- * its JS layer included.
+ * contributors, `collectAsync()` with 10; `buildEnvironment({})`; and
+ * `execute()` of `/bin/true`, its JS layer included.
  */
 function packageCalls(packages, size) {
   const make = (Registry) => new Registry({ dshHome: '/srv/dsh', profile: { name: 'bench', dir: '/srv/dsh/profiles/bench' } })
@@ -137,6 +137,15 @@ function packageCalls(packages, size) {
       },
     })
   }
+  assert.deepStrictEqual(packages.native.buildEnvironment({}), packages.baseline.buildEnvironment({}))
+  calls.push({
+    id: 'package-build-environment',
+    title: `buildEnvironment({}) of the package, this process's own process.env; per call, ${size.batch} calls per sample`,
+    batch: size.batch,
+    fn: (id) => () => {
+      for (let i = 0; i < size.batch; i++) packages[id].buildEnvironment({})
+    },
+  })
   calls.push({
     id: 'package-execute/true',
     title: "execute({ command: ['/bin/true'] }) of the package, awaited to its result",

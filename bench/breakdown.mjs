@@ -5,7 +5,8 @@
 //
 // Phases (medians over N sequential calls of /bin/true):
 //   sync       the synchronous part of the native execute() on the JS thread:
-//              reading the spec and process.env, planning, posix_spawn
+//              reading the spec and process.env (the planning and the spawn
+//              run on the runtime's blocking pool)
 //   resolve    until the execute() promise resolves (already settled: one tick)
 //   on-finish-sync  the synchronous part of the native onFinish()
 //   result     until the result promise resolves
@@ -19,6 +20,8 @@ import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
 const binding = require('../binding.js')
+// As the package calls it: the parent environment read by its JS layer in one pass.
+const { packEnvironment } = require('../environment.js')
 
 const argv = process.argv.slice(2)
 const option = (name, fallback) => {
@@ -36,7 +39,7 @@ async function phases() {
   const rows = { sync: [], resolve: [], onFinishSync: [], result: [], rust: [], total: [], childProcess: [] }
   for (let i = 0; i < ITERATIONS; i++) {
     const t0 = performance.now()
-    const pending = binding.execute({ command: ['/bin/true'] }, process.env)
+    const pending = binding.execute({ command: ['/bin/true'] }, process.env, undefined, packEnvironment)
     const t1 = performance.now()
     const native = await pending
     const t2 = performance.now()

@@ -14,7 +14,9 @@
 //     (posix_spawn + waitpid from one thread)
 //  2. bash -c true                    — the same, through the default shell
 //  3. collect() with 1/10/50 contributors vs a plain-JS registry (plain-registry.mjs),
-//     and collectAsync() with 10 vs the same registry awaiting each answer
+//     and collectAsync() with 10 vs the same registry awaiting each answer;
+//     buildEnvironment() of this process's own process.env vs a plain-JS
+//     copy of it without a few names, and vs a plain-JS filter
 //  4. 256 MiB of stdout               — execute() vs child_process, each in a fresh process (throughput-child.mjs)
 //  5. 64 concurrent /bin/true         — wall time per batch and p99 per-call latency, beside the
 //     floor starting the same 64 from two threads
@@ -64,7 +66,7 @@ import { PlainShellEnvRegistry } from './plain-registry.mjs'
 const require = createRequire(import.meta.url)
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(HERE, '..')
-const { execute, limitMechanisms, ShellEnvRegistry } = require('..')
+const { buildEnvironment, execute, limitMechanisms, ShellEnvRegistry } = require('..')
 
 const argv = process.argv.slice(2)
 const QUICK = argv.includes('--quick') || ['1', 'true', 'yes'].includes(String(process.env.BENCH_QUICK ?? '').toLowerCase())
@@ -288,6 +290,48 @@ function growHeap(mib) {
 function heapInfo() {
   const usage = process.memoryUsage()
   return { rssMiB: usage.rss / MiB, heapUsedMiB: usage.heapUsed / MiB, externalMiB: usage.external / MiB }
+}
+
+// ---------------------------------------------------------------------------
+// buildEnvironment() vs plain JS: the parent environment read and scrubbed.
+
+/** Names a plain-JS harness would drop: a few credentials and the managed ones. */
+const PLAIN_DROPPED = /^(DSH_|.*(TOKEN|SECRET|PASSWORD|_KEY)$)/i
+
+function buildEnvironmentContenders(batch) {
+  let kept
+  return [
+    {
+      id: 'native',
+      label: 'buildEnvironment({}): the default scrub of process.env, with sources and removals',
+      fn: () => {
+        for (let i = 0; i < batch; i++) kept = buildEnvironment({})
+      },
+    },
+    {
+      id: 'plain-js',
+      label: '{ ...process.env } and delete a few names',
+      fn: () => {
+        for (let i = 0; i < batch; i++) {
+          kept = { ...process.env }
+          delete kept.GITHUB_TOKEN
+          delete kept.NPM_TOKEN
+          delete kept.AWS_SECRET_ACCESS_KEY
+          delete kept.DSH_SESSION_ID
+        }
+      },
+    },
+    {
+      id: 'plain-js-filter',
+      label: 'process.env filtered by one name pattern into a new object',
+      fn: () => {
+        for (let i = 0; i < batch; i++) {
+          kept = {}
+          for (const [name, value] of Object.entries(process.env)) if (!PLAIN_DROPPED.test(name)) kept[name] = value
+        }
+      },
+    },
+  ]
 }
 
 // ---------------------------------------------------------------------------
@@ -619,6 +663,23 @@ async function main() {
     })
   }
 
+  // 3c. buildEnvironment() of the host's own process.env, beside what a harness
+  // would write instead: a copy of process.env without a few names.
+  {
+    log('row: buildEnvironment() beside plain JS')
+    const batch = SIZE.collect.batch[10]
+    const contenders = buildEnvironmentContenders(batch)
+    const raw = await interleave(contenders, { rounds: SIZE.collect.rounds, perRound: SIZE.collect.perRound })
+    const perCall = new Map([...raw].map(([id, values]) => [id, values.map((ms) => ms / batch)]))
+    addRow({
+      id: 'build-environment',
+      title: `buildEnvironment({}) of this process's own process.env (${Object.keys(process.env).length} variables); per call, ${batch} calls per sample`,
+      heap: { phase: 'default', ...heapInfo() },
+      contenders,
+      samples: perCall,
+    })
+  }
+
   // 5. 64 concurrent calls (before the throughput children, still default heap).
   {
     const { calls } = SIZE.concurrent
@@ -817,6 +878,7 @@ async function main() {
     target('collect(), 1 contributor: ≤ 2× plain JS', 'collect/1', 'plain-js', 2),
     target('collect(), 10 contributors: ≤ 1.2× plain JS', 'collect/10', 'plain-js', 1.2),
     target('collect(), 50 contributors: ≤ 1.2× plain JS', 'collect/50', 'plain-js', 1.2),
+    target('buildEnvironment() of process.env: ≤ 1.2× plain JS', 'build-environment', 'plain-js', 1.2),
     target('bash tool call, default heap: ≤ 0.7× dsh-bash-local', 'tool-bash/none', 'reference', 0.7),
     target('bash tool call, ~1 GiB of strings: ≤ 0.06× dsh-bash-local', 'tool-bash/strings', 'reference', 0.06),
     target('bash tool call, ~1 GiB of small objects: ≤ 0.3× dsh-bash-local', 'tool-bash/objects', 'reference', 0.3),

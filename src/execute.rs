@@ -6,9 +6,10 @@ use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 
 use dsh_shell_env_core::command::{self, CommandLine, ExecRequest, StdioRequest};
-use dsh_shell_env_core::environment::{build_environment_with_unrepresentable, Environment, Inherit, Platform};
+use dsh_shell_env_core::environment::{build_environment_shared, Environment, Inherit, Parent, Platform};
 use dsh_shell_env_core::error::{SUPERVISOR_LOST, SUPERVISOR_LOST_MESSAGE};
 use dsh_shell_env_core::launch::{Launch, ManagedSource, PendingCollection};
+use dsh_shell_env_core::packed;
 use dsh_shell_env_core::process::{self, KillReason, OutputSink, Process, RunResult, StreamKind, StreamResult};
 use dsh_shell_env_core::ExecError;
 use napi::bindgen_prelude::*;
@@ -26,13 +27,24 @@ use crate::resolver::{self, JsRef, JsResolver};
 
 /// Starts a command; the promise resolves with a native execution once the
 /// child runs, or rejects with a coded error and nothing started.
+///
+/// `packEnvironment`, when given, reads the parent environment in one call
+/// (the package passes its own, `environment.js`); without it the binding
+/// reads the object key by key, to the same result.
 #[napi(
-    ts_args_type = "spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>, answerAll?: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown",
+    ts_args_type = "spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>, answerAll?: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown, packEnvironment?: (env: Record<string, string | undefined>) => string | string[]",
     ts_return_type = "Promise<NativeExecution>"
 )]
-pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>, answer_all: Option<Unknown>) -> Result<JsRaw> {
+pub fn execute(
+    env: &Env,
+    spec: Unknown,
+    parent_env: Option<Unknown>,
+    answer_all: Option<Unknown>,
+    pack_environment: Option<Unknown>,
+) -> Result<JsRaw> {
     let answer_all = answer_all.map(|answer_all| answer_all.raw());
-    let prepared = match prepare(env, spec.raw(), parent_env, false, answer_all) {
+    let pack = reader(env, pack_environment);
+    let prepared = match prepare(env, spec.raw(), parent_env, pack, false, answer_all) {
         Ok(prepared) => prepared,
         Err(failure) => return rejected(env, failure),
     };
@@ -89,12 +101,18 @@ pub fn execute(env: &Env, spec: Unknown, parent_env: Option<Unknown>, answer_all
 /// awaited here.
 #[napi(
     js_name = "spawn",
-    ts_args_type = "spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>",
+    ts_args_type = "spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>, packEnvironment?: (env: Record<string, string | undefined>) => string | string[]",
     ts_return_type = "NativeExecution"
 )]
-pub fn spawn_js(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<JsRaw> {
+pub fn spawn_js(
+    env: &Env,
+    spec: Unknown,
+    parent_env: Option<Unknown>,
+    pack_environment: Option<Unknown>,
+) -> Result<JsRaw> {
+    let pack = reader(env, pack_environment);
     let Prepared { launch, collect, listener } =
-        prepare(env, spec.raw(), parent_env, true, None).map_err(|f| f.into_js(env))?;
+        prepare(env, spec.raw(), parent_env, pack, true, None).map_err(|f| f.into_js(env))?;
     if collect.is_some() {
         listener.detach(env);
         let error = ExecError::invalid_spec("registry", "spawn() cannot await a collection: pass dshEnv");
@@ -120,28 +138,43 @@ pub fn spawn_js(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result
     ts_return_type = "BuiltEnvironment"
 )]
 pub fn build_environment_js(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<JsRaw> {
-    let built = (|| -> Read<Environment> {
-        let spec = spec_of(env, spec.raw())?;
-        for field in ["registry", "execution"] {
-            if spec.has(field)? {
-                let reason = "is not read by buildEnvironment(), which collects nothing: pass dshEnv (registry.collect(execution))";
-                return Err(ExecError::invalid_spec(field, reason).into());
-            }
-        }
-        let mut request = ExecRequest::default();
-        read_environment(&spec, &mut request)?;
-        read_managed(&spec, &mut request)?;
-        let parent = parent_vars(env, parent_env)?;
-        let platform = Platform::current();
-        Ok(build_environment_with_unrepresentable(
-            &platform,
-            parent.entries,
-            parent.unrepresentable,
-            &request.environment,
-        )?)
-    })();
-    let environment = built.map_err(|failure| failure.into_js(env))?;
+    let environment = built_environment(env, spec.raw(), parent_env, None).map_err(|failure| failure.into_js(env))?;
     environment_to_js(env, &environment)
+}
+
+/// `buildEnvironment()` as the package calls it: the parent environment read
+/// by `packEnvironment` in one call, and the result packed in one string
+/// (`packed::pack_environment`), which `environment.js` unpacks.
+#[napi(
+    js_name = "buildEnvironmentPacked",
+    ts_args_type = "spec: Omit<ShellExecSpec, 'command'> & { command?: string | string[] }, parentEnv: Record<string, string | undefined> | undefined, packEnvironment: (env: Record<string, string | undefined>) => string | string[]"
+)]
+pub fn build_environment_packed(
+    env: &Env,
+    spec: Unknown,
+    parent_env: Option<Unknown>,
+    pack_environment: Option<Unknown>,
+) -> Result<String> {
+    let pack = reader(env, pack_environment);
+    let environment = built_environment(env, spec.raw(), parent_env, pack).map_err(|failure| failure.into_js(env))?;
+    Ok(packed::pack_environment(&environment))
+}
+
+/// What `buildEnvironment()` reads and builds, in that order.
+fn built_environment(env: &Env, spec: Raw, parent_env: Option<Unknown>, pack: Option<Raw>) -> Read<Arc<Environment>> {
+    let spec = spec_of(env, spec)?;
+    for field in ["registry", "execution"] {
+        if spec.has(field)? {
+            let reason =
+                "is not read by buildEnvironment(), which collects nothing: pass dshEnv (registry.collect(execution))";
+            return Err(ExecError::invalid_spec(field, reason).into());
+        }
+    }
+    let mut request = ExecRequest::default();
+    read_environment(&spec, &mut request)?;
+    read_managed(&spec, &mut request)?;
+    let parent = parent_vars(env, parent_env, pack)?;
+    Ok(build_environment_shared(&Platform::current(), &parent, &request.environment)?)
 }
 
 /// A spec field `execute()` would refuse, and why.
@@ -226,6 +259,7 @@ fn prepare(
     env: &Env,
     spec: Raw,
     parent_env: Option<Unknown>,
+    pack: Option<Raw>,
     terminals: bool,
     answer_all: Option<Raw>,
 ) -> Read<Prepared> {
@@ -237,8 +271,8 @@ fn prepare(
         return Err(ExecError::invalid_spec("stdio.terminal", reason).into());
     }
     descriptors::check(&request.stdio)?;
-    // What cannot be carried is only reported by buildEnvironment(); a child gets neither.
-    let parent = parent_vars(env, parent_env)?.entries;
+    // What cannot be carried reaches no child; only buildEnvironment() reports it.
+    let parent = parent_vars(env, parent_env, pack)?;
     let cwd = std::env::current_dir().map_err(|source| ExecError::InvalidWorkdir { path: ".".into(), source })?;
 
     let registry = spec.get("registry")?;
@@ -278,7 +312,7 @@ fn prepare(
                 }
                 None => (begin(env, registry.core(), execution)?, None),
             };
-            let inherited_path = command::path_before_managed(&request, parent.clone(), &Platform::current())?;
+            let inherited_path = command::path_before_managed(&request, &parent, &Platform::current())?;
             let reference = Arc::new(JsRef::new(env, execution).map_err(|thrown| spec.threw(thrown))?);
             let pending = PendingCollection { collection, inherited_path };
             Some((RegistryCollection { pending, execution: reference, at_once: None }, at_once))
@@ -457,10 +491,23 @@ fn read_environment(spec: &Field<'_>, request: &mut ExecRequest) -> Read<()> {
 /// (`undefined` or `null`) those of the calling thread's `process.env`, read
 /// leniently (see `Field::lenient_string_record`), with the names of the
 /// entries that hold no text; a throwing getter or Proxy trap is reported,
-/// not skipped.
-fn parent_vars(env: &Env, parent_env: Option<Unknown>) -> Read<read::LenientRecord> {
-    read::caller_env(env, Kind::ParentEnv, "parentEnv", parent_env, "an object of environment variables")?
-        .lenient_string_record()
+/// not skipped. With `pack` (the JS layer's `packEnvironment`), the object
+/// is read by it, in one call (`Field::packed_environment`).
+fn parent_vars(env: &Env, parent_env: Option<Unknown>, pack: Option<Raw>) -> Read<Parent> {
+    let parent = read::caller_env(env, Kind::ParentEnv, "parentEnv", parent_env, "an object of environment variables")?;
+    match pack {
+        Some(pack) => parent.packed_environment(pack),
+        None => {
+            let read::LenientRecord { entries, unrepresentable } = parent.lenient_string_record()?;
+            Ok(Parent::from_read(entries, unrepresentable))
+        }
+    }
+}
+
+/// The JS layer's `packEnvironment`, when given: anything but a function is
+/// no reader, and the binding reads the object itself.
+fn reader(env: &Env, pack: Option<Unknown>) -> Option<Raw> {
+    pack.map(|pack| pack.raw()).filter(|&pack| js::type_of(env, pack) == ValueType::Function)
 }
 
 /// A live output sink calling the JS `onOutput` function. A throw inside the

@@ -13,7 +13,10 @@ mod read;
 mod registry;
 mod resolver;
 
-pub use execute::{build_environment_js, end_all_commands, execute, spawn_js, spec_option_problem, NativeExecution};
+pub use execute::{
+    build_environment_js, build_environment_packed, end_all_commands, execute, spawn_js, spec_option_problem,
+    NativeExecution,
+};
 pub use home::{reconcile_dsh_home, resolve_dsh_home};
 pub use limits::limit_mechanisms;
 pub use registry::{collect_async_packed, collect_packed, ShellEnvRegistry};
@@ -57,6 +60,15 @@ pub fn removal_reasons() -> Vec<RemovalReasonText> {
         .iter()
         .map(|reason| RemovalReasonText { reason: reason.as_str(), description: reason.describe() })
         .collect()
+}
+
+/// Every source of a child's variable, in pipeline order (what
+/// `buildEnvironment()`'s `sources` say; its packed form gives each by its
+/// place here).
+#[napi(js_name = "environmentSources", ts_return_type = "Array<'inherited' | 'terminal' | 'explicit' | 'managed'>")]
+pub fn environment_sources() -> Vec<&'static str> {
+    use dsh_shell_env_core::environment::Source;
+    Source::ALL.iter().map(|source| source.as_str()).collect()
 }
 
 /// `name=value` as the command line shows it: `null` when it is no

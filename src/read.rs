@@ -11,6 +11,7 @@
 
 use std::fmt;
 
+use dsh_shell_env_core::environment::{MalformedParent, Parent};
 use dsh_shell_env_core::{ExecError, ShellEnvError};
 use napi::bindgen_prelude::*;
 use napi::ValueType;
@@ -424,6 +425,35 @@ impl<'a> Field<'a> {
             }
         }
         Ok(LenientRecord { entries, unrepresentable })
+    }
+
+    /// The entries of an environment-like object as
+    /// [`Field::lenient_string_record`] reads them, read instead by the
+    /// package's JS layer in one call of `pack` (`packEnvironment` in
+    /// `environment.js`, which reads the object the same way) and handed over
+    /// packed: the text of the entries (the core's `environment::Parent`),
+    /// and after it, when there are any, the names of the entries no child
+    /// could be given. A throw while `pack` reads is reported as a throw while
+    /// reading this value; what `pack` returns is checked.
+    pub fn packed_environment(&self, pack: Raw) -> Read<Parent> {
+        let packed = js::call(self.env, pack, &[self.value]).map_err(|thrown| self.threw(thrown))?;
+        let malformed = || self.invalid(MalformedParent.to_string());
+        let text_of = |value| match js::type_of(self.env, value) {
+            ValueType::String => js::string(self.env, value).map_err(|thrown| self.threw(thrown)),
+            _ => Err(malformed()),
+        };
+        let (text, unrepresentable) = if js::is_array(self.env, packed) {
+            let length = js::array_length(self.env, packed).map_err(|thrown| self.threw(thrown))?;
+            let mut items = (0..length).map(|index| {
+                let item = js::element(self.env, packed, index).map_err(|thrown| self.threw(thrown))?;
+                text_of(item)?.map_err(|_| malformed())
+            });
+            let text = items.next().unwrap_or_else(|| Err(malformed()))?;
+            (text, items.collect::<Read<Vec<String>>>()?)
+        } else {
+            (text_of(packed)?.map_err(|_| malformed())?, Vec::new())
+        };
+        Parent::from_packed(text, unrepresentable).map_err(|_| malformed())
     }
 
     /// `value[name]` read leniently (see `js::get_string`); a throw is

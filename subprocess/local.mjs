@@ -21,6 +21,7 @@ const require = createRequire(import.meta.url)
 const binding = require('../native.js')
 const { codedError } = require('../js-errors.js')
 const { streamsOf } = require('../pipes.js')
+const { packEnvironment, unpackEnvironment } = require('../environment.js')
 
 const WINDOWS = process.platform === 'win32'
 /** The longest delay one Node timer holds; a longer one fires at once. */
@@ -56,7 +57,7 @@ function argvOf(spec) {
 
 /** The environment a child of this runtime gets with `env` as its explicit entries. */
 function childEnv(env) {
-  return binding.buildEnvironment(layers(env), process.env).env
+  return unpackEnvironment(binding.buildEnvironmentPacked(layers(env), process.env, packEnvironment)).env
 }
 
 /** `name`'s value in `env`, compared as the platform compares names. */
@@ -142,7 +143,7 @@ class NativeSubprocessHandle {
     }
     this.collected = {}
     try {
-      this.native = binding.spawn(native, process.env)
+      this.native = binding.spawn(native, process.env, packEnvironment)
     } catch (error) {
       // Settled like child_process's 'error': a handle whose done rejects, and
       // whose collected streams read empty.

@@ -19,6 +19,7 @@ import tty from 'node:tty'
 const require = createRequire(import.meta.url)
 const binding = require('../native.js')
 const { codedError } = require('../js-errors.js')
+const { packEnvironment } = require('../environment.js')
 
 /** The signals a terminal's foreground group may be sent (the seam's `SubprocessTerminalSignal`). */
 const FOREGROUND_SIGNALS = new Set(['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGTSTP', 'SIGHUP'])
@@ -138,6 +139,7 @@ export async function spawnTerminal(spec, argv, environment) {
       stdio: { terminal: { rows: spec.rows, cols: spec.cols } },
     },
     process.env,
+    packEnvironment,
   )
   return new NativeTerminalHandle(native, native.takePipes().terminal)
 }

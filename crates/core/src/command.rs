@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::environment::{build_environment, EnvironmentSpec, Platform};
+use crate::environment::{build_environment_shared, EnvironmentSpec, Parent, Platform};
 use crate::error::ExecError;
 use crate::keys::PATH_KEY;
 use crate::limits::Limits;
@@ -196,16 +196,12 @@ pub fn check_fields<'a>(
 /// Checks `request` and builds its environment and what the process layer
 /// needs to spawn it (without a live output sink). `cwd` is the caller's
 /// current directory (for a missing or relative `workdir`).
-pub fn plan(
-    request: &ExecRequest,
-    parent: impl IntoIterator<Item = (String, String)>,
-    platform: &Platform,
-    cwd: &Path,
-) -> Result<ProcessSpec, ExecError> {
+pub fn plan(request: &ExecRequest, parent: &Parent, platform: &Platform, cwd: &Path) -> Result<ProcessSpec, ExecError> {
     let Invocation { program, args, shell_name } = invocation(request, platform)?;
     let Options { timeout, grace, resource_limits, stdout, stderr, spill } = options(request)?;
 
-    let environment = build_environment(platform, parent, &request.environment)?;
+    // Shared with the last build from the same parent and spec, if any.
+    let environment = build_environment_shared(platform, parent, &request.environment)?;
     let workdir = workdir(request.workdir.as_deref(), cwd)?;
     if let Some(base) = &spill.base {
         check_spill_base(base)
@@ -232,7 +228,7 @@ pub fn plan(
 
     let mut spec = ProcessSpec::new(program, workdir);
     spec.args = args;
-    spec.env = environment.vars;
+    spec.env = environment.vars.clone();
     spec.stdin = match (request.stdio.stdin.as_deref(), &request.stdin) {
         (None, data) => data.clone().map_or(Input::Null, Input::Data),
         (Some(PIPE), None) => Input::Pipe,
@@ -293,11 +289,11 @@ fn options(request: &ExecRequest) -> Result<Options, ExecError> {
 /// collecting right before the spawn appends its command directories to.
 pub fn path_before_managed(
     request: &ExecRequest,
-    parent: impl IntoIterator<Item = (String, String)>,
+    parent: &Parent,
     platform: &Platform,
 ) -> Result<Option<String>, ExecError> {
     let unmanaged = EnvironmentSpec { managed: Vec::new(), ..request.environment.clone() };
-    Ok(build_environment(platform, parent, &unmanaged)?.get(PATH_KEY).map(String::from))
+    Ok(build_environment_shared(platform, parent, &unmanaged)?.get(PATH_KEY).map(String::from))
 }
 
 /// What to start: the program to look up and its arguments.
@@ -553,12 +549,12 @@ mod tests {
         }
     }
 
-    fn parent() -> Vec<(String, String)> {
-        vec![("PATH".into(), system_path()), ("DSH_SESSION_ID".into(), "stale".into())]
+    fn parent() -> Parent {
+        Parent::from_pairs([("PATH".into(), system_path()), ("DSH_SESSION_ID".into(), "stale".into())])
     }
 
     fn plan_of(request: &ExecRequest) -> Result<ProcessSpec, ExecError> {
-        plan(request, parent(), &Platform::current(), Path::new(&abs("")))
+        plan(request, &parent(), &Platform::current(), Path::new(&abs("")))
     }
 
     fn field_error(request: &ExecRequest) -> String {
@@ -625,12 +621,12 @@ mod tests {
         request.environment.explicit = vec![("PATH".into(), Some("::.:/usr/bin:/bin".into()))];
         request.environment.managed = vec![("PATH".into(), format!("{}:/usr/bin:/bin", planted.display()))];
         request.workdir = Some(dir.display().to_string());
-        let shell = plan(&request, parent(), &Platform::posix(), Path::new("/")).unwrap();
+        let shell = plan(&request, &parent(), &Platform::posix(), Path::new("/")).unwrap();
         assert_eq!(shell.program, real, "the shell is the system's, not a planted one");
         // Any other program is still looked up the usual way, contributed directories first.
         request.command = Some(CommandLine::Argv(vec!["bash-not-a-shell".into()]));
         std::fs::rename(planted.join("bash"), planted.join("bash-not-a-shell")).unwrap();
-        let other = plan(&request, parent(), &Platform::posix(), Path::new("/")).unwrap();
+        let other = plan(&request, &parent(), &Platform::posix(), Path::new("/")).unwrap();
         assert_eq!(other.program, planted.join("bash-not-a-shell"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -652,11 +648,11 @@ mod tests {
         request.environment.managed = vec![("PATH".into(), format!("{}:/usr/bin:/bin", planted.display()))];
         request.workdir = Some(dir.display().to_string());
         // Neither the workdir nor a contributed directory holds a shell.
-        let missing = plan(&request, parent(), &Platform::posix(), Path::new("/"));
+        let missing = plan(&request, &parent(), &Platform::posix(), Path::new("/"));
         assert!(matches!(missing, Err(ExecError::SpawnFailed { .. })), "the planted shells are not taken");
         // On the trusted path it is found, and takes `-c` as any shell but pwsh.
         request.environment.explicit = vec![("PATH".into(), Some(format!("{}:/usr/bin:/bin", dir.display())))];
-        let found = plan(&request, parent(), &Platform::posix(), Path::new("/")).unwrap();
+        let found = plan(&request, &parent(), &Platform::posix(), Path::new("/")).unwrap();
         assert_eq!(found.program, dir.join("dsh-spec-shell"));
         assert_eq!(found.args, ["-c", "echo hi"]);
         std::fs::remove_dir_all(&dir).unwrap();
@@ -800,7 +796,7 @@ mod tests {
     fn path_before_managed_ignores_the_managed_layer() {
         let mut request = request(CommandLine::Argv(vec![PROGRAM.into()]));
         request.environment.managed = vec![("PATH".into(), abs("managed"))];
-        let path = path_before_managed(&request, parent(), &Platform::current()).unwrap();
+        let path = path_before_managed(&request, &parent(), &Platform::current()).unwrap();
         assert_eq!(path, Some(system_path()));
     }
 

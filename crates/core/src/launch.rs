@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::abort::AbortToken;
 use crate::command::{self, ExecRequest};
-use crate::environment::Platform;
+use crate::environment::{Parent, Platform};
 use crate::error::{ExecError, ShellEnvError};
 use crate::process::{KillReason, OutputSink, Process, ProcessSpec};
 use crate::registry::Contributor;
@@ -33,7 +33,7 @@ pub struct Launch {
     /// The spec's plain-data fields.
     pub request: ExecRequest,
     /// The parent environment the child's is built from.
-    pub parent: Vec<(String, String)>,
+    pub parent: Parent,
     /// The directory a relative `workdir` is resolved against.
     pub cwd: PathBuf,
     /// Live output, if wanted.
@@ -87,7 +87,7 @@ impl Launch {
     /// inside the Tokio runtime, which watches the abort.
     pub fn start(self, spawn: impl FnOnce(ProcessSpec) -> Result<Process, ExecError>) -> Result<Process, ExecError> {
         let Self { request, parent, cwd, on_output, abort } = self;
-        let mut spec = command::plan(&request, parent, &Platform::current(), &cwd)?;
+        let mut spec = command::plan(&request, &parent, &Platform::current(), &cwd)?;
         spec.on_output = on_output;
         let process = spawn(spec)?;
         watch_abort(&process, abort);
@@ -103,7 +103,7 @@ impl Launch {
         Spawned: Future<Output = Result<Process, ExecError>>,
     {
         let Self { request, parent, cwd, on_output, abort } = self;
-        let mut spec = command::plan(&request, parent, &Platform::current(), &cwd)?;
+        let mut spec = command::plan(&request, &parent, &Platform::current(), &cwd)?;
         spec.on_output = on_output;
         let process = spawn(spec).await?;
         watch_abort(&process, abort);
@@ -165,7 +165,7 @@ mod tests {
             command: Some(CommandLine::Argv(vec!["/bin/sh".into(), "-c".into(), script.into()])),
             ..ExecRequest::default()
         };
-        Launch { request, parent: Vec::new(), cwd: std::env::temp_dir(), on_output: None, abort }
+        Launch { request, parent: Parent::default(), cwd: std::env::temp_dir(), on_output: None, abort }
     }
 
     /// A collection over one contributor answering `DSH_REGION=cn`.

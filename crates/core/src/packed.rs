@@ -19,9 +19,23 @@
 //!   JS layer keeps the last list it split and reuses it (its strings are
 //!   then already the engine's property names) while the text is the same.
 //!
-//! `registry.js` writes answers and reads snapshots; this module is the other
-//! side. Every collection through the package's JS layer goes through both.
+//! - A child's environment, as `buildEnvironment()` reports it: `<vars>\0`;
+//!   then for each variable, in name order, its source (one character, `0`
+//!   and up: its place in [`Source::ALL`]) and `<name>\0`; then `<value>\0`
+//!   for each, in the same order; then for each removal, in order, its reason
+//!   (its place in [`RemovalReason::ALL`] in the same way) and `<key's length
+//!   in UTF-16 code units>\0<key>`: a removed key may hold a NUL (an
+//!   unrepresentable one), a child's names and values cannot. The names and
+//!   sources come first, apart, for the reason a snapshot's keys do: they
+//!   are mostly the same from one call to the next.
+//!
+//! `registry.js` writes answers and reads snapshots, and `environment.js`
+//! reads environments; this module is the other side. Every collection
+//! through the package's JS layer goes through both, and every
+//! `buildEnvironment()` through the last. (The parent environment crosses
+//! packed too, as one answer: `environment::Parent` reads it.)
 
+use crate::environment::{Environment, RemovalReason, Source};
 use crate::snapshot::SortedValues;
 
 const SEPARATOR: char = '\0';
@@ -101,6 +115,35 @@ pub fn pack_snapshot(snapshot: &SortedValues, left_out: bool) -> String {
     text
 }
 
+/// Packs a child's environment for the JS layer (see the module documentation).
+pub fn pack_environment(environment: &Environment) -> String {
+    let code = |index: usize| char::from(b'0' + index as u8);
+    let length = environment.vars.iter().map(|(name, value)| name.len() + value.len() + 3).sum::<usize>()
+        + environment.removed.iter().map(|removal| removal.key.len() + 8).sum::<usize>()
+        + 8;
+    let mut text = String::with_capacity(length);
+    text.push_str(&environment.vars.len().to_string());
+    text.push(SEPARATOR);
+    // Both in name order, one entry per name.
+    debug_assert!(environment.sources.keys().eq(environment.vars.iter().map(|(name, _)| name)));
+    for ((name, _), source) in environment.vars.iter().zip(environment.sources.values()) {
+        text.push(code(Source::ALL.iter().position(|each| each == source).unwrap_or_default()));
+        text.push_str(name);
+        text.push(SEPARATOR);
+    }
+    for (_, value) in &environment.vars {
+        text.push_str(value);
+        text.push(SEPARATOR);
+    }
+    for removal in &environment.removed {
+        text.push(code(RemovalReason::ALL.iter().position(|each| *each == removal.reason).unwrap_or_default()));
+        text.push_str(&removal.key.encode_utf16().count().to_string());
+        text.push(SEPARATOR);
+        text.push_str(&removal.key);
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,6 +178,20 @@ mod tests {
             [("PATH", "/bin"), ("DSH_HOME", "/srv/dsh"), ("DSH_EMPTY", "")].into_iter().collect();
         assert_eq!(pack_snapshot(&snapshot, false), "0DSH_EMPTY\0DSH_HOME\0PATH\0\u{1}\0/srv/dsh\0/bin\0");
         assert!(pack_snapshot(&snapshot, true).starts_with("1DSH_EMPTY\0"));
+    }
+
+    #[test]
+    fn an_environment_packs_its_names_with_their_sources_then_its_values_then_its_removals_by_length() {
+        use crate::environment::{build_environment, EnvironmentSpec, Platform};
+        let parent = strings(vec![("PATH", "/bin"), ("NUL\0NAME", "x"), ("DB_PASSWORD", "hunter2"), ("É", "é")]);
+        let spec =
+            EnvironmentSpec { terminal: None, explicit: vec![("X".into(), Some("1".into()))], ..Default::default() };
+        let environment = build_environment(&Platform::posix(), parent, &spec).unwrap();
+        // Sources: 0 inherited, 2 explicit; reasons: 0 unrepresentable, 3 credential.
+        assert_eq!(
+            pack_environment(&environment),
+            "3\x000PATH\x002X\x000É\x00/bin\x001\x00é\x0008\x00NUL\x00NAME311\x00DB_PASSWORD"
+        );
     }
 
     proptest! {

@@ -31,11 +31,16 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::convert::identity;
 use std::str::FromStr;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::credentials::{self, Finding};
 use crate::error::ExecError;
 use crate::keys;
+
+mod parent;
+mod remembered;
+
+pub use parent::{MalformedParent, Parent};
 
 /// The variables that keep a non-interactive child from emitting colours,
 /// terminal control sequences or waiting in a pager.
@@ -525,59 +530,45 @@ pub fn build_environment(
     parent: impl IntoIterator<Item = (String, String)>,
     spec: &EnvironmentSpec,
 ) -> Result<Environment, ExecError> {
-    build_environment_with_unrepresentable(platform, parent, Vec::new(), spec)
+    build_environment_from(platform, &Parent::from_pairs(parent), spec)
 }
 
-/// [`build_environment`] for a parent read from a caller's object, some of
-/// whose entries held no text at all (a value that is not a string, or a JS
-/// string with a lone surrogate): `unrepresentable` names them, and each is
-/// reported as [`RemovalReason::Unrepresentable`] as the entries that cannot
-/// reach `execve` are, so every parent entry a child does not get is in
-/// `removed`.
-pub fn build_environment_with_unrepresentable(
+/// [`build_environment`] for a parent already packed (read from a caller's
+/// object, some of whose entries may have held no text at all: a value that
+/// is not a string, or a JS string with a lone surrogate). Those are named by
+/// [`Parent::unrepresentable`] and each is reported as
+/// [`RemovalReason::Unrepresentable`] as the entries that cannot reach
+/// `execve` are, so every parent entry a child does not get is in `removed`.
+pub fn build_environment_from(
     platform: &Platform,
-    parent: impl IntoIterator<Item = (String, String)>,
-    unrepresentable: Vec<String>,
+    parent: &Parent,
     spec: &EnvironmentSpec,
 ) -> Result<Environment, ExecError> {
+    Ok(Arc::unwrap_or_clone(build_environment_shared(platform, parent, spec)?))
+}
+
+/// [`build_environment_from`], shared: what the pipeline makes of a parent is
+/// remembered (`remembered`), so the same parent under the same scrub policy
+/// is judged once, and the same parent and spec give the environment built
+/// last time; any change to either is built anew.
+pub fn build_environment_shared(
+    platform: &Platform,
+    parent: &Parent,
+    spec: &EnvironmentSpec,
+) -> Result<Arc<Environment>, ExecError> {
     validate(spec)?;
-    let scrub = &spec.scrub;
-    let mut env = Builder::from_parent(platform, parent, unrepresentable);
+    Ok(remembered::REMEMBERED.built(
+        platform,
+        parent,
+        spec,
+        || scrub(platform, parent, &spec.scrub),
+        |scrubbed| layer(platform, scrubbed, spec),
+    ))
+}
 
-    // Compared in the platform's form, so on Windows a spelling that only
-    // upper-cases into the namespace (`dſh_session_id` → `DSH_SESSION_ID`) goes too.
-    env.drop_inherited(RemovalReason::ManagedPrefix, |var| keys::has_managed_prefix(&platform.fold(&var.name)));
-    env.drop_inherited(RemovalReason::Inherit, |var| match scrub.inherit {
-        Inherit::All => false,
-        Inherit::Core => !platform.is_core(&var.name),
-        Inherit::None => true,
-    });
-    if scrub.default_exclude {
-        // In the platform's form: on Windows, where names ignore case, the
-        // upper-cased name (`apiSecret` is `APISECRET`, still a credential).
-        // Remembered: the parent is mostly the same from one command to the next.
-        // One verdict per variable gives the reason of any of the three steps.
-        env.drop_inherited_each(|var| {
-            credentials::find_remembered(&platform.fold(&var.name), &var.value).map(|finding| match finding {
-                Finding::Name => RemovalReason::Credential,
-                Finding::Value => RemovalReason::SecretValue,
-                Finding::PublicPrefixSecret => RemovalReason::PublicPrefixSecret,
-            })
-        });
-    }
-    let exclude = Globs::new(&scrub.exclude);
-    env.drop_inherited(RemovalReason::Exclude, |var| exclude.matches(&var.name));
-    if scrub.hardening {
-        let hardening = hardening_globs();
-        env.drop_inherited(RemovalReason::Hardening, |var| {
-            hardening.matches(&var.name) || var.value.starts_with(HARDENING_VALUE_PREFIX)
-        });
-    }
-    if let Some(include_only) = &scrub.include_only {
-        let include_only = Globs::new(include_only);
-        env.drop_inherited(RemovalReason::IncludeOnly, |var| !include_only.matches(&var.name));
-    }
-
+/// Steps 8–11 on what steps 1–7 left.
+fn layer(platform: &Platform, scrubbed: &Scrubbed, spec: &EnvironmentSpec) -> Environment {
+    let mut env = Builder::from_scrubbed(platform, scrubbed);
     for (name, value) in spec.terminal.iter().flatten() {
         env.set(name, value, Source::Terminal);
     }
@@ -595,7 +586,50 @@ pub fn build_environment_with_unrepresentable(
     for (key, value) in &spec.managed {
         env.set(key, value, Source::Managed);
     }
-    Ok(env.finish(unmanaged_path))
+    env.finish(unmanaged_path)
+}
+
+/// Steps 1–7: what the parent leaves under `scrub`.
+fn scrub(platform: &Platform, parent: &Parent, scrub: &ScrubPolicy) -> Scrubbed {
+    let mut env = Builder::from_parent(platform, parent);
+
+    // Compared in the platform's form, so on Windows a spelling that only
+    // upper-cases into the namespace (`dſh_session_id` → `DSH_SESSION_ID`) goes too.
+    env.drop_inherited(RemovalReason::ManagedPrefix, |var| keys::has_managed_prefix(&platform.fold(&var.name)));
+    env.drop_inherited(RemovalReason::Inherit, |var| match scrub.inherit {
+        Inherit::All => false,
+        Inherit::Core => !platform.is_core(&var.name),
+        Inherit::None => true,
+    });
+    if scrub.default_exclude {
+        // In the platform's form: on Windows, where names ignore case, the
+        // upper-cased name (`apiSecret` is `APISECRET`, still a credential).
+        // Remembered per variable too: when one variable changes, the others
+        // are not judged again.
+        // One verdict per variable gives the reason of any of the three steps.
+        env.drop_inherited_each(|var| {
+            credentials::find_remembered(&platform.fold(&var.name), &var.value).map(|finding| match finding {
+                Finding::Name => RemovalReason::Credential,
+                Finding::Value => RemovalReason::SecretValue,
+                Finding::PublicPrefixSecret => RemovalReason::PublicPrefixSecret,
+            })
+        });
+    }
+    if !scrub.exclude.is_empty() {
+        let exclude = Globs::new(&scrub.exclude);
+        env.drop_inherited(RemovalReason::Exclude, |var| exclude.matches(&var.name));
+    }
+    if scrub.hardening {
+        let hardening = hardening_globs();
+        env.drop_inherited(RemovalReason::Hardening, |var| {
+            hardening.matches(&var.name) || var.value.starts_with(HARDENING_VALUE_PREFIX)
+        });
+    }
+    if let Some(include_only) = &scrub.include_only {
+        let include_only = Globs::new(include_only);
+        env.drop_inherited(RemovalReason::IncludeOnly, |var| !include_only.matches(&var.name));
+    }
+    Scrubbed { vars: env.vars, removed: env.removed, reported: env.reported }
 }
 
 /// Rejects a spec that names something a child environment cannot hold,
@@ -605,27 +639,26 @@ fn validate(spec: &EnvironmentSpec) -> Result<(), ExecError> {
     if let Some(include_only) = &spec.scrub.include_only {
         check_globs("scrub.includeOnly", include_only)?;
     }
+    // Fields are named only once one is wrong: this runs for every spawn.
+    let field = |layer: &str, name: &str| format!("{layer}.{name}");
     for (name, value) in spec.terminal.iter().flatten() {
-        let field = format!("terminalEnv.{name}");
-        check_name(&field, name)?;
-        check_value(&field, value)?;
+        check_name(name)
+            .and_then(|()| check_value(value))
+            .map_err(|reason| ExecError::invalid_spec(field("terminalEnv", name), reason))?;
     }
     for (name, value) in &spec.explicit {
-        let field = format!("env.{name}");
-        check_name(&field, name)?;
-        if let Some(value) = value {
-            check_value(&field, value)?;
-        }
+        check_name(name)
+            .and_then(|()| value.as_deref().map_or(Ok(()), check_value))
+            .map_err(|reason| ExecError::invalid_spec(field("env", name), reason))?;
     }
     for (key, value) in &spec.managed {
-        let field = format!("dshEnv.{key}");
         if !keys::is_valid_key(key) && key != keys::PATH_KEY {
             return Err(ExecError::invalid_spec(
-                field,
+                field("dshEnv", key),
                 "managed keys must match DSH_[A-Z][A-Z0-9_]* or be exactly PATH",
             ));
         }
-        check_value(&field, value)?;
+        check_value(value).map_err(|reason| ExecError::invalid_spec(field("dshEnv", key), reason))?;
     }
     Ok(())
 }
@@ -646,25 +679,25 @@ fn check_globs(field: &str, globs: &[String]) -> Result<(), ExecError> {
 }
 
 /// A caller's name may not contain `=` at all: the leading `=` Windows uses
-/// for per-drive variables is only accepted from the parent.
-fn check_name(field: &str, name: &str) -> Result<(), ExecError> {
-    let reason = if name.is_empty() {
-        "name must not be empty"
+/// for per-drive variables is only accepted from the parent. The error is
+/// what is wrong with it.
+fn check_name(name: &str) -> Result<(), &'static str> {
+    if name.is_empty() {
+        Err("name must not be empty")
     } else if name.contains('=') {
-        "name must not contain '='"
+        Err("name must not contain '='")
     } else if name.contains('\0') {
-        "name must not contain a NUL byte"
+        Err("name must not contain a NUL byte")
     } else {
-        return Ok(());
-    };
-    Err(ExecError::invalid_spec(field, reason))
+        Ok(())
+    }
 }
 
-fn check_value(field: &str, value: &str) -> Result<(), ExecError> {
-    if value.contains('\0') {
-        return Err(ExecError::invalid_spec(field, "value must not contain a NUL byte"));
+fn check_value(value: &str) -> Result<(), &'static str> {
+    match value.contains('\0') {
+        true => Err("value must not contain a NUL byte"),
+        false => Ok(()),
     }
-    Ok(())
 }
 
 /// Whether a parent entry can be written into an `execve` environment block
@@ -673,7 +706,18 @@ fn can_reach_execve(name: &str, value: &str) -> bool {
     !name.is_empty() && !name.chars().skip(1).any(|c| c == '=') && !name.contains('\0') && !value.contains('\0')
 }
 
+/// What steps 1–7 leave of a parent (see `remembered`).
+struct Scrubbed {
+    /// The inherited variables kept, as [`Builder::vars`].
+    vars: Vec<Var>,
+    /// What the steps removed, as [`Builder::removed`].
+    removed: Vec<Removal>,
+    /// As [`Builder::reported`].
+    reported: BTreeSet<String>,
+}
+
 /// One variable while the pipeline runs.
+#[derive(Clone)]
 struct Var {
     name: String,
     value: String,
@@ -709,18 +753,14 @@ struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    fn from_parent(
-        platform: &'a Platform,
-        parent: impl IntoIterator<Item = (String, String)>,
-        mut unrepresentable: Vec<String>,
-    ) -> Self {
-        let parent = parent.into_iter();
-        let mut vars: Vec<Var> = Vec::with_capacity(parent.size_hint().0);
-        for (name, value) in parent {
-            if can_reach_execve(&name, &value) {
-                vars.push(Var::new(platform, name, value, Source::Inherited));
+    fn from_parent(platform: &'a Platform, parent: &Parent) -> Self {
+        let mut unrepresentable = parent.unrepresentable().to_vec();
+        let mut vars: Vec<Var> = Vec::new();
+        for (name, value) in parent.entries() {
+            if can_reach_execve(name, value) {
+                vars.push(Var::new(platform, name.to_owned(), value.to_owned(), Source::Inherited));
             } else {
-                unrepresentable.push(name);
+                unrepresentable.push(name.to_owned());
             }
         }
         // Sorting by name and value within a key makes the surviving duplicate
@@ -730,6 +770,15 @@ impl<'a> Builder<'a> {
         let mut builder = Self { platform, vars, removed: Vec::new(), reported: BTreeSet::new() };
         builder.report_unrepresentable(unrepresentable);
         builder
+    }
+
+    /// Where steps 1–7 left a parent, for the steps that follow.
+    fn from_scrubbed(platform: &'a Platform, scrubbed: &Scrubbed) -> Self {
+        let Scrubbed { vars, removed, reported } = scrubbed;
+        // Room for the terminal defaults and a few explicit variables.
+        let mut kept = Vec::with_capacity(vars.len() + 8);
+        kept.extend_from_slice(vars);
+        Self { platform, vars: kept, removed: removed.clone(), reported: reported.clone() }
     }
 
     /// Reports the parent entries no child could be given, each variable once

@@ -12,6 +12,7 @@ mod layers;
 mod names;
 mod parent;
 mod path;
+mod remembered;
 mod scrub;
 mod validation;
 

@@ -3,9 +3,7 @@
 //! the output is sorted by name.
 
 use super::{bare, build, build_on, names, pairs};
-use crate::environment::{
-    build_environment_with_unrepresentable, Platform, Removal, RemovalReason, ScrubPolicy, Source,
-};
+use crate::environment::{build_environment_from, Parent, Platform, Removal, RemovalReason, ScrubPolicy, Source};
 
 fn unrepresentable(keys: &[&str]) -> Vec<Removal> {
     keys.iter().map(|key| Removal { key: key.to_string(), reason: RemovalReason::Unrepresentable }).collect()
@@ -34,9 +32,10 @@ fn an_unrepresentable_entry_is_not_reported_when_another_entry_of_the_variable_i
 
 #[test]
 fn entries_a_caller_could_not_read_as_text_are_reported_first_and_each_once() {
-    let parent = pairs(&[("DSH_OLD", "1"), ("KEPT", "yes"), ("NUL", "\0")]);
-    let unreadable = vec!["LONE".to_string(), "NUMBER".to_string(), "LONE".to_string(), "KEPT".to_string()];
-    let env = build_environment_with_unrepresentable(&Platform::posix(), parent, unreadable, &bare()).unwrap();
+    // As the JS layer packs an object: the entries with text, then the names of those without.
+    let unreadable = ["LONE", "NUMBER", "LONE", "KEPT", "NUL"].map(String::from).to_vec();
+    let parent = Parent::from_packed("2\x00DSH_OLD\x001\x00KEPT\x00yes\x00".into(), unreadable).unwrap();
+    let env = build_environment_from(&Platform::posix(), &parent, &bare()).unwrap();
     assert_eq!(env.vars, pairs(&[("KEPT", "yes")]));
     let mut expected = unrepresentable(&["LONE", "NUL", "NUMBER"]);
     expected.push(Removal { key: "DSH_OLD".into(), reason: RemovalReason::ManagedPrefix });
