@@ -75,6 +75,8 @@ let reasons
 const SHAPES_KEPT = 16
 /** Shapes with more names are built name by name (V8 keeps no more than about a thousand fast properties). */
 const MAX_COMPILED_NAMES = 512
+/** A shape's names are cut out of its first packed text, which they keep alive: a longer one is not kept. */
+const MAX_KEPT_TEXT = 64 * 1024
 const shapes = new Map()
 let lastShape = { text: '\0', names: [], sources: [], build: undefined }
 
@@ -89,6 +91,7 @@ function unpackEnvironment(packed) {
     shape = shapeOf(packed)
     const known = shapes.get(shape.text)
     if (known === undefined) {
+      if (packed.length > MAX_KEPT_TEXT) return buildByName(shape, packed, shape.text.length)
       if (shapes.size >= SHAPES_KEPT) shapes.clear()
       shapes.set(shape.text, shape)
       lastShape = shape
