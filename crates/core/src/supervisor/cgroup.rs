@@ -69,7 +69,7 @@ pub(crate) struct Leaf {
     controllers: Mechanisms,
     v1_memory: Option<PathBuf>,
     v1_pids: Option<PathBuf>,
-    /// Its control files, opened on standby (see [`Leaf::open_controls`]).
+    /// Its control files, opened ahead (see [`Leaf::open_controls`]).
     controls: Controls,
     /// What watches the limits [`Leaf::apply`] set for the command running
     /// (in the reaper), until [`Leaf::lift`].
@@ -82,7 +82,7 @@ pub(crate) struct Leaf {
 
 /// The files through which a leaf's limits are set and its counters read,
 /// each open already, or `None` (then the file is reached by its path). A
-/// reaper on standby opens them ahead, so that a command with limits pays one
+/// reaper opens them ahead, before its first command with limits, so that a command pays one
 /// write or read per file, not the path walk of an open and a close too.
 #[derive(Default)]
 struct Controls {
@@ -222,9 +222,9 @@ impl Leaf {
     }
 
     /// Makes this leaf's v1 directories and moves the calling process (a
-    /// reaper on standby) into them, with no limit set yet: moving a process
+    /// reaper, before its first command with limits) into them, with no limit set yet: moving a process
     /// between cgroups is the slow part of a v1 limit (hundreds of
-    /// microseconds), and a reaper on standby has the time. Whether it
+    /// microseconds), and a reaper made ahead has the time. Whether it
     /// worked; if not, [`Leaf::apply`] tries again.
     pub(crate) fn join_ahead(&self) -> bool {
         [&self.v1_memory, &self.v1_pids].into_iter().flatten().all(|directory| join_v1(directory, &[]).is_ok())
@@ -232,7 +232,7 @@ impl Leaf {
 
     /// Opens the control files of the directories that hold this leaf's
     /// limits (its v2 directory, or the v1 ones it joined), for
-    /// [`Leaf::apply`] and [`Leaf::observed`]; on standby, ahead of a
+    /// [`Leaf::apply`] and [`Leaf::observed_for`]; ahead of a
     /// command. A file that cannot be opened is reached by its path then.
     pub(crate) fn open_controls(&mut self, joined: bool) {
         let memory = match self.controllers.memory {
@@ -954,7 +954,7 @@ mod tests {
     #[test]
     fn a_peak_from_before_the_limit_was_set_is_not_use_past_it() {
         let (leaf, dir) = leaf_over_files("v2-early-peak", true, &V2_FILES);
-        // The reaper's own use on standby, with no limit yet: a large environment read, say.
+        // The reaper's own use before the limit was set: a large environment read, say.
         fs::write(dir.join("memory.peak"), format!("{}", 100 << 20)).unwrap();
         leaf.apply(&limits(), false).unwrap();
         assert_eq!(tampered(&leaf), []);
@@ -1009,7 +1009,7 @@ mod tests {
         assert_eq!(counter(None, &dir.join("absent"), "max"), 0);
         let opened = fs::File::open(&file).unwrap();
         assert_eq!(counter(Some(&opened), &dir.join("absent"), "oom_kill"), 3);
-        // Read again from the start, as a reaper reads at the end what it opened on standby.
+        // Read again from the start, as a reaper reads at each command's end what it opened ahead.
         assert_eq!(counter(Some(&opened), &dir.join("absent"), "oom_kill"), 3);
         fs::remove_dir_all(&dir).unwrap();
     }

@@ -75,7 +75,7 @@ const REAP_BATCH: usize = 1024;
 const HOST_FD: libc::c_int = 3;
 
 /// What the supervisor gives the reaper it forks.
-pub(crate) struct Standby {
+pub(crate) struct Setup {
     /// The reaper's end of its socket with the host (the supervisor keeps a
     /// copy, and hands the host the other end).
     pub(crate) socket: OwnedFd,
@@ -96,8 +96,8 @@ pub(crate) struct Standby {
 /// Runs in the child the supervisor just forked: gets ready, then runs the
 /// host's commands one at a time until the host is done with it; never
 /// returns.
-pub(crate) fn run(standby: Standby) -> ! {
-    let Standby { socket, slot, mut leaf, supervisor, files, join_ahead } = standby;
+pub(crate) fn run(setup: Setup) -> ! {
+    let Setup { socket, slot, mut leaf, supervisor, files, join_ahead } = setup;
     let socket = keep_only(socket);
     // SAFETY: plain syscalls on this process; `setpgid(0, 0)` makes it the
     // leader of a new group.

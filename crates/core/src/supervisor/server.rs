@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use super::cgroup::{clone_into, Cgroups, Leaf};
 use super::protocol::{Handout, Hello, Observed, Report, Request, MESSAGE_LEN};
-use super::reaper::{self, Standby};
+use super::reaper::{self, Setup};
 use super::slot::Slot;
 use super::{descriptors, signals, socket, tree};
 
@@ -258,7 +258,7 @@ impl Supervisor {
             }
         };
         if pid == 0 {
-            let standby = Standby {
+            let setup = Setup {
                 socket: reaper_end,
                 slot,
                 leaf,
@@ -268,7 +268,7 @@ impl Supervisor {
             };
             // Every descriptor but its own socket (the host's end among
             // them) is closed there first.
-            reaper::run(standby);
+            reaper::run(setup);
         }
         Ok((Reaper { pid, socket: reaper_end, leaf, slot, number }, host_end))
     }
