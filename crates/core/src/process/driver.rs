@@ -43,6 +43,15 @@ pub fn spawn(spec: ProcessSpec) -> Result<Process, ExecError> {
 /// start children any faster, only contend for the kernel's locks. Must be
 /// awaited inside a tokio runtime, as for [`spawn`].
 pub async fn spawn_async(spec: ProcessSpec) -> Result<Process, ExecError> {
+    // With a reaper idle, the order goes out from here and its answer is
+    // awaited as an event: no thread waits, and none is woken on the way.
+    let spec = match spawn::order(spec)? {
+        Ok(ordered) => match ordered.started().await? {
+            Ok(started) => return supervise::start(started, &Handle::current()),
+            Err(spec) => spec,
+        },
+        Err(spec) => spec,
+    };
     static SPAWNING: OnceLock<Semaphore> = OnceLock::new();
     let slots = SPAWNING
         .get_or_init(|| Semaphore::new(std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get)));

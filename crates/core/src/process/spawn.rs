@@ -48,13 +48,7 @@ pub(super) struct Started {
 /// stdin piped or `/dev/null`. Fails with [`ExecError::InvalidSpec`] for a
 /// relative program path and [`ExecError::SpawnFailed`] when the OS refuses.
 pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
-    if !spec.program.is_absolute() {
-        return Err(ExecError::invalid_spec("program", "must be an absolute path"));
-    }
-    if spec.terminal.is_some() && !platform::TERMINALS {
-        let reason = "needs a pseudo-terminal, which this platform does not offer yet (Windows: ConPTY)";
-        return Err(ExecError::Unsupported { feature: "a terminal".into(), reason: reason.into() });
-    }
+    refuse_early(&spec)?;
     if spec.limits.any() {
         // Refused here, before anything runs, when a limit cannot be enforced.
         limits::plan(&spec.limits, limit_controllers().map_err(|error| spawn_failed(&spec.program, error))?)?;
@@ -62,7 +56,81 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
     // Before the first command exists, so that none can read the host.
     platform::protect_host();
     let started = Instant::now();
-    let request = platform::SpawnRequest {
+    let request = request_of(&spec);
+    let leader = match containment::supervisor() {
+        Some(helper) => {
+            let supervised =
+                platform::supervisor::spawn(helper, &request).map_err(|error| spawn_failed(&spec.program, error))?;
+            Spawned::supervised(supervised)
+        }
+        None => {
+            let mut leader = platform::spawn_leader(&request).map_err(|error| spawn_failed(&spec.program, error))?;
+            let terminal = leader.terminal.take().map(|master| Terminal { master, pid: leader.pid, input: None });
+            Spawned { leader, control: Control::Child, link: None, terminal }
+        }
+    };
+    Ok(assemble(spec, started, leader))
+}
+
+/// A start order sent to an idle reaper at once (see [`order`]).
+pub(super) struct Ordered {
+    spec: ProcessSpec,
+    started: Instant,
+    ordered: platform::supervisor::Ordered,
+}
+
+/// Under the supervisor, sends `spec`'s start order to an idle reaper at
+/// once, waiting on nothing (see `platform::supervisor::order`). `Err(spec)`
+/// where that cannot be done, for [`start`] on a thread that may wait; a
+/// spec that cannot run is refused as [`start`] refuses it.
+pub(super) fn order(spec: ProcessSpec) -> Result<Result<Ordered, ProcessSpec>, ExecError> {
+    if containment::supervisor().is_none() {
+        return Ok(Err(spec));
+    }
+    refuse_early(&spec)?;
+    if spec.limits.any() {
+        let Some(controllers) = platform::supervisor::try_controllers() else { return Ok(Err(spec)) };
+        limits::plan(&spec.limits, controllers)?;
+    }
+    platform::protect_host();
+    let started = Instant::now();
+    let ordered =
+        platform::supervisor::order(&request_of(&spec)).map_err(|error| spawn_failed(&spec.program, error))?;
+    Ok(match ordered {
+        Some(ordered) => Ok(Ordered { spec, started, ordered }),
+        None => Err(spec),
+    })
+}
+
+impl Ordered {
+    /// Awaits the reaper's answer: the child, started, or the error it could
+    /// not start with; `Err(spec)` when the reaper was gone before it took
+    /// the order, for [`start`] anew. Needs a tokio runtime.
+    pub(super) async fn started(self) -> Result<Result<Started, ProcessSpec>, ExecError> {
+        let Self { spec, started, ordered } = self;
+        match ordered.started().await {
+            Ok(Some(supervised)) => Ok(Ok(assemble(spec, started, Spawned::supervised(supervised)))),
+            Ok(None) => Ok(Err(spec)),
+            Err(error) => Err(spawn_failed(&spec.program, error)),
+        }
+    }
+}
+
+/// What [`start`] refuses before asking anything of the system.
+fn refuse_early(spec: &ProcessSpec) -> Result<(), ExecError> {
+    if !spec.program.is_absolute() {
+        return Err(ExecError::invalid_spec("program", "must be an absolute path"));
+    }
+    if spec.terminal.is_some() && !platform::TERMINALS {
+        let reason = "needs a pseudo-terminal, which this platform does not offer yet (Windows: ConPTY)";
+        return Err(ExecError::Unsupported { feature: "a terminal".into(), reason: reason.into() });
+    }
+    Ok(())
+}
+
+/// What the platform's spawners take of `spec`.
+fn request_of(spec: &ProcessSpec) -> platform::SpawnRequest<'_> {
+    platform::SpawnRequest {
         program: &spec.program,
         args: &spec.args,
         env: &spec.env,
@@ -75,24 +143,36 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         },
         limits: &spec.limits,
         grace: spec.grace,
-    };
-    // The terminal's master, with the command's own pid (under the
-    // supervisor the leader is the reaper; otherwise the command itself).
-    let terminal;
-    let (Leader { pid, stdout, stderr, stdin, .. }, control, link) = match containment::supervisor() {
-        Some(helper) => {
-            let started =
-                platform::supervisor::spawn(helper, &request).map_err(|error| spawn_failed(&spec.program, error))?;
-            let platform::supervisor::Supervised { pid, stdout, stderr, stdin, id, link, terminal: pty } = started;
-            terminal = pty.map(|(master, pid)| Terminal { master, pid, input: None });
-            (Leader { pid, stdout, stderr, stdin, terminal: None }, Control::Supervised { id }, Some(link))
+    }
+}
+
+/// A leader that runs, as either spawner left it.
+struct Spawned {
+    leader: Leader,
+    control: Control,
+    /// Under the supervisor: the link the reaper reports on.
+    link: Option<platform::supervisor::Link>,
+    /// The terminal's master, with the command's own pid (under the
+    /// supervisor the leader is the reaper; otherwise the command itself).
+    terminal: Option<Terminal>,
+}
+
+impl Spawned {
+    fn supervised(supervised: platform::supervisor::Supervised) -> Self {
+        let platform::supervisor::Supervised { pid, stdout, stderr, stdin, id, link, terminal } = supervised;
+        Self {
+            leader: Leader { pid, stdout, stderr, stdin, terminal: None },
+            control: Control::Supervised { id },
+            link: Some(link),
+            terminal: terminal.map(|(master, pid)| Terminal { master, pid, input: None }),
         }
-        None => {
-            let mut leader = platform::spawn_leader(&request).map_err(|error| spawn_failed(&spec.program, error))?;
-            terminal = leader.terminal.take().map(|master| Terminal { master, pid: leader.pid, input: None });
-            (leader, Control::Child, None)
-        }
-    };
+    }
+}
+
+/// The child's shared state and pipe ends, from `spec` and what the spawner
+/// made of it (started at `started`).
+fn assemble(spec: ProcessSpec, started: Instant, spawned: Spawned) -> Started {
+    let Spawned { leader: Leader { pid, stdout, stderr, stdin, .. }, control, link, terminal } = spawned;
     // Each pipe goes to the driver (captured, or stdin data to write) or to
     // the caller (a raw pipe), never both.
     let (stdout, stdout_handed) = route(spec.stdout, stdout);
@@ -115,7 +195,7 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         link: Mutex::new(link.clone()),
         limits: spec.limits,
     });
-    Ok(Started {
+    Started {
         shared,
         program: spec.program,
         stdout,
@@ -124,7 +204,7 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         live: spec.on_output.map(LiveOutput::new),
         timeout_at: spec.timeout.and_then(|timeout| started.checked_add(timeout)),
         link,
-    })
+    }
 }
 
 /// A captured stream's pipe goes to the driver, a raw one to the caller;

@@ -88,13 +88,15 @@ pub fn receive(socket: RawFd, buf: &mut [u8], nonblocking: bool) -> io::Result<O
     Ok(Some((read, fds)))
 }
 
-/// Waits for the next message on `socket` and copies it into `buf` without
-/// taking it (no descriptors come with the messages this is used on); `None`
-/// at the end. A pending `ECONNRESET` is read past, as in [`receive`].
-pub fn peek(socket: RawFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
+/// Copies the next message on `socket` into `buf` without taking it (no
+/// descriptors come with the messages this is used on), waiting for one
+/// unless `nonblocking` (then `WouldBlock`); `None` at the end. A pending
+/// `ECONNRESET` is read past, as in [`receive`].
+pub fn peek(socket: RawFd, buf: &mut [u8], nonblocking: bool) -> io::Result<Option<usize>> {
+    let flags = libc::MSG_PEEK | if nonblocking { libc::MSG_DONTWAIT } else { 0 };
     loop {
         // SAFETY: `buf` is live and writable for its length.
-        let read = unsafe { libc::recv(socket, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_PEEK) };
+        let read = unsafe { libc::recv(socket, buf.as_mut_ptr().cast(), buf.len(), flags) };
         if read > 0 {
             return Ok(Some(read as usize));
         }

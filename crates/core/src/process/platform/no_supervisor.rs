@@ -49,3 +49,23 @@ pub(crate) fn ask(_id: u64, _ask: Ask) {}
 pub(crate) fn read_exit(link: &Link, _nonblocking: bool) -> io::Result<Option<Exit>> {
     match link.0 {}
 }
+
+/// Never made: see the module comment.
+pub(crate) struct Ordered(std::convert::Infallible);
+
+/// Nothing to order: the caller starts the command itself.
+pub(crate) fn order(_request: &SpawnRequest) -> io::Result<Option<Ordered>> {
+    Ok(None)
+}
+
+impl Ordered {
+    /// Never called: nothing is ever ordered here.
+    pub(crate) async fn started(self) -> io::Result<Option<Supervised>> {
+        match self.0 {}
+    }
+}
+
+/// None: there is no supervisor here.
+pub(crate) fn try_controllers() -> Option<Mechanisms> {
+    None
+}

@@ -38,11 +38,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
+
 use super::linux::pidfd_open;
 use super::{SpawnRequest, StdioPlan};
 use crate::limits::Mechanisms;
 use crate::process::exit::Exit;
-use crate::process::sync::lock;
+use crate::process::sync::{lock, try_lock};
 use crate::supervisor::protocol::{
     Ask, Handout, Hello, LaunchSpec, Order, ProtocolMismatch, Report, Request, CHUNK, MESSAGE_LEN, PROTOCOL_VERSION,
 };
@@ -120,12 +123,15 @@ struct Reaper {
 
 impl Reaper {
     /// Has the supervisor continue the reaper, which a command of the same
-    /// user may have stopped; the supervisor is continued first.
+    /// user may have stopped; the supervisor is continued first, unless the
+    /// pool is busy (a supervisor being started holds it for seconds): the
+    /// caller nudges again, and never waits here.
     fn wake(&self) {
-        if let Some(running) =
-            lock(&CONNECTION).as_ref().filter(|running| Arc::ptr_eq(&running.socket, &self.supervisor))
-        {
-            wake(running);
+        if let Some(connection) = try_lock(&CONNECTION) {
+            if let Some(running) = connection.as_ref().filter(|running| Arc::ptr_eq(&running.socket, &self.supervisor))
+            {
+                wake(running);
+            }
         }
         let request = Request::Continue { reaper: self.number }.encode();
         let _ = socket::send(&self.supervisor, &request, &[], true);
@@ -188,33 +194,18 @@ const ANSWER_DEADLINE: Duration = Duration::from_secs(5);
 /// standard streams as `stdio` says. Returns once the command runs, with the
 /// reaper's pid as the leader's.
 pub(crate) fn spawn(helper: &Path, request: &SpawnRequest) -> io::Result<Supervised> {
-    let SpawnRequest { program, args, env, cwd, stdio, limits, grace } = *request;
-    let pty = stdio.terminal.map(crate::process::terminal::open).transpose()?;
-    let program = program.as_os_str().as_bytes();
-    let launch = LaunchSpec {
-        program: program.to_vec(),
-        argv: std::iter::once(program.to_vec()).chain(args.iter().map(|arg| arg.as_bytes().to_vec())).collect(),
-        env: env.iter().map(|(key, value)| [key.as_bytes(), b"=", value.as_bytes()].concat()).collect(),
-        cwd: cwd.as_os_str().as_bytes().to_vec(),
-        grace_ms: u64::try_from(grace.as_millis()).unwrap_or(u64::MAX),
-        terminal: pty.as_ref().map(|pty| pty.path.as_os_str().as_bytes().to_vec()),
-        limits: *limits,
-    }
-    .encode();
-    let (host_ends, remote) = stdio_ends(stdio, pty.as_ref())?;
+    let pty = request.stdio.terminal.map(crate::process::terminal::open).transpose()?;
+    let launch = launch_spec(request, pty.as_ref());
+    let (host_ends, remote) = stdio_ends(request.stdio, pty.as_ref())?;
     let mut last = io::Error::other("the supervisor could not be started");
     let deadline = Instant::now() + ANSWER_DEADLINE;
     for _ in 0..ATTEMPTS {
-        let reaper = take_reaper(helper, limits.needs_cgroup(), deadline)?;
+        let reaper = take_reaper(helper, request.limits.needs_cgroup(), deadline)?;
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         match start(&reaper, id, &launch, &remote, deadline) {
             Ok(command) => {
-                let pid = reaper.pid;
-                let lease = Arc::new(Lease { reaper: Some(reaper), id, done: AtomicBool::new(false) });
-                lock(&RUNNING).get_or_insert_with(HashMap::new).insert(id, Arc::downgrade(&lease));
-                let HostEnds { stdout, stderr, stdin } = host_ends;
-                let terminal = pty.map(|pty| (pty.master, command.unwrap_or(pid)));
-                return Ok(Supervised { pid, stdout, stderr, stdin, id, link: Link(lease), terminal });
+                let terminal = pty.map(|pty| (pty.master, command.unwrap_or(reaper.pid)));
+                return Ok(supervised(reaper, id, host_ends, terminal));
             }
             Err(Failure::Refused(error, again)) => {
                 if again {
@@ -226,6 +217,130 @@ pub(crate) fn spawn(helper: &Path, request: &SpawnRequest) -> io::Result<Supervi
         }
     }
     Err(last)
+}
+
+/// The request's launch spec, encoded for the start order.
+fn launch_spec(request: &SpawnRequest, pty: Option<&crate::process::terminal::Pty>) -> Vec<u8> {
+    let SpawnRequest { program, args, env, cwd, limits, grace, .. } = *request;
+    let program = program.as_os_str().as_bytes();
+    LaunchSpec {
+        program: program.to_vec(),
+        argv: std::iter::once(program.to_vec()).chain(args.iter().map(|arg| arg.as_bytes().to_vec())).collect(),
+        env: env.iter().map(|(key, value)| [key.as_bytes(), b"=", value.as_bytes()].concat()).collect(),
+        cwd: cwd.as_os_str().as_bytes().to_vec(),
+        grace_ms: u64::try_from(grace.as_millis()).unwrap_or(u64::MAX),
+        terminal: pty.map(|pty| pty.path.as_os_str().as_bytes().to_vec()),
+        limits: *limits,
+    }
+    .encode()
+}
+
+/// Command `id`, started on `reaper`: leased to it, and reachable for kills.
+fn supervised(reaper: Reaper, id: u64, host_ends: HostEnds, terminal: Option<(OwnedFd, u32)>) -> Supervised {
+    let pid = reaper.pid;
+    let lease = Arc::new(Lease { reaper: Some(reaper), id, done: AtomicBool::new(false) });
+    lock(&RUNNING).get_or_insert_with(HashMap::new).insert(id, Arc::downgrade(&lease));
+    let HostEnds { stdout, stderr, stdin } = host_ends;
+    Supervised { pid, stdout, stderr, stdin, id, link: Link(lease), terminal }
+}
+
+/// A start order sent to an idle reaper, its answer not yet read: a start
+/// that holds no thread while the reaper answers. Dropped unanswered, the
+/// reaper's socket closes, which kills whatever it started and ends it.
+pub(crate) struct Ordered {
+    reaper: Reaper,
+    id: u64,
+    host_ends: HostEnds,
+}
+
+/// Sends `request`'s start order to an idle reaper, waiting for nothing: not
+/// for the supervisor, its pool's lock or room on the reaper's socket.
+/// `Ok(None)` where that cannot be done at once (no reaper idle, the pool
+/// busy, a terminal, a spec longer than one message, a reaper found dead):
+/// the caller starts the command with [`spawn`] instead, which may wait.
+pub(crate) fn order(request: &SpawnRequest) -> io::Result<Option<Ordered>> {
+    if request.stdio.terminal.is_some() {
+        return Ok(None);
+    }
+    let launch = launch_spec(request, None);
+    if launch.len() > CHUNK - MESSAGE_LEN {
+        return Ok(None);
+    }
+    let reaper = {
+        let Some(mut guard) = try_lock(&CONNECTION) else { return Ok(None) };
+        let Some(connection) = guard.as_mut() else { return Ok(None) };
+        // A supervisor that ended is replaced by `spawn`, which may wait.
+        if connection.idle.is_empty() || !connection.collect_handouts() {
+            return Ok(None);
+        }
+        connection.top_up(false, request.limits.needs_cgroup());
+        match connection.idle.pop() {
+            Some(reaper) => reaper,
+            None => return Ok(None),
+        }
+    };
+    let (host_ends, remote) = stdio_ends(request.stdio, None)?;
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    let order = [&Order::Start { id }.encode()[..], &launch].concat();
+    match socket::send(&reaper.socket, &order, &remote.each_ref().map(AsRawFd::as_raw_fd), true) {
+        Ok(()) => Ok(Some(Ordered { reaper, id, host_ends })),
+        // An idle reaper's socket has room: this one is not reading.
+        Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+            drop(reaper);
+            Ok(None)
+        }
+        // Dead: the pool hears of that only now.
+        Err(_) => Ok(None),
+    }
+}
+
+impl Ordered {
+    /// Awaits the reaper's answer, continuing it every [`NUDGE_EVERY`]
+    /// without one (a command of the same user may have stopped it), for at
+    /// most [`ANSWER_DEADLINE`]: the command, started. `Ok(None)` when the
+    /// reaper was gone before it took the command: start it anew with
+    /// [`spawn`]. Needs a tokio runtime.
+    pub(crate) async fn started(self) -> io::Result<Option<Supervised>> {
+        let Self { reaper, id, host_ends } = self;
+        let fd = reaper.socket.as_raw_fd();
+        // SAFETY: `reaper` owns the socket and outlives `readable`, which is
+        // dropped first on every path (declared after it, or dropped by hand).
+        let readable =
+            unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }.map_err(|error| error.into_parts().1)?;
+        let deadline = tokio::time::Instant::now() + ANSWER_DEADLINE;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                drop(readable);
+                let _ = socket::send(&reaper.socket, &Order::Kill { id }.encode(), &[], true);
+                let waited = ANSWER_DEADLINE.as_secs();
+                let message =
+                    format!("the reaper did not start the command within {waited} s: a command may keep it stopped");
+                return Err(io::Error::new(io::ErrorKind::TimedOut, message));
+            }
+            let Ok(ready) = tokio::time::timeout(left.min(NUDGE_EVERY), readable.readable()).await else {
+                reaper.wake();
+                continue;
+            };
+            let mut ready = ready?;
+            match answer(&reaper.socket, id) {
+                // Started (its own pid matters only on a terminal, which is never ordered here).
+                Ok(Some(_)) => break,
+                Ok(None) => ready.clear_ready(),
+                Err(Failure::Refused(error, again)) => {
+                    drop(readable);
+                    if again {
+                        give_back(reaper);
+                    }
+                    return Err(error);
+                }
+                Err(Failure::Lost(_)) => return Ok(None),
+            }
+        }
+        // Deregistered before the exit watch registers the same socket.
+        drop(readable);
+        Ok(Some(supervised(reaper, id, host_ends, None)))
+    }
 }
 
 /// Why a start did not happen.
@@ -301,22 +416,9 @@ fn take_reaper(helper: &Path, cgroup_limits: bool, deadline: Instant) -> io::Res
             }
             continue;
         }
-        // Each caller that finds the pool empty asks for one reaper (whoever
-        // takes it), and the pool is kept at SPARE idle or coming beyond that.
         let asked = asked_of.as_ref().is_some_and(|socket| Arc::ptr_eq(socket, &connection.socket));
-        let own = usize::from(connection.idle.is_empty() && !asked);
-        let spare = SPARE.saturating_sub(connection.idle.len().saturating_sub(1 - own) + connection.coming);
-        let count = own + spare;
-        let tell = cgroup_limits && !connection.told_cgroup_limits;
-        if count > 0 || tell {
-            let request = Request::Reapers { count: count as u16, cgroup_limits };
-            if socket::send(&connection.socket, &request.encode(), &[], true).is_ok() {
-                connection.coming += count;
-                connection.told_cgroup_limits |= cgroup_limits;
-                if own == 1 {
-                    asked_of = Some(Arc::clone(&connection.socket));
-                }
-            }
+        if connection.top_up(connection.idle.is_empty() && !asked, cgroup_limits) {
+            asked_of = Some(Arc::clone(&connection.socket));
         }
         if let Some(reaper) = connection.idle.pop() {
             return Ok(reaper);
@@ -333,6 +435,28 @@ fn take_reaper(helper: &Path, cgroup_limits: bool, deadline: Instant) -> io::Res
 }
 
 impl Connection {
+    /// Asks the supervisor for reapers before a caller takes one: one of its
+    /// own for a caller that found the pool empty (`empty_handed`; whoever
+    /// takes it), and as many as keep [`SPARE`] idle or coming beyond that;
+    /// tells it first that commands have cgroup limits. Returns whether the
+    /// caller's own was asked for.
+    fn top_up(&mut self, empty_handed: bool, cgroup_limits: bool) -> bool {
+        let own = usize::from(empty_handed);
+        let spare = SPARE.saturating_sub(self.idle.len().saturating_sub(1 - own) + self.coming);
+        let count = own + spare;
+        let tell = cgroup_limits && !self.told_cgroup_limits;
+        if count == 0 && !tell {
+            return false;
+        }
+        let request = Request::Reapers { count: count as u16, cgroup_limits };
+        if socket::send(&self.socket, &request.encode(), &[], true).is_err() {
+            return false;
+        }
+        self.coming += count;
+        self.told_cgroup_limits |= cgroup_limits;
+        own == 1
+    }
+
     /// Takes every reaper the supervisor handed over into the pool.
     /// Returns `false` when the supervisor's socket ended.
     fn collect_handouts(&mut self) -> bool {
@@ -386,19 +510,34 @@ fn start(
     for chunk in spec[first..].chunks(CHUNK) {
         send_within(link, chunk, &[], deadline, &nudge).map_err(lost)?;
     }
+    loop {
+        ready(link.as_raw_fd(), libc::POLLIN, deadline, &nudge).map_err(lost)?;
+        if let Some(answered) = answer(link, id)? {
+            return Ok(answered);
+        }
+    }
+}
+
+/// Reads `reaper`'s answer to start order `id` without waiting: `None` while
+/// none has come; else the command's own pid, or `None` when the command
+/// killed its reaper before that answered (see [`start`]).
+fn answer(link: &OwnedFd, id: u64) -> Result<Option<Option<u32>>, Failure> {
     let mut buf = [0; MESSAGE_LEN];
     let gone = || Failure::Lost(io::Error::other("the reaper ended before it took the command"));
     loop {
-        ready(link.as_raw_fd(), libc::POLLIN, deadline, &nudge).map_err(lost)?;
-        let peeked = socket::peek(link.as_raw_fd(), &mut buf).map_err(Failure::Lost)?;
-        let Some(len) = peeked else { return Err(gone()) };
+        let len = match socket::peek(link.as_raw_fd(), &mut buf, true) {
+            Ok(Some(len)) => len,
+            Ok(None) => return Err(gone()),
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+            Err(error) => return Err(Failure::Lost(error)),
+        };
         let report = Report::decode(&buf[..len]);
         if !matches!(report, Some(Report::Exited { id: of, .. }) if of == id) {
             // Taken; this command's exit report stays for the exit watch.
             socket::receive(link.as_raw_fd(), &mut buf, false).map_err(Failure::Lost)?;
         }
         match report {
-            Some(Report::Started { id: of, command }) if of == id => return Ok(Some(command)),
+            Some(Report::Started { id: of, command }) if of == id => return Ok(Some(Some(command))),
             Some(Report::Failed { id: of, errno }) if of == id => {
                 return Err(Failure::Refused(io::Error::from_raw_os_error(errno), true))
             }
@@ -406,7 +545,7 @@ fn start(
             // answered: its command killed it (it may, at once), and the
             // supervisor ended what was left. The command started; its own
             // pid is unknown.
-            Some(Report::Exited { id: of, .. }) if of == id => return Ok(None),
+            Some(Report::Exited { id: of, .. }) if of == id => return Ok(Some(None)),
             // A report of an earlier command, sent again by the supervisor.
             _ => {}
         }
@@ -510,6 +649,12 @@ pub(crate) fn read_exit(link: &Link, nonblocking: bool) -> io::Result<Option<Exi
 pub(crate) fn controllers(helper: &Path) -> io::Result<Mechanisms> {
     connect(helper)?;
     Ok(lock(&CONNECTION).as_ref().map(|running| running.controllers).unwrap_or_default())
+}
+
+/// The cgroup controllers of the running supervisor's command leaves,
+/// waiting for nothing: `None` when none runs or the pool is busy.
+pub(crate) fn try_controllers() -> Option<Mechanisms> {
+    try_lock(&CONNECTION)?.as_ref().map(|running| running.controllers)
 }
 
 /// The supervisor's socket, starting the supervisor when none runs.
