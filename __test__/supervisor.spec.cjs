@@ -42,6 +42,26 @@ function pidsIn(dir) {
 }
 
 supervised.describe('the supervisor', () => {
+  // A fresh host's pool is nearly empty: most of a burst's starts wait for a
+  // reaper to be handed over, and another start may take that handout into
+  // the pool first; the waiter must still find it there. Several hosts at
+  // once, for the contention that makes the race likely.
+  it('fresh hosts that each start a burst of commands at once get every one started', async () => {
+    const hosts = Array.from({ length: 8 }, () => new Promise((resolve) => {
+      const child = spawn(process.execPath, [path.join(FIXTURES, 'exec-interleave.cjs'), ROOT], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+      let stdout = ''
+      let stderr = ''
+      child.stdout.on('data', (chunk) => (stdout += chunk))
+      child.stderr.on('data', (chunk) => (stderr += chunk))
+      child.on('close', (status) => resolve({ status, stdout, stderr }))
+    }))
+    for (const { status, stdout, stderr } of await Promise.all(hosts)) {
+      expect(stderr).toBe('')
+      expect(status).toBe(0)
+      expect(lastJsonLine(stdout).map((result) => result.exitCode)).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 0])
+    }
+  }, 60_000)
+
   it('a command sees no descriptor but 0, 1 and 2', async () => {
     // `; true`: sh would otherwise exec ls, whose own directory handle is 3.
     const result = await (await execute({ command: 'ls /proc/$$/fd; true' })).result()

@@ -181,6 +181,11 @@ const ATTEMPTS: usize = 8;
 /// have stopped them. An answer normally takes well under a millisecond.
 const NUDGE_EVERY: Duration = Duration::from_millis(50);
 
+/// How long a caller waiting for a handout sleeps before it looks at the
+/// pool again: a handout meant for it may have been collected by another
+/// caller. A reaper is made in about a millisecond.
+const RECHECK_EVERY: Duration = Duration::from_millis(2);
+
 /// How long a spawn waits in all for its command to start (and a new
 /// supervisor for its hello) before it fails with `TimedOut`: the host's
 /// thread never waits without end on a process that a command can reach.
@@ -313,10 +318,7 @@ impl Ordered {
             if left.is_zero() {
                 drop(readable);
                 let _ = socket::send(&reaper.socket, &Order::Kill { id }.encode(), &[], true);
-                let waited = ANSWER_DEADLINE.as_secs();
-                let message =
-                    format!("the reaper did not start the command within {waited} s: a command may keep it stopped");
-                return Err(io::Error::new(io::ErrorKind::TimedOut, message));
+                return Err(timed_out());
             }
             let Ok(ready) = tokio::time::timeout(left.min(NUDGE_EVERY), readable.readable()).await else {
                 reaper.wake();
@@ -401,6 +403,7 @@ fn stdio_ends(stdio: StdioPlan, pty: Option<&crate::process::terminal::Pty>) -> 
 fn take_reaper(helper: &Path, cgroup_limits: bool, deadline: Instant) -> io::Result<Reaper> {
     // The supervisor this call asked for a reaper of its own, if it did.
     let mut asked_of: Option<Arc<OwnedFd>> = None;
+    let mut last_nudge = Instant::now();
     loop {
         let mut guard = lock(&CONNECTION);
         if guard.is_none() {
@@ -425,12 +428,23 @@ fn take_reaper(helper: &Path, cgroup_limits: bool, deadline: Instant) -> io::Res
         }
         let socket = Arc::clone(&connection.socket);
         drop(guard);
-        let nudge = || {
+        // Woken by a handout, or after RECHECK_EVERY: another caller may
+        // have collected this one's handout into the pool meanwhile, and the
+        // socket then stays quiet.
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(timed_out());
+        }
+        let mut poll = libc::pollfd { fd: socket.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        let millis = left.min(RECHECK_EVERY).as_millis().max(1) as libc::c_int;
+        // SAFETY: one valid pollfd.
+        unsafe { libc::poll(&mut poll, 1, millis) };
+        if last_nudge.elapsed() >= NUDGE_EVERY {
+            last_nudge = Instant::now();
             if let Some(running) = lock(&CONNECTION).as_ref().filter(|running| Arc::ptr_eq(&running.socket, &socket)) {
                 wake(running);
             }
-        };
-        ready(socket.as_raw_fd(), libc::POLLIN, deadline, &nudge)?;
+        }
     }
 }
 
@@ -571,10 +585,7 @@ fn ready(fd: RawFd, events: libc::c_short, deadline: Instant, nudge: &dyn Fn()) 
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            let waited = ANSWER_DEADLINE.as_secs();
-            let message =
-                format!("the supervisor did not start the command within {waited} s: a command may keep it stopped");
-            return Err(io::Error::new(io::ErrorKind::TimedOut, message));
+            return Err(timed_out());
         }
         let mut poll = libc::pollfd { fd, events, revents: 0 };
         let millis = left.min(NUDGE_EVERY).as_millis().max(1) as libc::c_int;
@@ -590,6 +601,13 @@ fn ready(fd: RawFd, events: libc::c_short, deadline: Instant, nudge: &dyn Fn()) 
             }
         }
     }
+}
+
+/// A start that got no answer within [`ANSWER_DEADLINE`].
+fn timed_out() -> io::Error {
+    let waited = ANSWER_DEADLINE.as_secs();
+    let message = format!("the supervisor did not start the command within {waited} s: a command may keep it stopped");
+    io::Error::new(io::ErrorKind::TimedOut, message)
 }
 
 /// Passes `ask` on to command `id`'s reaper, continued first in case a
