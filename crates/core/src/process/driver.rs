@@ -34,17 +34,19 @@ pub fn spawn(spec: ProcessSpec) -> Result<Process, ExecError> {
     supervise::start(spawn::start(spec)?, &runtime)
 }
 
-/// [`spawn`] for async callers. A spawn holds its thread until the child has
-/// exec'd, which takes milliseconds once hundreds of children compete for
-/// the CPU; on a runtime worker that stalls every other task on it (behind a
-/// burst of 500 spawns, registry collections of other executions waited
-/// seconds, eating into their deadline, and timers fired late). So the spawn
-/// runs on the blocking pool, at most one per CPU at a time: more would not
-/// start children any faster, only contend for the kernel's locks. Must be
-/// awaited inside a tokio runtime, as for [`spawn`].
+/// [`spawn`] for async callers. Under the supervisor with a reaper idle, the
+/// start order goes out from the calling task and the reaper's answer is
+/// awaited as an event, holding no thread. Otherwise the spawn holds its
+/// thread until the child has exec'd (or a reaper is handed over), which
+/// takes milliseconds once hundreds of children compete for the CPU; on a
+/// runtime worker that stalls every other task on it (behind a burst of 500
+/// spawns, registry collections of other executions waited seconds, eating
+/// into their deadline, and timers fired late). So that spawn runs on the
+/// blocking pool, at most one per CPU at a time: more would not start
+/// children any faster, only contend for the kernel's locks. Must be awaited
+/// inside a tokio runtime, as for [`spawn`].
 pub async fn spawn_async(spec: ProcessSpec) -> Result<Process, ExecError> {
-    // With a reaper idle, the order goes out from here and its answer is
-    // awaited as an event: no thread waits, and none is woken on the way.
+    // No thread is woken on the way to the reaper, and none waits for it.
     let spec = match spawn::order(spec)? {
         Ok(ordered) => match ordered.started().await? {
             Ok(started) => return supervise::start(started, &Handle::current()),
