@@ -35,6 +35,7 @@
 //! seen (see docs/process.md).
 
 use std::cell::{Cell, OnceCell, RefCell};
+use std::collections::HashMap;
 use std::ffi::CString;
 use std::fs;
 use std::io;
@@ -78,6 +79,11 @@ pub(crate) struct Leaf {
     /// kept as long as the leaf: closing one waits for the kernel's RCU grace
     /// period (milliseconds), which would fall on the reaper's next command.
     inotify: OnceCell<Option<Rc<OwnedFd>>>,
+    /// Each limit file the leaf's commands have had, by path, open for
+    /// reading and watched from the first command that had it to the leaf's
+    /// end (`None`: the file does not exist): a command then pays one read
+    /// per file, not a path walk to watch, open and close it.
+    limit_files: RefCell<HashMap<PathBuf, Option<Rc<LimitFile>>>>,
 }
 
 /// The files through which a leaf's limits are set and its counters read,
@@ -168,6 +174,7 @@ impl Cgroups {
             controls: Controls::default(),
             guard: RefCell::new(None),
             inotify: OnceCell::new(),
+            limit_files: RefCell::default(),
         })
     }
 
@@ -309,7 +316,7 @@ impl Leaf {
             // SAFETY: just made, owned by no one else.
             (fd >= 0).then(|| Rc::new(unsafe { OwnedFd::from_raw_fd(fd) }))
         });
-        *self.guard.borrow_mut() = Some(Guard::new(&self.limit_files(limits), inotify.clone()));
+        *self.guard.borrow_mut() = Some(Guard::new(self.limit_files(limits, inotify.as_deref()), inotify.clone()));
         Ok(())
     }
 
@@ -347,10 +354,14 @@ impl Leaf {
     }
 
     /// The files that hold `limits` here, each with the file of its peak use.
-    fn limit_files(&self, limits: &Limits) -> Vec<LimitFile> {
+    fn limit_files(&self, limits: &Limits, inotify: Option<&OwnedFd>) -> Vec<Rc<LimitFile>> {
         let mut files = Vec::new();
+        let mut known = self.limit_files.borrow_mut();
         let mut add = |limit, directory: &Path, file: &str, peak: &str| {
-            files.push(LimitFile { limit, path: directory.join(file), peak: directory.join(peak) })
+            let path = directory.join(file);
+            let opened =
+                known.entry(path).or_insert_with_key(|path| LimitFile::open(limit, path, &directory.join(peak)));
+            files.extend(opened.clone());
         };
         if limits.memory_bytes.is_some() {
             match (self.controllers.memory, &self.v1_memory) {
@@ -372,8 +383,11 @@ impl Leaf {
                 _ => {}
             }
         }
-        // Absent without swap accounting, or on kernels without the file.
-        files.retain(|file| file.path.exists());
+        if let Some(inotify) = inotify {
+            for file in &files {
+                file.watch(inotify);
+            }
+        }
         files
     }
 
@@ -439,15 +453,41 @@ impl Leaf {
 /// A file that holds a limit, and the file of the use it capped.
 struct LimitFile {
     limit: Limit,
+    /// The file, open for reading: a control file reads whole from offset
+    /// 0, each time.
+    value: fs::File,
     path: PathBuf,
     /// `memory.peak`, `pids.peak`, v1's `memory.max_usage_in_bytes`: absent
     /// on older kernels.
-    peak: PathBuf,
+    peak: Option<fs::File>,
+    /// Its inotify watch once made (the leaf's instance keeps it), or -1.
+    watch: Cell<libc::c_int>,
 }
 
 impl LimitFile {
-    fn copy(&self) -> Self {
-        Self { limit: self.limit, path: self.path.clone(), peak: self.peak.clone() }
+    /// The limit file at `path` with its `peak`, open; `None` when it does not
+    /// exist (a swap limit without swap accounting, a kernel without it).
+    fn open(limit: Limit, path: &Path, peak: &Path) -> Option<Rc<Self>> {
+        let value = fs::File::open(path).ok()?;
+        let peak = fs::File::open(peak).ok();
+        Some(Rc::new(Self { limit, value, path: path.to_owned(), peak, watch: Cell::new(-1) }))
+    }
+
+    /// Watches the file for writes through `inotify`, unless it is already.
+    fn watch(&self, inotify: &OwnedFd) {
+        if self.watch.get() < 0 {
+            self.watch.set(watch_writes(inotify, &self.path));
+        }
+    }
+
+    /// Its value now.
+    fn read(&self) -> Option<u64> {
+        read_limit(&self.value)
+    }
+
+    /// Its peak use now.
+    fn peak(&self) -> Option<u64> {
+        self.peak.as_ref().and_then(read_limit)
     }
 }
 
@@ -469,13 +509,12 @@ impl Guard {
     /// Watches `files` as they are now, through the leaf's `inotify`: the
     /// events queued so far (the reaper's own writes, lifting the last
     /// command's limits and setting these) are read and dropped first.
-    fn new(files: &[LimitFile], inotify: Option<Rc<OwnedFd>>) -> Self {
+    fn new(files: Vec<Rc<LimitFile>>, inotify: Option<Rc<OwnedFd>>) -> Self {
         let files = files
-            .iter()
+            .into_iter()
             .map(|file| {
-                // Watching a file watched already gives its watch again.
-                let watch = inotify.as_ref().map_or(-1, |inotify| watch_writes(inotify, &file.path));
-                Watched { file: file.copy(), watch, value: read_limit(&file.path), peak: read_limit(&file.peak) }
+                let (value, peak) = (file.read(), file.peak());
+                Watched { file, value, peak }
             })
             .collect();
         if let Some(inotify) = &inotify {
@@ -492,9 +531,10 @@ impl Guard {
         let mut tampered = self.seen.get();
         let written = self.inotify.as_deref().map(written_watches).unwrap_or_default();
         let overflowed = written.contains(&-1);
-        for Watched { file, watch, value, peak } in &self.files {
-            let changed = read_limit(&file.path) != *value;
-            let past = match (value, read_limit(&file.peak)) {
+        for Watched { file, value, peak } in &self.files {
+            let watch = file.watch.get();
+            let changed = file.read() != *value;
+            let past = match (value, file.peak()) {
                 (Some(limit), Some(now)) => {
                     // The kernel may charge a dying task's memory a little
                     // past the limit; a lifted limit lets far more through.
@@ -505,7 +545,7 @@ impl Guard {
                 }
                 _ => false,
             };
-            if *watch >= 0 && written.contains(watch) || overflowed || changed || past {
+            if watch >= 0 && written.contains(&watch) || overflowed || changed || past {
                 tampered.insert(file.limit);
             }
         }
@@ -516,9 +556,7 @@ impl Guard {
 
 /// One limit file under watch, as it was once the reaper set it.
 struct Watched {
-    file: LimitFile,
-    /// Its inotify watch, or -1.
-    watch: libc::c_int,
+    file: Rc<LimitFile>,
     /// Its value read back.
     value: Option<u64>,
     /// Its peak use then.
@@ -562,9 +600,10 @@ fn written_watches(inotify: &OwnedFd) -> Vec<libc::c_int> {
 }
 
 /// A limit file's value (`max` for none), or `None` when it cannot be read.
-fn read_limit(path: &Path) -> Option<u64> {
-    let text = fs::read_to_string(path).ok()?;
-    match text.trim() {
+fn read_limit(file: &fs::File) -> Option<u64> {
+    let mut buf = [0; 64];
+    let len = file.read_at(&mut buf, 0).ok()?;
+    match std::str::from_utf8(&buf[..len]).ok()?.trim() {
         "max" => Some(u64::MAX),
         value => value.parse().ok(),
     }
@@ -867,6 +906,7 @@ mod tests {
             controls: Controls::default(),
             guard: RefCell::new(None),
             inotify: OnceCell::new(),
+            limit_files: RefCell::default(),
         };
         (leaf, dir)
     }
@@ -921,7 +961,7 @@ mod tests {
     fn without_its_watch_a_leaf_still_reports_a_value_changed_by_the_end_or_use_past_the_limit() {
         let (leaf, dir) = leaf_over_files("v2-unwatched", true, &V2_FILES);
         leaf.apply(&limits(), false).unwrap();
-        // As where the user's inotify instances ran out.
+        // As where the user's inotify instances ran out (no instance: no watch is read).
         let guard = leaf.guard.borrow();
         let guard = guard.as_ref().unwrap();
         let tampered = || {
@@ -930,7 +970,7 @@ mod tests {
                 files: guard
                     .files
                     .iter()
-                    .map(|watched| Watched { file: watched.file.copy(), watch: -1, ..*watched })
+                    .map(|watched| Watched { file: Rc::clone(&watched.file), ..*watched })
                     .collect(),
                 seen: Cell::new(LimitSet::default()),
             };

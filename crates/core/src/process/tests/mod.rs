@@ -79,11 +79,14 @@ async fn assert_stops(pid: i32) {
 /// Whether anything of the command that led group `pgid` is left: a
 /// member of its group, or its leader. Under the supervisor the leader is
 /// the command's reaper, which lives on to take the next command (it runs
-/// the supervisor's program); it does not count.
+/// the supervisor's program); it does not count. A leader already reaped
+/// leaves only the other members to ask about: the group's `kill -0` would
+/// count its zombies too, which a subreaper may not have reaped yet.
 fn group_left(pgid: u32) -> bool {
-    let leader_is_reaper = fs::read_to_string(format!("/proc/{pgid}/comm"))
-        .is_ok_and(|comm| crate::supervisor::PROGRAM_NAME.starts_with(comm.trim_end()));
-    let leader_left = !leader_is_reaper && alive(-(pgid as i32));
+    let leader_left = match fs::read_to_string(format!("/proc/{pgid}/comm")) {
+        Ok(comm) => !crate::supervisor::PROGRAM_NAME.starts_with(comm.trim_end()) && alive(-(pgid as i32)),
+        Err(_) => false,
+    };
     leader_left || crate::process::platform::group_has_live_members(pgid)
 }
 
