@@ -353,7 +353,8 @@ impl Leaf {
         Ok(())
     }
 
-    /// The files that hold `limits` here, each with the file of its peak use.
+    /// The files that hold `limits` here, each with the file of its peak use,
+    /// open and (with `inotify`) watched for writes, made so at their first use.
     fn limit_files(&self, limits: &Limits, inotify: Option<&OwnedFd>) -> Vec<Rc<LimitFile>> {
         let mut files = Vec::new();
         let mut known = self.limit_files.borrow_mut();
@@ -513,7 +514,11 @@ impl Guard {
         let files = files
             .into_iter()
             .map(|file| {
-                let (value, peak) = (file.read(), file.peak());
+                // A file whose watch is read holds, unwritten, what was set
+                // to the end: only an unwatched one is read back now.
+                let watched = inotify.is_some() && file.watch.get() >= 0;
+                let value = (!watched).then(|| file.read());
+                let peak = file.peak();
                 Watched { file, value, peak }
             })
             .collect();
@@ -533,7 +538,11 @@ impl Guard {
         let overflowed = written.contains(&-1);
         for Watched { file, value, peak } in &self.files {
             let watch = file.watch.get();
-            let changed = file.read() != *value;
+            let read = file.read();
+            let (changed, value) = match value {
+                Some(set) => (read != *set, set),
+                None => (false, &read),
+            };
             let past = match (value, file.peak()) {
                 (Some(limit), Some(now)) => {
                     // The kernel may charge a dying task's memory a little
@@ -557,8 +566,9 @@ impl Guard {
 /// One limit file under watch, as it was once the reaper set it.
 struct Watched {
     file: Rc<LimitFile>,
-    /// Its value read back.
-    value: Option<u64>,
+    /// Its value read back, for a file without a watch; `None` for one
+    /// whose watch tells whether it was written.
+    value: Option<Option<u64>>,
     /// Its peak use then.
     peak: Option<u64>,
 }
@@ -960,8 +970,9 @@ mod tests {
     #[test]
     fn without_its_watch_a_leaf_still_reports_a_value_changed_by_the_end_or_use_past_the_limit() {
         let (leaf, dir) = leaf_over_files("v2-unwatched", true, &V2_FILES);
+        // As where the user's inotify instances ran out.
+        leaf.inotify.set(None).unwrap();
         leaf.apply(&limits(), false).unwrap();
-        // As where the user's inotify instances ran out (no instance: no watch is read).
         let guard = leaf.guard.borrow();
         let guard = guard.as_ref().unwrap();
         let tampered = || {

@@ -35,7 +35,7 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError, Weak};
 use std::time::{Duration, Instant};
 
 use tokio::io::unix::AsyncFd;
@@ -45,7 +45,7 @@ use super::linux::pidfd_open;
 use super::{SpawnRequest, StdioPlan};
 use crate::limits::Mechanisms;
 use crate::process::exit::Exit;
-use crate::process::sync::{lock, try_lock};
+use crate::process::sync::lock;
 use crate::supervisor::protocol::{
     Ask, Handout, Hello, LaunchSpec, Order, ProtocolMismatch, Report, Request, CHUNK, MESSAGE_LEN, PROTOCOL_VERSION,
 };
@@ -600,6 +600,17 @@ fn ready(fd: RawFd, events: libc::c_short, deadline: Instant, nudge: &dyn Fn()) 
                 }
             }
         }
+    }
+}
+
+/// Locks the pool if no one holds it, ignoring poisoning as
+/// [`lock`] does: `None` when it is held (a supervisor being started holds it
+/// for seconds, and a start that may not wait goes another way).
+fn try_lock<T>(mutex: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+    match mutex.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
     }
 }
 
