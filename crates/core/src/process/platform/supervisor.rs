@@ -289,12 +289,8 @@ pub(crate) fn order(request: &SpawnRequest) -> io::Result<Option<Ordered>> {
     let order = [&Order::Start { id }.encode()[..], &launch].concat();
     match socket::send(&reaper.socket, &order, &remote.each_ref().map(AsRawFd::as_raw_fd), true) {
         Ok(()) => Ok(Some(Ordered { reaper, id, host_ends })),
-        // An idle reaper's socket has room: this one is not reading.
-        Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
-            drop(reaper);
-            Ok(None)
-        }
-        // Dead: the pool hears of that only now.
+        // Dead (the pool hears of that only now), or not reading (an idle
+        // reaper's socket has room): let go, its socket closed.
         Err(_) => Ok(None),
     }
 }
@@ -316,7 +312,6 @@ impl Ordered {
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             if left.is_zero() {
-                drop(readable);
                 let _ = socket::send(&reaper.socket, &Order::Kill { id }.encode(), &[], true);
                 return Err(timed_out());
             }
