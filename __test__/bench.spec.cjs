@@ -102,8 +102,8 @@ posix.describe('npm run bench (quick mode)', () => {
       expect(ours.oursOverThis).toBe(1)
       for (const entry of row.contenders) {
         if (entry.skipped !== undefined) {
-          // Only the floor may be missing (no cargo, or not built yet).
-          expect(['rust-floor', 'floor-2-threads']).toContain(entry.id)
+          // Only the floor and its model may be missing (no cargo, or not built yet).
+          expect(['rust-floor', 'floor-2-threads', 'helper-model']).toContain(entry.id)
           expect(typeof entry.skipped).toBe('string')
           continue
         }
@@ -119,7 +119,7 @@ posix.describe('npm run bench (quick mode)', () => {
   it('pairs each row with its alternatives', () => {
     const ids = (rowId) => results.rows.find((row) => row.id === rowId).contenders.map((entry) => entry.id)
     for (const rowId of ['spawn-true/default', 'spawn-bash/default', 'spawn-true/grown', 'spawn-bash/grown']) {
-      expect(ids(rowId)).toEqual(['execute', 'child_process', 'execa', 'rust-floor'])
+      expect(ids(rowId)).toEqual(['execute', 'child_process', 'execa', 'rust-floor', 'helper-model'])
     }
     for (const count of [1, 10, 50]) expect(ids(`collect/${count}`)).toEqual(['native', 'plain-js'])
     expect(ids('collect-async/10')).toEqual(['native', 'plain-js'])
@@ -152,5 +152,15 @@ posix.describe('npm run bench (quick mode)', () => {
     // The supervisor runs on Linux: its resident set is read there.
     const rss = results.targets.find((target) => target.row === 'supervisor')
     expect(rss.value === null).toBe(process.platform !== 'linux')
+  })
+
+  it('puts the model of a helper design beside the floor in each spawn row', () => {
+    const floorBuilt = results.floor.binary !== undefined
+    expect(results.models.map((model) => model.row)).toEqual(['spawn-true/default', 'spawn-bash/default', 'spawn-true/grown', 'spawn-bash/grown'])
+    for (const model of results.models) {
+      if (floorBuilt) expect(isNumber(model.modelOverFloor)).toBe(true)
+      else expect(model.modelOverFloor).toBeNull()
+    }
+    expect(run.stdout).toContain('model ÷ floor')
   })
 })

@@ -11,7 +11,8 @@
 //
 // Rows:
 //  1. spawn and wait for /bin/true   — execute() + result() vs child_process vs execa vs the floor
-//     (posix_spawn + waitpid from one thread)
+//     (posix_spawn + waitpid from one thread) vs the model (the floor in a
+//     waiting helper, ordered over a pipe: the least any helper design costs)
 //  2. bash -c true                    — the same, through the default shell
 //  3. collect() with 1/10/50 contributors vs a plain-JS registry (plain-registry.mjs),
 //     and collectAsync() with 10 vs the same registry awaiting each answer;
@@ -168,6 +169,13 @@ function spawnContenders(kind, floor) {
           external: (n) => floor.run(n, floorArgv),
         }
       : { id: 'rust-floor', label: 'floor (skipped)', skipped: floor.note },
+    floor.binary
+      ? {
+          id: 'helper-model',
+          label: 'model: the floor in a waiting helper, ordered and answered over a pipe from this process',
+          fn: floor.helper(floorArgv),
+        }
+      : { id: 'helper-model', label: 'model (skipped)', skipped: floor.note },
   ]
 }
 
@@ -270,8 +278,40 @@ function prepareFloor() {
       if (result.status !== 0) throw new Error(`spawn_floor failed: ${result.stderr}`)
       return JSON.parse(result.stdout).samples_ns.map((ns) => ns / 1e6)
     },
+    /**
+     * The least any design with a waiting helper process costs from Node: a
+     * function that orders one spawn and wait of `floorArgv` from the floor
+     * binary serving on its stdio pipes (`--serve`), resolving at its answer.
+     * One helper per program, started on first use, ended at the end of the run.
+     */
+    helper: (floorArgv) => {
+      const key = floorArgv.join('\0')
+      let helper = helpers.get(key)
+      if (!helper) {
+        const child = cpSpawn(binary, ['--serve', ...floorArgv], { stdio: ['pipe', 'pipe', 'inherit'] })
+        const waiting = []
+        child.stdout.on('data', (answers) => {
+          for (let i = 0; i < answers.length; i++) waiting.shift()()
+        })
+        child.on('exit', (code, signal) => {
+          if (waiting.length > 0) throw new Error(`spawn_floor --serve ended (${signal ?? code}) with orders unanswered`)
+        })
+        helper = Object.assign(
+          () =>
+            new Promise((answered) => {
+              waiting.push(answered)
+              child.stdin.write('x')
+            }),
+          { end: () => child.stdin.end() },
+        )
+        helpers.set(key, helper)
+      }
+      return helper
+    },
   }
 }
+/** Helpers serving the floor, by program (see prepareFloor's `helper`); ended at EOF on their stdin. */
+const helpers = new Map()
 
 // ---------------------------------------------------------------------------
 // Heap growth: ~1 GiB of live, distinct one-byte strings of 512 KiB each
@@ -899,6 +939,17 @@ async function main() {
       met: throughputOurs ? throughputOurs.rssGrowthMiB.max < 32 : null,
     },
   ]
+  // What the least helper design reaches in the same rows: a target below
+  // it is below what any design with a waiting helper can reach here.
+  const modelOverFloor = (rowId) => {
+    const model = pick(rowId, 'helper-model')?.median
+    const floorMedian = pick(rowId, 'rust-floor')?.median
+    return model && floorMedian ? model / floorMedian : null
+  }
+  const models = ['spawn-true/default', 'spawn-bash/default', 'spawn-true/grown', 'spawn-bash/grown'].map((row) => ({
+    row,
+    modelOverFloor: modelOverFloor(row),
+  }))
   const rssTarget = targets.find((t) => t.name.startsWith('throughput: RSS'))
   if (throughputCp) rssTarget.childProcessRssGrowthMiB = throughputCp.rssGrowthMiB
 
@@ -927,6 +978,7 @@ async function main() {
         'Each round runs every contender for perRound iterations (one tinybench Bench per contender and round, no per-Bench warmup), the order rotating each round; one whole warmup round is discarded. Medians over the pooled samples.',
       ratio: 'oursOverThis = median(ours) / median(this contender); below 1 means ours is faster.',
       floor: 'crates/core/examples/spawn_floor.rs, built with cargo --release: posix_spawn + waitpid called directly, each timed inside its own process (samples_ns), from one thread, or for the concurrent row a batch of 64 from two threads timed as one; run in the same rounds as the Node contenders.',
+      model: 'The same binary serving (--serve): one byte written from this process to its stdin, one posix_spawn + waitpid, one byte back on its stdout, awaited as a libuv read. What a design with a waiting helper costs at least, with no environment, spec, output or containment.',
       heap: `After the default-heap rows, ${SIZE.heapMiB} MiB of distinct 512 KiB one-byte strings are kept referenced (run under --max-old-space-size=4096).`,
       throughput:
         'Each run is a fresh node process (bench/throughput-child.mjs) alternating contenders; time from the call to the result; RSS growth = VmHWM (peak, reset through /proc/self/clear_refs after a 1 MiB warmup) minus VmRSS before the run.',
@@ -938,10 +990,12 @@ async function main() {
     floor: floor.binary ? { binary: path.relative(ROOT, floor.binary) } : { skipped: floor.note },
     rows,
     targets,
+    models,
   }
   fs.mkdirSync(path.dirname(OUTPUT), { recursive: true })
   fs.writeFileSync(OUTPUT, `${JSON.stringify(results, null, 1)}\n`)
 
+  for (const helper of helpers.values()) helper.end()
   printTables(results)
   log(`done in ${results.durationSeconds.toFixed(0)} s; raw numbers in ${path.relative(process.cwd(), OUTPUT) || OUTPUT}`)
 }
@@ -984,6 +1038,13 @@ function printTables(results) {
         t.value === null ? '—' : t.name.includes('RSS') ? `${t.value.toFixed(1)} MiB` : `${t.value.toFixed(2)}×`,
         t.met === null ? 'n/a' : t.met ? 'yes' : 'NO',
       ]),
+    ),
+  )
+  console.log('\nThe model (the floor in a waiting helper, ordered from this process) against the floor')
+  console.log(
+    table(
+      ['row', 'model ÷ floor'],
+      results.models.map((m) => [m.row, m.modelOverFloor === null ? '—' : `${m.modelOverFloor.toFixed(2)}×`]),
     ),
   )
   if (process.env.BENCH_MARKDOWN) {

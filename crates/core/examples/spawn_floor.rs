@@ -9,9 +9,15 @@
 //!   and wait at a time, each timed on its own (defaults: 200, `/bin/true`);
 //! - `spawn_floor --batch B --threads T [iterations] [program [args...]]`:
 //!   each iteration starts `B` processes from `T` threads at once (each
-//!   thread spawns its share, then waits for it), timed as one wall time.
+//!   thread spawns its share, then waits for it), timed as one wall time;
+//! - `spawn_floor --serve [program [args...]]`: the least a design with a
+//!   waiting helper process can cost its host. For each byte read on stdin,
+//!   one spawn and wait, then one byte written to stdout; ends at EOF. The
+//!   bench orders it from Node over its stdio pipes, measuring one order,
+//!   spawn, wait and answer as a command through a helper, with nothing
+//!   else: no environment, spec, output or containment.
 //!
-//! Prints one JSON line: `{"program":…,"args":[…],"iterations":n,"batch":b,"threads":t,"samples_ns":[…],"median_ns":…}`.
+//! Prints one JSON line (not in `--serve`): `{"program":…,"args":[…],"iterations":n,"batch":b,"threads":t,"samples_ns":[…],"median_ns":…}`.
 //!
 //! POSIX only: the bench leaves the floor out elsewhere.
 #![cfg_attr(not(unix), allow(unused))]
@@ -86,9 +92,28 @@ fn wait(pid: libc::pid_t) {
     assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "pid {pid} ended with status {status}");
 }
 
+/// `--serve`: one spawn and wait per byte on stdin, each answered with one byte on stdout.
+#[cfg(unix)]
+fn serve(program: &Program) {
+    use std::io::{Read, Write};
+    let mut stdin = std::io::stdin().lock();
+    let mut stdout = std::io::stdout().lock();
+    let mut order = [0u8; 1];
+    while stdin.read(&mut order).is_ok_and(|read| read == 1) {
+        wait(program.spawn());
+        if stdout.write_all(&order).and_then(|()| stdout.flush()).is_err() {
+            return;
+        }
+    }
+}
+
 #[cfg(unix)]
 fn main() {
     let mut argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().is_some_and(|first| first == "--serve") {
+        let program_name = argv.get(1).cloned().unwrap_or_else(|| "/bin/true".to_owned());
+        return serve(&Program::new(&program_name, argv.get(2..).unwrap_or_default()));
+    }
     let mut option = |name: &str| {
         let at = argv.iter().position(|arg| arg == name)?;
         let value = argv.get(at + 1).map(|value| value.parse::<usize>().expect("a number after the option"));
