@@ -903,7 +903,7 @@ async function main() {
   /** A target on our own median (not a ratio): met when it is at most `limit`. */
   const absolute = (name, rowId, limit) => {
     const value = pick(rowId, 'execute')?.median ?? null
-    return { name, row: rowId, against: null, limit, value, met: value === null ? null : value <= limit }
+    return { name, row: rowId, against: null, unit: 'ms', limit, value, met: value === null ? null : value <= limit }
   }
   const throughputCp = pick('throughput', 'child_process')
   const throughputOurs = pick('throughput', 'execute')
@@ -1035,7 +1035,7 @@ function printTables(results) {
       ['target', 'measured', 'met'],
       results.targets.map((t) => [
         t.name,
-        t.value === null ? '—' : t.name.includes('RSS') ? `${t.value.toFixed(1)} MiB` : `${t.value.toFixed(2)}×`,
+        t.value === null ? '—' : t.name.includes('RSS') ? `${t.value.toFixed(1)} MiB` : t.unit === 'ms' ? formatMs(t.value) : `${t.value.toFixed(2)}×`,
         t.met === null ? 'n/a' : t.met ? 'yes' : 'NO',
       ]),
     ),
