@@ -39,10 +39,8 @@ mod sync;
 mod teardown;
 pub mod terminal;
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests;
-#[cfg(all(test, windows))]
-mod windows_tests;
 
 pub use driver::{spawn, spawn_async};
 pub use handle::{KillReason, Process};

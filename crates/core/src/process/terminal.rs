@@ -188,12 +188,12 @@ mod unix {
     /// In a child between fork and exec, with the slave on 0: a new session
     /// whose controlling terminal it is. Only async-signal-safe calls.
     pub(crate) fn become_session_leader_on_stdin() -> io::Result<()> {
-        // TIOCSCTTY, which the libc crate does not name on every system
-        // (the BSD value on macOS).
+        // `ioctl`'s request type differs: the libc crate gives macOS's
+        // TIOCSCTTY as a `u32`, where its `ioctl` takes a `c_ulong`.
         #[cfg(target_os = "linux")]
         const SET_CONTROLLING_TERMINAL: libc::Ioctl = libc::TIOCSCTTY;
         #[cfg(not(target_os = "linux"))]
-        const SET_CONTROLLING_TERMINAL: libc::c_ulong = 0x2000_7461;
+        const SET_CONTROLLING_TERMINAL: libc::c_ulong = libc::TIOCSCTTY as libc::c_ulong;
         // SAFETY: setsid and ioctl are async-signal-safe and touch only this process.
         unsafe {
             check(libc::setsid())?;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::*;
+use crate::process::*;
 
 /// Names what a copy of this test binary started as a child does.
 const CHILD_MODE: &str = "DSH_SHELL_ENV_TEST_CHILD";
@@ -86,7 +86,7 @@ fn child_mode() {
 
 /// The test harness's arguments that run [`child_mode`] alone.
 fn child_args() -> Vec<String> {
-    ["--ignored", "--exact", "process::windows_tests::child_mode", "--nocapture", "--test-threads=1"]
+    ["--ignored", "--exact", "process::tests::windows::child_mode", "--nocapture", "--test-threads=1"]
         .map(String::from)
         .into()
 }
