@@ -53,8 +53,8 @@ pub fn limit_mechanisms(env: &Env, limits: Option<Unknown>) -> Result<Vec<LimitM
         None => Limits::default(),
         Some(limits) => {
             let field = Field::named(env, Kind::Spec, limits.raw(), "limits");
-            let numbers = read_limits(&field).map_err(|failure| failure.into_js(env))?;
-            Limits::from_numbers(numbers).map_err(|error| Failure::from(error).into_js(env))?
+            let raw = read_limits(&field).map_err(|failure| failure.into_js(env))?;
+            Limits::try_from(raw).map_err(|error| Failure::from(error).into_js(env))?
         }
     };
     let controllers = process::limit_controllers().unwrap_or_default();

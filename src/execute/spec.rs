@@ -2,8 +2,9 @@
 //! `ExecRequest`, in a fixed order, so that the first bad field is the one
 //! reported.
 
-use dsh_shell_env_core::command::{self, CommandLine, ExecRequest, StdioRequest};
+use dsh_shell_env_core::command::{self, CommandLine, ExecRequest, RawTerminalSize, StdioRequest};
 use dsh_shell_env_core::environment::Inherit;
+use dsh_shell_env_core::limits::RawLimits;
 use napi::bindgen_prelude::*;
 use napi::ValueType;
 
@@ -72,7 +73,7 @@ pub(super) fn read_request(spec: &Field<'_>) -> Read<ExecRequest> {
                                 Some(cells) => cells.number("a number"),
                                 None => Err(terminal.field(name).invalid("must be a number (got undefined)")),
                             };
-                            Some((cells("rows")?, cells("cols")?))
+                            Some(RawTerminalSize { rows: cells("rows")?, cols: cells("cols")? })
                         }
                     },
                 }
@@ -90,15 +91,11 @@ pub(super) fn read_request(spec: &Field<'_>) -> Read<ExecRequest> {
 }
 
 /// A spec's `limits`: an options object of numbers, as given (the core checks them).
-pub(crate) fn read_limits(limits: &Field<'_>) -> Read<[Option<f64>; 5]> {
+pub(crate) fn read_limits(limits: &Field<'_>) -> Read<RawLimits> {
     limits.options_object("an object")?;
     let fields = limits.enumerable_names()?;
     command::check_fields("limits.", fields.iter().map(String::as_str), command::LIMIT_FIELDS)?;
-    let mut values = [None; 5];
-    for (value, name) in values.iter_mut().zip(command::LIMIT_FIELDS) {
-        *value = limits.optional_number(name)?;
-    }
-    Ok(values)
+    RawLimits::read(|name| limits.optional_number(name))
 }
 
 /// `dshEnv`: the managed variables, already collected.

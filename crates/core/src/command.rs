@@ -8,8 +8,8 @@ use std::time::Duration;
 use crate::environment::{build_environment_shared, EnvironmentSpec, Parent, Platform};
 use crate::error::ExecError;
 use crate::keys::PATH_KEY;
-use crate::limits::Limits;
 pub use crate::limits::LIMIT_FIELDS;
+use crate::limits::{Limits, RawLimits};
 use crate::process::terminal::TerminalSize;
 use crate::process::{
     check_spill_base, check_workdir, resolve_program, Input, Output, OutputLimits, ProcessSpec, Search, SpillPlace,
@@ -94,9 +94,8 @@ pub struct ExecRequest {
     pub stdio: StdioRequest,
     /// The environment layers on top of the parent environment.
     pub environment: EnvironmentSpec,
-    /// `limits`, as numbers given, in the order of [`LIMIT_FIELDS`] (checked
-    /// by [`plan`]).
-    pub limits: [Option<f64>; 5],
+    /// `limits`, as numbers given (checked by [`plan`]).
+    pub limits: RawLimits,
 }
 
 /// The `stdio` field of a request, as given (checked by [`plan`]).
@@ -110,7 +109,35 @@ pub struct StdioRequest {
     pub stderr: Option<String>,
     /// `{ rows, cols }`: run on a new pseudo-terminal of that size instead
     /// (the `ctx.subprocess` runtime's terminals), as numbers given.
-    pub terminal: Option<(f64, f64)>,
+    pub terminal: Option<RawTerminalSize>,
+}
+
+/// A spec's `stdio.terminal` as given: JS numbers, not yet checked. Checked
+/// into a [`TerminalSize`] by `try_from`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RawTerminalSize {
+    /// `rows`.
+    pub rows: f64,
+    /// `cols`.
+    pub cols: f64,
+}
+
+impl TryFrom<RawTerminalSize> for TerminalSize {
+    type Error = ExecError;
+
+    /// Whole numbers of rows and columns from 1 to 65535, rows first.
+    fn try_from(raw: RawTerminalSize) -> Result<Self, ExecError> {
+        let cells = |field: &str, value: f64| {
+            let whole = value.fract() == 0.0 && (1.0..=f64::from(u16::MAX)).contains(&value);
+            whole.then_some(value as u16).ok_or_else(|| {
+                ExecError::invalid_spec(
+                    format!("stdio.terminal.{field}"),
+                    format!("must be a whole number from 1 to 65535 (got {value})"),
+                )
+            })
+        };
+        Ok(Self { rows: cells("rows", raw.rows)?, cols: cells("cols", raw.cols)? })
+    }
 }
 
 /// The mode that hands a stream's raw pipe to the caller.
@@ -270,7 +297,7 @@ struct Options {
 fn options(request: &ExecRequest) -> Result<Options, ExecError> {
     let timeout = duration("timeoutMs", request.timeout_ms, DEFAULT_TIMEOUT_MS, false)?;
     let grace = duration("graceMs", request.grace_ms, DEFAULT_GRACE_MS, true)?;
-    let resource_limits = Limits::from_numbers(request.limits)?;
+    let resource_limits = Limits::try_from(request.limits)?;
     let spill_max_bytes = byte_count("spillMaxBytes", request.spill_max_bytes, DEFAULT_SPILL_MAX_BYTES)?;
     let limits = |field, value| -> Result<OutputLimits, ExecError> {
         Ok(OutputLimits { max_bytes: byte_count(field, value, DEFAULT_MAX_BYTES)? as usize, spill_max_bytes })
@@ -439,17 +466,8 @@ fn trusted_search_path(path: Option<&str>, platform: &Platform) -> String {
 /// `stdio.terminal`: whole numbers of rows and columns from 1 to 65535, and
 /// no other stdio setting beside it (the terminal is all three streams).
 fn terminal(stdio: &StdioRequest, stdin_data: bool) -> Result<Option<TerminalSize>, ExecError> {
-    let Some((rows, cols)) = stdio.terminal else { return Ok(None) };
-    let cells = |field: &str, value: f64| {
-        let whole = value.fract() == 0.0 && (1.0..=f64::from(u16::MAX)).contains(&value);
-        whole.then_some(value as u16).ok_or_else(|| {
-            ExecError::invalid_spec(
-                format!("stdio.terminal.{field}"),
-                format!("must be a whole number from 1 to 65535 (got {value})"),
-            )
-        })
-    };
-    let size = TerminalSize { rows: cells("rows", rows)?, cols: cells("cols", cols)? };
+    let Some(raw) = stdio.terminal else { return Ok(None) };
+    let size = TerminalSize::try_from(raw)?;
     let others = [
         ("stdio.stdin", stdio.stdin.is_some() || stdin_data),
         ("stdio.stdout", stdio.stdout.is_some()),
@@ -567,7 +585,7 @@ mod tests {
     fn a_terminal_is_whole_cells_from_1_to_65535_and_all_three_streams() {
         let on_terminal = |rows, cols| {
             let mut request = request(CommandLine::Argv(vec![PROGRAM.into()]));
-            request.stdio.terminal = Some((rows, cols));
+            request.stdio.terminal = Some(RawTerminalSize { rows, cols });
             request
         };
         assert_eq!(
@@ -746,7 +764,13 @@ mod tests {
             (ExecRequest { stdout_max_bytes: Some(1.5), ..Default::default() }, "stdoutMaxBytes"),
             (ExecRequest { spill_max_bytes: Some(f64::INFINITY), ..Default::default() }, "spillMaxBytes"),
             (ExecRequest { spill_dir: Some("spill".into()), ..Default::default() }, "spillDir"),
-            (ExecRequest { limits: [None, None, None, None, Some(2.0)], ..Default::default() }, "limits.openFiles"),
+            (
+                ExecRequest {
+                    limits: RawLimits { open_files: Some(2.0), ..RawLimits::default() },
+                    ..Default::default()
+                },
+                "limits.openFiles",
+            ),
         ];
         for (request, field) in refused {
             let message = options(request.clone()).unwrap_err();

@@ -101,6 +101,68 @@ impl FromIterator<Limit> for LimitSet {
     }
 }
 
+/// A spec's `limits` as given: JS numbers, not yet checked; `None` is a
+/// field not given. Checked into [`Limits`] by `try_from`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RawLimits {
+    /// `memoryBytes`.
+    pub memory_bytes: Option<f64>,
+    /// `processes`.
+    pub processes: Option<f64>,
+    /// `cpuSeconds`.
+    pub cpu_seconds: Option<f64>,
+    /// `fileBytes`.
+    pub file_bytes: Option<f64>,
+    /// `openFiles`.
+    pub open_files: Option<f64>,
+}
+
+impl RawLimits {
+    /// Reads each field through `read`, given its name, in the order of
+    /// [`LIMIT_FIELDS`], so that the first bad one is the one reported.
+    pub fn read<E>(mut read: impl FnMut(&'static str) -> Result<Option<f64>, E>) -> Result<Self, E> {
+        let mut raw = Self::default();
+        for limit in Limit::ALL {
+            *raw.slot(limit) = read(limit.field())?;
+        }
+        Ok(raw)
+    }
+
+    /// The field that holds `limit`.
+    fn slot(&mut self, limit: Limit) -> &mut Option<f64> {
+        match limit {
+            Limit::Memory => &mut self.memory_bytes,
+            Limit::Processes => &mut self.processes,
+            Limit::Cpu => &mut self.cpu_seconds,
+            Limit::FileSize => &mut self.file_bytes,
+            Limit::OpenFiles => &mut self.open_files,
+        }
+    }
+}
+
+impl TryFrom<RawLimits> for Limits {
+    type Error = ExecError;
+
+    /// Each limit given must be a whole number from its minimum up to
+    /// 2^53 − 1; checked in the order of [`LIMIT_FIELDS`].
+    fn try_from(mut raw: RawLimits) -> Result<Self, ExecError> {
+        let mut limits = Self::default();
+        for limit in Limit::ALL {
+            let Some(value) = *raw.slot(limit) else { continue };
+            let (least, why) = minimum(limit);
+            if !(value.is_finite() && value.fract() == 0.0 && value >= least as f64 && value <= 9_007_199_254_740_991.0)
+            {
+                return Err(ExecError::invalid_spec(
+                    format!("limits.{}", limit.field()),
+                    format!("must be a whole number from {least} to 2^53 - 1 (got {value}); {least} because {why}"),
+                ));
+            }
+            *limits.slot(limit) = Some(value as u64);
+        }
+        Ok(limits)
+    }
+}
+
 /// The limits asked for; `None` is no limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Limits {
@@ -123,6 +185,17 @@ impl Limits {
         self.memory_bytes.is_some() || self.processes.is_some()
     }
 
+    /// The field that holds `limit`.
+    fn slot(&mut self, limit: Limit) -> &mut Option<u64> {
+        match limit {
+            Limit::Memory => &mut self.memory_bytes,
+            Limit::Processes => &mut self.processes,
+            Limit::Cpu => &mut self.cpu_seconds,
+            Limit::FileSize => &mut self.file_bytes,
+            Limit::OpenFiles => &mut self.open_files,
+        }
+    }
+
     /// The value set for `limit`.
     pub fn get(&self, limit: Limit) -> Option<u64> {
         match limit {
@@ -139,26 +212,6 @@ impl Limits {
         Limit::ALL.iter().any(|limit| self.get(*limit).is_some())
     }
 
-    /// The limits from a spec's `limits` as JS numbers, in the order of
-    /// [`LIMIT_FIELDS`]: each a whole number from its minimum up to 2^53 − 1.
-    pub fn from_numbers(values: [Option<f64>; 5]) -> Result<Self, ExecError> {
-        let mut whole = [None; 5];
-        for (slot, (limit, value)) in whole.iter_mut().zip(Limit::ALL.into_iter().zip(values)) {
-            let Some(value) = value else { continue };
-            let (least, why) = minimum(limit);
-            if !(value.is_finite() && value.fract() == 0.0 && value >= least as f64 && value <= 9_007_199_254_740_991.0)
-            {
-                return Err(ExecError::invalid_spec(
-                    format!("limits.{}", limit.field()),
-                    format!("must be a whole number from {least} to 2^53 - 1 (got {value}); {least} because {why}"),
-                ));
-            }
-            *slot = Some(value as u64);
-        }
-        let [memory_bytes, processes, cpu_seconds, file_bytes, open_files] = whole;
-        Ok(Self { memory_bytes, processes, cpu_seconds, file_bytes, open_files })
-    }
-
     /// The values as the wire carries them: 0 for none.
     pub fn to_wire(self) -> [u64; 5] {
         Limit::ALL.map(|limit| self.get(limit).unwrap_or(0))
@@ -166,9 +219,11 @@ impl Limits {
 
     /// The limits the wire carries (see [`Limits::to_wire`]).
     pub fn from_wire(values: [u64; 5]) -> Self {
-        let some = |value: u64| (value != 0).then_some(value);
-        let [memory_bytes, processes, cpu_seconds, file_bytes, open_files] = values.map(some);
-        Self { memory_bytes, processes, cpu_seconds, file_bytes, open_files }
+        let mut limits = Self::default();
+        for (limit, value) in Limit::ALL.into_iter().zip(values) {
+            *limits.slot(limit) = (value != 0).then_some(value);
+        }
+        limits
     }
 }
 
@@ -540,42 +595,57 @@ pub fn attribute(limits: &Limits, ending: Ending, observed: Observed) -> LimitOu
 mod tests {
     use super::*;
 
-    fn numbers(memory: f64, processes: f64) -> [Option<f64>; 5] {
-        [Some(memory), Some(processes), None, None, None]
+    fn numbers(memory: f64, processes: f64) -> RawLimits {
+        RawLimits { memory_bytes: Some(memory), processes: Some(processes), ..RawLimits::default() }
     }
 
     #[test]
     fn limits_are_whole_numbers_from_their_minimum_and_name_their_field() {
-        let limits = Limits::from_numbers(numbers(512.0 * 1024.0 * 1024.0, 64.0)).unwrap();
+        let limits = Limits::try_from(numbers(512.0 * 1024.0 * 1024.0, 64.0)).unwrap();
         assert_eq!(limits.memory_bytes, Some(512 * 1024 * 1024));
         assert_eq!(limits.processes, Some(64));
         assert!(!Limits::default().any() && limits.any());
-        for (values, field) in [
+        for (raw, field) in [
             (numbers(1024.0, 64.0), "limits.memoryBytes"),
             (numbers(1e9, 0.0), "limits.processes"),
             (numbers(1e9, 1.5), "limits.processes"),
             (numbers(f64::NAN, 1.0), "limits.memoryBytes"),
-            ([None, None, Some(-1.0), None, None], "limits.cpuSeconds"),
-            ([None, None, None, Some(1e300), None], "limits.fileBytes"),
-            ([None, None, None, None, Some(2.0)], "limits.openFiles"),
+            (RawLimits { cpu_seconds: Some(-1.0), ..RawLimits::default() }, "limits.cpuSeconds"),
+            (RawLimits { file_bytes: Some(1e300), ..RawLimits::default() }, "limits.fileBytes"),
+            (RawLimits { open_files: Some(2.0), ..RawLimits::default() }, "limits.openFiles"),
         ] {
-            let error = Limits::from_numbers(values).unwrap_err();
+            let error = Limits::try_from(raw).unwrap_err();
             assert_eq!(error.code(), "ERR_SHELL_EXEC_INVALID_SPEC");
             assert!(error.to_string().contains(field), "{error}");
         }
     }
 
     #[test]
+    fn raw_limits_are_read_in_field_order_and_kept_by_name() {
+        let mut asked = Vec::new();
+        let raw = RawLimits::read(|field| {
+            asked.push(field);
+            Ok::<_, ()>((field == "cpuSeconds").then_some(7.0))
+        })
+        .unwrap();
+        assert_eq!(asked, LIMIT_FIELDS);
+        assert_eq!(raw, RawLimits { cpu_seconds: Some(7.0), ..RawLimits::default() });
+        assert_eq!(RawLimits::read(|field| if field == "processes" { Err(field) } else { Ok(None) }), Err("processes"));
+        let limits = Limits { processes: Some(3), open_files: Some(9), ..Limits::default() };
+        assert_eq!(Limits::from_wire(limits.to_wire()), limits);
+    }
+
+    #[test]
     fn a_refused_value_says_the_minimum_and_why() {
-        for (values, words) in [
+        for (raw, words) in [
             (
-                [None, Some(0.0), None, None, None],
+                RawLimits { processes: Some(0.0), ..RawLimits::default() },
                 "from 1 to 2^53 - 1 (got 0); 1 because a command's shell is one process",
             ),
-            ([Some(4096.0), None, None, None, None], "1048576 because the dynamic loader"),
-            ([None, None, None, None, Some(2.0)], "3 because stdin, stdout and stderr"),
+            (RawLimits { memory_bytes: Some(4096.0), ..RawLimits::default() }, "1048576 because the dynamic loader"),
+            (RawLimits { open_files: Some(2.0), ..RawLimits::default() }, "3 because stdin, stdout and stderr"),
         ] {
-            let error = Limits::from_numbers(values).unwrap_err();
+            let error = Limits::try_from(raw).unwrap_err();
             assert!(error.to_string().contains(words), "{error}");
         }
         assert!(minimum(Limit::Processes).1.contains("each thread counts"));
