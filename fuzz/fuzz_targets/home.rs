@@ -4,10 +4,11 @@
 //! absolute, normalised home that resolves to itself.
 #![no_main]
 
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 
 use arbitrary::Arbitrary;
-use dsh_shell_env_core::home::{reconcile_dsh_home, resolve_dsh_home, HomeContext};
+use dsh_shell_env_core::home::{resolve_dsh_home, HomeContext};
+use dsh_shell_env_fuzz::{check_home, check_reconcile};
 use libfuzzer_sys::fuzz_target;
 
 #[derive(Debug, Arbitrary)]
@@ -26,22 +27,7 @@ fuzz_target!(|input: Input| {
         cwd: PathBuf::from(format!("/{}", input.cwd)),
     };
     let home = resolve_dsh_home(input.configured.as_deref(), &context);
-    let path = Path::new(&home);
-    assert!(path.is_absolute(), "{home:?} from {input:?}", input = (&input.configured, &context));
-    assert!(path.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_))), "{home:?}");
-    assert!(home == "/" || !home.ends_with('/'), "{home:?}");
-    assert_eq!(resolve_dsh_home(Some(&home), &context), home, "not a fixed point");
-
-    // Reconciling never panics; with one side absent or both equal it is the plain resolution.
-    let reconciled = reconcile_dsh_home(input.configured.as_deref(), input.skills_local.as_deref(), &context);
-    match input.skills_local.as_deref().filter(|s| !s.is_empty()) {
-        None => assert_eq!(reconciled.as_deref(), Ok(home.as_str())),
-        Some(skills_local) => {
-            if let Ok(reconciled) = reconciled {
-                assert!(Path::new(&reconciled).is_absolute());
-                assert_eq!(reconciled, resolve_dsh_home(Some(skills_local), &context));
-            }
-        }
-    }
-    assert_eq!(reconcile_dsh_home(Some(&home), Some(&home), &context).as_deref(), Ok(home.as_str()));
+    check_home(&home, input.configured.as_deref(), &context);
+    // Reconciling never panics, and agrees with resolving either side.
+    check_reconcile(input.configured.as_deref(), input.skills_local.as_deref(), &context);
 });

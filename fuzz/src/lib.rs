@@ -1,14 +1,20 @@
 //! What the fuzz targets share: input types that reach the interesting
 //! branches quickly (dictionary names in random case, valid managed keys,
-//! globs) while still allowing any string, and the comparison helpers the
-//! invariants need.
+//! globs) while still allowing any string, and the oracles' checks of the
+//! invariants, which the property tests make too.
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 
-// The rules as the property tests state them, shared by path.
+// The rules and the checks of each invariant, as the property tests make
+// them, shared by path.
 #[path = "../../crates/core/tests/oracles/mod.rs"]
 mod oracles;
-pub use oracles::{can_reach_execve, matches_key_pattern, rank, recase, unmanaged, upper};
+pub use oracles::{
+    check_assembled_path, check_command_path, check_deterministic, check_home, check_key_rule, check_last_managed_wins,
+    check_last_writes, check_managed_namespace, check_managed_prefix, check_reconcile, check_registry_accepts,
+    check_removals, check_reserved, check_shape, check_snapshot_entries, check_valid_key_is_safe, expected_directories,
+    recase,
+};
 
 /// Names some step of the pipeline treats specially, in one spelling each;
 /// [`Name`] re-cases them and sometimes adds a suffix.

@@ -10,11 +10,13 @@ use dsh_shell_env_core::environment::{
     build_environment, Environment, EnvironmentSpec, Inherit, Platform, RemovalReason, ScrubPolicy, Source,
     HARDENING_PATTERNS, HARDENING_VALUE_PREFIX,
 };
-use dsh_shell_env_core::keys::has_managed_prefix;
 use proptest::prelude::*;
 use proptest::sample::Index;
 
-use crate::oracles::{can_reach_execve, rank, recase, unmanaged, upper};
+use crate::oracles::{
+    can_reach_execve, check_deterministic, check_last_managed_wins, check_last_writes, check_managed_namespace,
+    check_rebuilds, check_removals, check_shape, fold, rank, recase, unmanaged, upper,
+};
 
 /// Names a caller may use: ASCII in several cases, the managed namespace in
 /// several cases (including `ſ`, which upper-cases to `S`), names that matter
@@ -89,14 +91,6 @@ fn platform() -> impl Strategy<Value = Platform> {
 
 fn parent() -> impl Strategy<Value = Vec<(String, String)>> {
     proptest::collection::vec((parent_name(), value()), 0..16)
-}
-
-fn fold(platform: &Platform, name: &str) -> String {
-    if platform.case_insensitive {
-        upper(name)
-    } else {
-        name.to_owned()
-    }
 }
 
 /// The obvious recursive glob matcher.
@@ -242,17 +236,6 @@ fn build(platform: &Platform, parent: &[(String, String)], spec: &EnvironmentSpe
     build_environment(platform, parent.to_vec(), spec).expect("generated specs are valid")
 }
 
-/// Every write (set or unset) the spec makes to `name`, compared the platform's
-/// way, in the order the pipeline applies them.
-fn writes<'a>(platform: &Platform, spec: &'a EnvironmentSpec, name: &str) -> Vec<(Source, Option<&'a str>)> {
-    let same = |k: &str| platform.same_name(k, name);
-    let terminal =
-        spec.terminal.iter().flatten().filter(|(k, _)| same(k)).map(|(_, v)| (Source::Terminal, Some(v.as_str())));
-    let explicit = spec.explicit.iter().filter(|(k, _)| same(k)).map(|(_, v)| (Source::Explicit, v.as_deref()));
-    let managed = spec.managed.iter().filter(|(k, _)| same(k)).map(|(_, v)| (Source::Managed, Some(v.as_str())));
-    terminal.chain(explicit).chain(managed).collect()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -269,36 +252,13 @@ proptest! {
     #[test]
     fn no_inherited_name_in_the_managed_namespace_survives(platform in platform(), parent in parent(), spec in spec()) {
         let env = build(&platform, &parent, &spec);
-        for (name, _) in &env.vars {
-            if has_managed_prefix(&fold(&platform, name)) {
-                prop_assert_ne!(env.sources[name], Source::Inherited, "{:?} survived from the parent", name);
-            }
-        }
-        // Every such parent name is reported, by the first step.
-        for (name, value) in &parent {
-            let reaches = can_reach_execve(name, value);
-            if reaches && has_managed_prefix(&fold(&platform, name)) {
-                let removal = env.removed.iter().find(|r| platform.same_name(&r.key, name));
-                prop_assert_eq!(removal.map(|r| r.reason), Some(RemovalReason::ManagedPrefix), "{:?}", name);
-                // Present afterwards only when the caller or the snapshot set it again.
-                if let Some(source) = env.source(name) {
-                    prop_assert!(writes(&platform, &spec, name).iter().any(|(s, v)| *s == source && v.is_some()));
-                }
-            }
-        }
+        check_managed_namespace(&platform, &parent, &spec, &env);
     }
 
     #[test]
     fn the_last_managed_entry_always_wins(platform in platform(), parent in parent(), spec in spec()) {
         let env = build(&platform, &parent, &spec);
-        let mut last: BTreeMap<&str, &str> = BTreeMap::new();
-        for (key, value) in &spec.managed {
-            last.insert(key, value);
-        }
-        for (key, value) in last {
-            prop_assert_eq!(env.get(key), Some(value), "{}", key);
-            prop_assert_eq!(env.source(key), Some(Source::Managed), "{}", key);
-        }
+        check_last_managed_wins(&spec, &env);
     }
 
     #[test]
@@ -306,54 +266,19 @@ proptest! {
         // Terminal, then explicit, then managed, each in order: a name written by any
         // of them ends with the last write, whatever the parent held.
         let env = build(&platform, &parent, &spec);
-        let names = spec.terminal.iter().flatten().map(|(k, _)| k).chain(spec.explicit.iter().map(|(k, _)| k));
-        for name in names.chain(spec.managed.iter().map(|(k, _)| k)) {
-            let (source, value) = *writes(&platform, &spec, name).last().unwrap();
-            let dropped = source != Source::Managed && unmanaged(name, &spec.managed, |a, b| platform.same_name(a, b));
-            match value {
-                Some(_) if dropped => prop_assert_eq!(env.get(name), None, "{} is not the snapshot's", name),
-                Some(value) => {
-                    prop_assert_eq!(env.get(name), Some(value), "{}", name);
-                    prop_assert_eq!(env.source(name), Some(source), "{}", name);
-                }
-                None => prop_assert_eq!(env.get(name), None, "{}", name),
-            }
-        }
+        check_last_writes(&platform, &spec, &env);
     }
 
     #[test]
     fn removed_names_are_absent_unless_a_later_layer_sets_them(platform in platform(), parent in parent(), spec in spec()) {
         let env = build(&platform, &parent, &spec);
-        let mut seen = BTreeSet::new();
-        for removal in &env.removed {
-            prop_assert!(seen.insert(fold(&platform, &removal.key)), "{:?} reported twice", removal.key);
-            let Some(source) = env.source(&removal.key) else { continue };
-            prop_assert_ne!(source, Source::Inherited);
-            if removal.reason == RemovalReason::ExplicitUnset {
-                prop_assert_ne!(source, Source::Terminal, "{:?}", removal.key);
-            }
-            let writes = writes(&platform, &spec, &removal.key);
-            prop_assert_eq!(writes.last().map(|(s, v)| (*s, v.is_some())), Some((source, true)), "{:?}", removal.key);
-        }
-        // Pipeline order: step by step, and by comparison form within a scrub step.
-        prop_assert!(env.removed.windows(2).all(|w| rank(w[0].reason) <= rank(w[1].reason)), "{:?}", env.removed);
-        for w in env.removed.windows(2) {
-            if w[0].reason == w[1].reason && w[0].reason != RemovalReason::ExplicitUnset {
-                prop_assert!(fold(&platform, &w[0].key) < fold(&platform, &w[1].key), "{:?}", env.removed);
-            }
-        }
+        check_removals(&platform, &spec, &env);
     }
 
     #[test]
     fn sources_name_exactly_the_result(platform in platform(), parent in parent(), spec in spec()) {
         let env = build(&platform, &parent, &spec);
-        prop_assert!(env.sources.keys().eq(env.vars.iter().map(|(k, _)| k)), "{:?} vs {:?}", env.sources, env.vars);
-        prop_assert!(env.vars.windows(2).all(|w| w[0].0 < w[1].0));
-        let folded: BTreeSet<String> = env.vars.iter().map(|(k, _)| fold(&platform, k)).collect();
-        prop_assert_eq!(folded.len(), env.vars.len(), "two spellings of one name: {:?}", env.vars);
-        for (name, value) in &env.vars {
-            prop_assert!(can_reach_execve(name, value), "{:?}", name);
-        }
+        check_shape(&platform, &env);
     }
 
     #[test]
@@ -363,10 +288,10 @@ proptest! {
         spec in spec(),
     ) {
         let env = build(&platform, &parent, &spec);
-        prop_assert_eq!(&env, &build(&platform, &parent, &spec));
-        prop_assert_eq!(&env, &build(&platform, &shuffled, &spec));
+        check_deterministic(&platform, &parent, &spec, &env);
         let doubled: Vec<_> = shuffled.iter().chain(parent.iter().rev()).cloned().collect();
-        prop_assert_eq!(&env, &build(&platform, &doubled, &spec));
+        check_rebuilds(&platform, shuffled, &spec, &env);
+        check_rebuilds(&platform, doubled, &spec, &env);
     }
 
     #[test]

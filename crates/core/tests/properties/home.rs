@@ -1,12 +1,13 @@
 //! Home resolution: the home is always absolute, normalised and a fixed
 //! point, and an absolute configured home ignores the context.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 
-use dsh_shell_env_core::home::{reconcile_dsh_home, resolve_dsh_home, HomeContext};
+use dsh_shell_env_core::home::{resolve_dsh_home, HomeContext};
 use proptest::prelude::*;
 
 use crate::absolute;
+use crate::oracles::{check_home, check_reconcile};
 
 fn home_value() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -37,18 +38,10 @@ proptest! {
     #[test]
     fn the_home_is_always_absolute_and_normalised(configured in proptest::option::of(home_value()), context in context()) {
         let home = resolve_dsh_home(configured.as_deref(), &context);
-        let path = Path::new(&home);
-        prop_assert!(path.is_absolute(), "{:?} from {:?} in {:?}", home, configured, context);
-        prop_assert!(
-            path.components().all(|c| matches!(c, Component::Prefix(_) | Component::RootDir | Component::Normal(_))),
-            "{:?}",
-            home
-        );
-        // Only a root (any drive's, on Windows) keeps its separator.
-        prop_assert!(path.parent().is_none() || !home.ends_with(std::path::MAIN_SEPARATOR), "{:?}", home);
-        // Resolving the result again changes nothing, in any context.
-        prop_assert_eq!(&resolve_dsh_home(Some(&home), &context), &home);
-        prop_assert_eq!(reconcile_dsh_home(Some(&home), Some(&home), &context).unwrap(), home);
+        check_home(&home, configured.as_deref(), &context);
+        // The configured value reconciles with the home it resolved to, and with itself.
+        check_reconcile(configured.as_deref(), Some(&home), &context);
+        check_reconcile(configured.as_deref(), configured.as_deref(), &context);
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! registry operation sequences against a model, and home resolution.
 //!
 //! One test crate; each module holds the properties of one part, and
-//! `oracles` (shared with the fuzz targets) the rules they check against.
+//! `oracles` (shared with the fuzz targets) the rules and the invariant checks
+//! both call.
 
 mod environment;
 mod home;

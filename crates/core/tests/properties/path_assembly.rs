@@ -5,14 +5,15 @@
 use std::collections::BTreeSet;
 
 use dsh_shell_env_core::environment::{build_environment, EnvironmentSpec, Platform, Source};
-use dsh_shell_env_core::keys::{self, is_reserved, is_valid_key};
+use dsh_shell_env_core::keys::{self, is_reserved};
 use dsh_shell_env_core::registry::{Declaration, Profile, Registration, Registry, PATH_DELIMITER};
-use dsh_shell_env_core::snapshot::{command_path, Collection, ResolvedValue, Snapshot};
+use dsh_shell_env_core::snapshot::{Collection, ResolvedValue, Snapshot};
 use proptest::prelude::*;
 use proptest::sample::Index;
 
 use crate::absolute;
 use crate::environment::{parent_name, value};
+use crate::oracles::{check_assembled_path, check_command_path, check_snapshot_entries, expected_directories};
 
 type Values = Vec<(String, ResolvedValue)>;
 
@@ -43,33 +44,16 @@ proptest! {
             registry.register(Declaration { name, variables: vec![], command_directories: dirs, resolver: vec![] }).unwrap();
         }
 
-        let mut expected: Vec<&str> = Vec::new();
-        for dir in contributors.values().flatten() {
-            if !expected.contains(&dir.as_str()) {
-                expected.push(dir);
-            }
-        }
+        // Expected from the generated map, not from the registry.
+        let expected = expected_directories(contributors.iter().map(|(name, dirs)| (name.as_str(), dirs.as_slice())));
         let snapshot = collect(&registry, session.as_deref(), inherited.as_deref());
+        check_command_path(&snapshot, &registry.contributors(), inherited.as_deref());
         let path = snapshot.get(keys::PATH_KEY);
-        prop_assert_eq!(path.cloned(), command_path(&registry.contributors(), inherited.as_deref()));
-        if expected.is_empty() {
-            prop_assert!(path.is_none());
-            return Ok(());
-        }
-        let path = path.unwrap();
-        let segments: Vec<&str> = path.split(PATH_DELIMITER).collect();
-        // First the command directories, each once, in order ...
-        prop_assert_eq!(&segments[..expected.len()], &expected[..]);
-        // ... then the inherited path verbatim, or nothing (no dangling delimiter).
-        let tail = &segments[expected.len()..];
-        match inherited.as_deref().filter(|i| !i.is_empty()) {
-            Some(inherited) => prop_assert_eq!(tail.join(&PATH_DELIMITER.to_string()), inherited),
-            None => prop_assert!(tail.is_empty(), "{:?}", path),
-        }
+        check_assembled_path(path.map(String::as_str), &expected, inherited.as_deref());
         // An empty inherited path is the same as none.
         if inherited.as_deref() == Some("") {
             let without = collect(&registry, session.as_deref(), None);
-            prop_assert_eq!(Some(path), without.get(keys::PATH_KEY));
+            prop_assert_eq!(path, without.get(keys::PATH_KEY));
         }
     }
 
@@ -131,9 +115,7 @@ proptest! {
                 .unwrap();
         }
         let snapshot = collect(&registry, session.as_deref(), Some("/usr/bin"));
-        for key in snapshot.keys() {
-            prop_assert!(is_valid_key(key) || key == keys::PATH_KEY, "{:?}", key);
-        }
+        check_snapshot_entries(&snapshot, Some("/usr/bin"));
         // Fed to the pipeline as its managed layer, every entry lands as given.
         let spec = EnvironmentSpec { managed: snapshot.clone().into_iter().collect(), ..EnvironmentSpec::default() };
         let env = build_environment(&platform, parent, &spec).unwrap();
