@@ -15,7 +15,7 @@ const { fixture, HOME, REGION_BIN, PAIR_BIN, literal, cli, cliJson, byKey, expec
 
 describe('limits', () => {
   posix.it('lists each limit option with its mechanism here, as limitMechanisms() says, and --json the same', () => {
-    const { limitMechanisms } = require('../index.js')
+    const { limitMechanisms } = require('../lib/index.js')
     const expected = limitMechanisms()
     const json = cliJson(['limits', '--json'])
     expect(json).toEqual(expected.map(({ limit, field, mechanism, covers, tampering, tamperingNote, refused }) => ({ limit, field, mechanism, covers, tampering, tamperingNote, refused })))

@@ -84,7 +84,7 @@ describe('run', () => {
   })
 
   // Where a cgroup holds processes, its leaf's files are the command's own user's (Linux).
-  const pidsMax = process.platform === 'linux' ? leafFile(require('../index.js').limitMechanisms()[1].mechanism, 'pids', 'pids.max') : undefined
+  const pidsMax = process.platform === 'linux' ? leafFile(require('../lib/index.js').limitMechanisms()[1].mechanism, 'pids', 'pids.max') : undefined
   ;(pidsMax === undefined ? it.skip : it)('says on stderr that the command interfered with a limit it lifted in its cgroup', () => {
     const result = cli(['run', '--home', HOME, '--processes', '16', '--', 'sh', '-c', `echo max > ${pidsMax} && echo lifted`])
     expect({ status: result.status, stdout: result.stdout, stderr: result.stderr }).toEqual({

@@ -18,7 +18,7 @@ const { expectCode } = require('./helpers.cjs')
 const { HOME, VERSIONS, registeringPlugin, keyContributor, cordisSuite } = require('./cordis-helpers.cjs')
 
 const pkg = require('..')
-const cordisEntry = require('../cordis.js')
+const cordisEntry = require('../lib/cordis.js')
 const { ShellEnvRegistry } = pkg
 
 describe.each(VERSIONS)('Cordis service ctx.shellEnv under %s', (label, host) => {
@@ -112,7 +112,7 @@ describe.each(VERSIONS)('Cordis service ctx.shellEnv under %s', (label, host) =>
   })
 
   it('the ES module namespace (import * as shellEnv) is the plugin too', async () => {
-    const esm = await import('../index.mjs')
+    const esm = await import('../lib/index.mjs')
     expect(esm.name).toBe('shell-env')
     const root = await newRoot()
     await plug(root, esm, { dshHome: HOME })

@@ -4,8 +4,8 @@
 import { createRequire } from 'node:module'
 import path from 'node:path'
 
-import * as esm from '../index.mjs'
-import { DSH_ENV_PREFIX, RESERVED_KEYS, ShellEnvRegistry, reconcileDshHome, resolveDshHome } from '../index.mjs'
+import * as esm from '../lib/index.mjs'
+import { DSH_ENV_PREFIX, RESERVED_KEYS, ShellEnvRegistry, reconcileDshHome, resolveDshHome } from '../lib/index.mjs'
 
 const require = createRequire(import.meta.url)
 const cjs = require('..')

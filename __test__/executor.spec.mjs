@@ -31,7 +31,7 @@ const HOME = path.join(os.tmpdir(), 'dsh-executor-spec-home')
 /** In shell, the `pids.max` of a command's cgroup leaf, where a cgroup holds `processes` here; else `undefined`. */
 function pidsMaxFile() {
   if (process.platform !== 'linux') return undefined
-  const { limitMechanisms } = createRequire(import.meta.url)('../index.js')
+  const { limitMechanisms } = createRequire(import.meta.url)('../lib/index.js')
   return processHelpers.leafFile(limitMechanisms().find((entry) => entry.limit === 'processes').mechanism, 'pids', 'pids.max')
 }
 

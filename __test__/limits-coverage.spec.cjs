@@ -20,7 +20,7 @@ const path = require('node:path')
 const { ROOT, FIXTURES } = require('./helpers.cjs')
 const { gate, LINUX } = require('./platform.cjs')
 
-const INDEX = path.join(ROOT, 'index.js')
+const INDEX = path.join(ROOT, 'lib', 'index.js')
 /** A python3 that has memfd_create (3.8 and later), by its own path (a version manager's shim would fork). */
 const PYTHON = (() => {
   if (!LINUX) return undefined

@@ -12,7 +12,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 
-const { execute, limitMechanisms } = require('../index.js')
+const { execute, limitMechanisms } = require('../lib/index.js')
 const { gate, posix, LINUX, WINDOWS } = require('./platform.cjs')
 
 /** The supervisor and its tiers (Linux). */
@@ -123,7 +123,7 @@ describe('resource limits', () => {
 
   linux.it('a host whose supervisor keeps out of cgroups (the sweep tier) refuses processes, and holds memory per process', () => {
     const script = `
-      const { execute, limitMechanisms } = require(${JSON.stringify(path.join(__dirname, '..', 'index.js'))})
+      const { execute, limitMechanisms } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'index.js'))})
       execute({ command: 'true', limits: { processes: 64 } }).then(
         () => console.log(JSON.stringify({ refused: null })),
         (error) => console.log(JSON.stringify({ refused: error.code, message: error.message, memory: limitMechanisms()[0].mechanism })),

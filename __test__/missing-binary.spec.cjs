@@ -21,12 +21,13 @@ const linux = gate(LINUX, 'Linux platform packages')
 /** The loader and its manifest copied to a directory without any binary; `clone` adds a Cargo.toml. */
 function withoutBinary(clone) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-missing-binary-'))
-  for (const file of ['native.js', 'binding.js', 'package.json']) fs.copyFileSync(path.join(ROOT, file), path.join(dir, file))
+  fs.mkdirSync(path.join(dir, 'lib'))
+  for (const file of ['lib/native.js', 'binding.js', 'package.json']) fs.copyFileSync(path.join(ROOT, file), path.join(dir, file))
   if (clone) fs.writeFileSync(path.join(dir, 'Cargo.toml'), '')
   return dir
 }
 
-function load(dir, env = {}, args = ['-e', "require('./native.js')"]) {
+function load(dir, env = {}, args = ['-e', "require('./lib/native.js')"]) {
   return spawnSync(process.execPath, args, { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, ...env } })
 }
 
@@ -62,8 +63,8 @@ linux.describe('no native binary', () => {
   it('through require and import, Node reports the uncaught error around the three lines: where it was thrown before them, its version after', () => {
     const dir = withoutBinary(false)
     dirs.push(dir)
-    fs.writeFileSync(path.join(dir, 'load.mjs'), "import './native.js'\n")
-    for (const args of [['-e', "require('./native.js')"], ['load.mjs']]) {
+    fs.writeFileSync(path.join(dir, 'load.mjs'), "import './lib/native.js'\n")
+    for (const args of [['-e', "require('./lib/native.js')"], ['load.mjs']]) {
       const lines = load(dir, {}, args).stderr.trimEnd().split('\n')
       const first = lines.findIndex((line) => line.includes('no native binary for'))
       expect(first).toBeGreaterThan(0)

@@ -14,7 +14,7 @@ const path = require('node:path')
 
 const { posix } = require('./platform.cjs')
 
-const binding = require('../native.js')
+const binding = require('../lib/native.js')
 const { buildEnvironment, execute } = require('..')
 
 const LONE = '\ud800'

@@ -11,7 +11,7 @@ const path = require('node:path')
 
 const { expectCode } = require('./helpers.cjs')
 
-const binding = require('../native.js')
+const binding = require('../lib/native.js')
 const { ShellEnvRegistry } = require('..')
 
 const HOME = path.resolve('/tmp/dsh-spec-home')

@@ -136,7 +136,7 @@ describe('Vitest and a command left running', () => {
       // the transform's. (On Windows why-is-node-running leaves out frames of
       // file URLs, which hold no backslash: only the package's execute() frame is shown.)
       const fixtureFrame = `${path.basename(RUNNERS)}/open-command.fixture.mjs:`
-      expect(entry).toContain(path.sep === '/' ? fixtureFrame : `${path.join(ROOT, 'index.js')}:`)
+      expect(entry).toContain(path.sep === '/' ? fixtureFrame : `${path.join(ROOT, 'lib', 'execute.js')}:`)
       // The worker's end (SIGTERM to its fork) says which command it ended and
       // where the test started it. On Windows that end is TerminateProcess,
       // which runs no JavaScript.

@@ -62,11 +62,17 @@ function registry(binding, count, make = (Registry) => new Registry({ dshHome: '
  * `baseline` contender. `size`: `{ rounds, perRound, batch }`, `batch` calls
  * per sample for the synchronous calls.
  */
+/** A checkout's loader: `lib/native.js`, or `native.js` at the root in builds before the JS moved to `lib/`. */
+function loaderIn(dir) {
+  const inLib = path.join(dir, 'lib', 'native.js')
+  return fs.existsSync(inLib) ? inLib : path.join(dir, 'native.js')
+}
+
 export async function baselineRows(baselineFile, size) {
   const baselineDir = fs.statSync(baselineFile).isDirectory() ? path.resolve(baselineFile) : undefined
   const builds = {
-    native: require(path.join(ROOT, 'native.js')),
-    baseline: require(baselineDir ? path.join(baselineDir, 'native.js') : path.resolve(baselineFile)),
+    native: require(path.join(ROOT, 'lib', 'native.js')),
+    baseline: require(baselineDir ? loaderIn(baselineDir) : path.resolve(baselineFile)),
   }
   const registries = Object.fromEntries(Object.entries(builds).map(([id, binding]) => [id, registry(binding, 5)]))
   assert.deepStrictEqual({ ...registries.native.collect(EXECUTION, undefined, process.env) }, { ...registries.baseline.collect(EXECUTION, undefined, process.env) })

@@ -21,7 +21,7 @@ import { createRequire } from 'node:module'
 const require = createRequire(import.meta.url)
 const binding = require('../binding.js')
 // As the package calls it: the parent environment read by its JS layer in one pass.
-const { packEnvironment } = require('../environment.js')
+const { packEnvironment } = require('../lib/environment.js')
 
 const argv = process.argv.slice(2)
 const option = (name, fallback) => {

@@ -2,7 +2,7 @@
 // Why buildEnvironment() removed a variable, in words, as the core defines
 // them. Shared by the `dsh-shell-env explain` command and `npm run demo`.
 
-const { removalReasons } = require('../native.js')
+const { removalReasons } = require('../lib/native.js')
 
 const REASONS = Object.freeze(Object.fromEntries(removalReasons().map(({ reason, description }) => [reason, description])))
 

@@ -4,7 +4,7 @@
 // keeps from a child, and a URL whose password was the whole of the
 // credential shows with only the password masked.
 
-const { maskedValue } = require('../native.js')
+const { maskedValue } = require('../lib/native.js')
 
 /** `{ value, masked }`: the value as it may be shown. */
 function maskValue(key, value) {

@@ -17,10 +17,10 @@ import { ownerOf } from './ownership.mjs'
 import { warnIfShellEnvMissing } from './shell-env-missing.mjs'
 
 const require = createRequire(import.meta.url)
-const { execute, limitMechanisms } = require('../index.js')
-const { codedError } = require('../js-errors.js')
-const { LIMIT_WORDS, limitAmount, processCount, tamperedInWords } = require('../limit-words.js')
-const { specOptionProblem } = require('../native.js')
+const { execute, limitMechanisms } = require('../lib/index.js')
+const { codedError } = require('../lib/js-errors.js')
+const { LIMIT_WORDS, limitAmount, processCount, tamperedInWords } = require('../lib/limit-words.js')
+const { specOptionProblem } = require('../lib/native.js')
 /** Default SIGTERM→SIGKILL grace. */
 export const DEFAULT_GRACE_MS = 3e3
 /** Default largest spill file per stream. */

@@ -8,7 +8,7 @@
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const { removeSpillFile } = require('../index.js')
+const { removeSpillFile } = require('../lib/index.js')
 
 /** One owner per composition fiber, shared by every executor loaded there. */
 const owners = new WeakMap()

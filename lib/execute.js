@@ -1,7 +1,10 @@
 'use strict'
-// The package entry point: the native binding plus the little that belongs in
-// JS. The wrappers pass the caller's `process.env` explicitly: test runners
-// such as Jest give each test file its own copy, which native code cannot see.
+// `execute()` and the `ShellExecution` it resolves with: the command as the
+// caller holds it (its result, streams, kill, unref), its async resource for
+// open-handle reports, and the report of commands still running at the
+// host's exit. The wrappers pass the caller's `process.env` explicitly: test
+// runners such as Jest give each test file its own copy, which native code
+// cannot see.
 
 const { AsyncResource } = require('node:async_hooks')
 const fs = require('node:fs')
@@ -10,13 +13,11 @@ const { pathToFileURL } = require('node:url')
 
 const binding = require('./native.js')
 const hostSignals = require('./host-signals.js')
-const { ShellEnvRegistry, registryOf, warnLeftOut, answerAll } = require('./registry.js')
-const cordis = require('./cordis.js')
+const { registryOf, warnLeftOut } = require('./native-registry.js')
+const { answerAll } = require('./packed.js')
 const { invalidThis } = require('./js-errors.js')
 const { streamsOf } = require('./pipes.js')
-const { packEnvironment, unpackEnvironment } = require('./environment.js')
-
-const RESERVED_KEYS = Object.freeze(binding.reservedKeys())
+const { packEnvironment } = require('./environment.js')
 
 /** Only `execute()` makes executions: `new ShellExecution()` throws. */
 const kConstruct = Symbol('ShellExecution.construct')
@@ -129,9 +130,8 @@ function callSite(holder) {
 }
 
 /** Where this package's own code is, as paths and as file URLs: the frames a call site is not. */
-const OWN_CODE = ['index.js', 'index.mjs', 'registry.js', 'cordis.js', 'executor', 'subprocess', 'cli']
-  .map((name) => path.join(__dirname, name))
-  .flatMap((file) => [file, pathToFileURL(file).href])
+const OWN_CODE = [__dirname, ...['executor', 'subprocess', 'cli'].map((name) => path.join(__dirname, '..', name))]
+  .flatMap((folder) => [path.join(folder, path.sep), pathToFileURL(folder).href + '/'])
 
 /**
  * Writes a line to stderr for each command that still runs and holds the host
@@ -388,36 +388,4 @@ function describeThrown(value) {
   }
 }
 
-function buildEnvironment(spec, parentEnv = process.env) {
-  return unpackEnvironment(binding.buildEnvironmentPacked(spec, parentEnv, packEnvironment))
-}
-
-function resolveDshHome(configured, env = process.env) {
-  return binding.resolveDshHome(configured, env)
-}
-
-function reconcileDshHome(top, skillsLocal) {
-  return binding.reconcileDshHome(top, skillsLocal, process.env)
-}
-
-module.exports.DSH_ENV_PREFIX = binding.DSH_ENV_PREFIX
-module.exports.RESERVED_KEYS = RESERVED_KEYS
-module.exports.ShellEnvRegistry = ShellEnvRegistry
-module.exports.ShellExecution = ShellExecution
-module.exports.buildEnvironment = buildEnvironment
-module.exports.execute = execute
-module.exports.limitMechanisms = binding.limitMechanisms
-module.exports.reconcileDshHome = reconcileDshHome
-module.exports.removeSpillFile = binding.removeSpillFile
-module.exports.resolveDshHome = resolveDshHome
-
-// The module is also the Cordis plugin providing `ctx.shellEnv`:
-// `ctx.plugin(require('@deepseek-ai/dsh-shell-env'), config)`, or the ESM
-// namespace. `cordis` itself is an optional peer dependency, never loaded here.
-module.exports.name = cordis.name
-module.exports.inject = cordis.inject
-module.exports.Config = cordis.Config
-/** Plugin entry: provides `ctx.shellEnv` for the lifetime of `ctx`'s fiber. */
-module.exports.apply = function apply(ctx, config) {
-  new ShellEnvRegistry(ctx, config)
-}
+module.exports = { ShellExecution, execute }

@@ -50,9 +50,10 @@ function missingBinary(error) {
   const platform = platformName()
   const libc = platform.endsWith('-gnu') ? ` (glibc ${glibcVersion()})` : platform.endsWith('-musl') ? ' (musl)' : ''
   const wanted = `${PACKAGE}-${platform}`
-  const version = require('./package.json').version
+  const version = require('../package.json').version
   // A clone builds its binary; an installed package gets it from its platform package.
-  const clone = fs.existsSync(path.join(__dirname, 'Cargo.toml'))
+  const root = path.join(__dirname, '..')
+  const clone = fs.existsSync(path.join(root, 'Cargo.toml'))
   const lines = [
     `${PACKAGE}: no native binary for ${platform}${libc} (ERR_SHELL_ENV_NATIVE_BINARY_MISSING).`,
     clone
@@ -64,7 +65,7 @@ function missingBinary(error) {
   ]
   const debug = debugWanted()
   if (debug) {
-    const local = path.join(__dirname, `${BINARY}.${platform}.node`)
+    const local = path.join(root, `${BINARY}.${platform}.node`)
     lines.push(`Also looked for ${local}${fs.existsSync(local) ? ' (it exists but did not load)' : ''}. What was tried:`)
     lines.push(...loadErrors(error).map((message) => `  - ${message}`))
   }
@@ -76,7 +77,7 @@ function missingBinary(error) {
 }
 
 try {
-  module.exports = require('./binding.js')
+  module.exports = require('../binding.js')
 } catch (error) {
   throw error instanceof Error && /^(Cannot find|Failed to load) native binding/.test(error.message) ? missingBinary(error) : error
 }

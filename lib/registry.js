@@ -8,88 +8,21 @@
 //   `ctx.shellEnv` made it;
 // - `new ShellEnvRegistry(config?)` is a registry of its own, for scripts and
 //   the CLI, whose registrations last until their disposer is called.
-//
-// Cordis calls methods with a proxy as `this` (its `ctx` is the caller's), and
-// private fields cannot be read through a proxy: the native registry sits
-// under a module-private symbol instead.
+// Where the native registry sits is `native-registry.js`; the packed text of
+// answers and snapshots is `packed.js`.
 
 const binding = require('./native.js')
 const cordis = require('./cordis.js')
-const { invalidThis, codedError } = require('./js-errors.js')
+const { execute } = require('./execute.js')
+const { codedError } = require('./js-errors.js')
+const { kNative, nativeOf, warnLeftOut } = require('./native-registry.js')
+const { answerAll, answerOf, leftOutIn, unpackSnapshot } = require('./packed.js')
 
-// index.js requires this file, so it is read lazily: at the first call both
-// modules are complete.
-let pkg
-const packageEntry = () => (pkg ??= require('./index.js'))
-
-const kNative = Symbol('ShellEnvRegistry.native')
 // The native registry's collector handle, which collect() passes to the binding.
 const kCollector = Symbol('ShellEnvRegistry.collector')
 
-/** The native registry behind `value`, or ERR_INVALID_THIS for anything else. */
-function nativeOf(value, member) {
-  const native = value !== null && typeof value === 'object' ? value[kNative] : undefined
-  if (!(native instanceof binding.ShellEnvRegistry)) throw invalidThis('ShellEnvRegistry', member)
-  return native
-}
-
 function invalidSpec(message, cause) {
   return codedError('ERR_SHELL_EXEC_INVALID_SPEC', message, cause)
-}
-
-// Resolvers' answers cross to the binding packed, one string per collection
-// instead of a Node-API call per key and value: `<pairs>\0` then
-// `<key>\0<value>\0` per pair (crates/core/src/packed.rs reads it). Only an
-// answer whose every key and value is well-formed text without NUL packs,
-// which is every valid answer; any other is handed over boxed, as it is, for
-// the binding to read and report as before.
-
-/**
- * One resolver's answer: packed, or `[answer]` when it does not pack (a
- * promise, not a plain object, a symbol key, a value that is not a string or
- * holds NUL or a lone surrogate). Reads the answer as the binding would: its
- * `then`, its prototype, its own enumerable keys, then each value.
- */
-function answerOf(resolve, execution) {
-  const answer = resolve(execution)
-  if (answer === null || typeof answer !== 'object' || typeof answer.then === 'function' || Array.isArray(answer)) return [answer]
-  const prototype = Object.getPrototypeOf(answer)
-  if (prototype !== null && Object.getPrototypeOf(prototype) !== null) return [answer]
-  if (Object.getOwnPropertySymbols(answer).length > 0) return [answer]
-  const keys = Object.keys(answer)
-  let packed = `${keys.length}\0`
-  for (const key of keys) {
-    const value = answer[key]
-    if (typeof value !== 'string' || !packable(key) || !packable(value)) return [answer]
-    packed += `${key}\0${value}\0`
-  }
-  return packed
-}
-
-function packable(text) {
-  return !text.includes('\0') && text.isWellFormed()
-}
-
-/**
- * Runs `resolvers` (the contributors' own functions, in order) at once for
- * one collection: their answers packed; at the first answer that does not
- * pack or the first throw, `[answers before, index, value, threw]`; when
- * `signal` fired (a resolver aborted it), `[answers before, index]`.
- */
-function answerAll(resolvers, execution, signal) {
-  let packed = ''
-  for (let index = 0; index < resolvers.length; index++) {
-    if (signal !== undefined && signal.aborted) return [packed, index]
-    let answer
-    try {
-      answer = answerOf(resolvers[index], execution)
-    } catch (error) {
-      return [packed, index, error, true]
-    }
-    if (typeof answer !== 'string') return [packed, index, answer, false]
-    packed += answer
-  }
-  return packed
 }
 
 /**
@@ -112,71 +45,10 @@ function sessionIdOf(execution) {
   }
 }
 
-/**
- * A packed snapshot as the frozen object `collect()` returns: `0` or `1`
- * (directories were left out), the keys, `\x01`, the values.
- */
-function unpackSnapshot(native, packed) {
-  const keysEnd = packed.indexOf('\x01')
-  const snapshot = buildSnapshot(packed.slice(1, keysEnd), packed, keysEnd + 1)
-  if (packed[0] === '1') warnLeftOut(native)
-  return snapshot
-}
-
-// How snapshots are built, by key list (as packed). A registry's key list
-// seldom changes between collections (with its contributors, and with
-// whether the execution has an agent), so each list is split once, and from
-// its second use on its snapshots are built by a function compiled for it:
-// it cuts each value out of the packed text in turn (twice as fast as
-// splitting it) and makes the snapshot as one object literal, which V8 makes
-// one fast object, where an object built key by key turns into a slower
-// dictionary past a dozen keys. The last list is checked first; a few more
-// are kept.
-const SHAPES_KEPT = 16
-const shapes = new Map()
-let lastShape = { keyText: '', keys: [], build: undefined }
-
-/**
- * The frozen snapshot of `keyText`'s keys (each ending with a NUL) and their
- * values, in the same order, in `packed` from `from` on (each ending with a NUL).
- */
-function buildSnapshot(keyText, packed, from) {
-  let shape = lastShape
-  if (keyText !== shape.keyText) {
-    shape = shapes.get(keyText)
-    if (shape === undefined) {
-      if (shapes.size >= SHAPES_KEPT) shapes.clear()
-      shape = { keyText, keys: keyText.split('\0').slice(0, -1), build: undefined }
-      shapes.set(keyText, shape)
-      lastShape = shape
-      return buildByKey(shape.keys, packed, from)
-    }
-    lastShape = shape
-  }
-  shape.build ??= compileBuild(shape.keys)
-  return shape.build(packed, from)
-}
-
-function buildByKey(keys, packed, from) {
-  const values = packed.slice(from).split('\0')
-  const snapshot = {}
-  for (let index = 0; index < keys.length; index++) snapshot[keys[index]] = values[index]
-  return Object.freeze(snapshot)
-}
-
-/** A function building the snapshot of `keys` from packed values, as one object literal. */
-function compileBuild(keys) {
-  // Keys are `DSH_*` names and PATH (the core admits no other), so each is
-  // an identifier of its own; anything else is built key by key.
-  if (!keys.every((key) => /^[A-Z_][A-Z0-9_]*$/.test(key))) return (packed, from) => buildByKey(keys, packed, from)
-  const cut = keys.map((_, index) => `end = packed.indexOf('\\0', from); const v${index} = packed.slice(from, end); from = end + 1`)
-  const literal = keys.map((key, index) => `${key}: v${index}`)
-  try {
-    return new Function('packed', 'from', `let end\n${cut.join('\n')}\nreturn Object.freeze({ ${literal.join(', ')} })`)
-  } catch {
-    // Code generation from strings is disallowed here (--disallow-code-generation-from-strings).
-    return (packed, from) => buildByKey(keys, packed, from)
-  }
+/** A packed snapshot as `collect()` returns it, with the warning of what it left out of PATH. */
+function snapshotOf(native, packed) {
+  if (leftOutIn(packed)) warnLeftOut(native)
+  return unpackSnapshot(packed)
 }
 
 /** The registry of managed `DSH_*` variables and the `ctx.shellEnv` service (see index.d.ts). */
@@ -227,7 +99,7 @@ class ShellEnvRegistry {
   collect(execution, options) {
     const native = nativeOf(this, 'collect()')
     const packed = binding.collectPacked(this[kCollector], execution, options, process.env, answerAll, sessionIdOf(execution))
-    return unpackSnapshot(native, packed)
+    return snapshotOf(native, packed)
   }
 
   collectAsync(execution, options) {
@@ -240,7 +112,7 @@ class ShellEnvRegistry {
     } catch (error) {
       return Promise.reject(error)
     }
-    return collected.then((packed) => unpackSnapshot(native, packed))
+    return collected.then((packed) => snapshotOf(native, packed))
   }
 
   list() {
@@ -280,7 +152,7 @@ class ShellEnvRegistry {
     // coded) instead of a copy made here.
     const fields = { registry: { value: native, enumerable: true } }
     if (execution !== undefined && execution !== null) fields.execution = { value: execution, enumerable: true }
-    const started = await packageEntry().execute(Object.create(spec, fields))
+    const started = await execute(Object.create(spec, fields))
     const ctx = this.ctx
     if (ctx === undefined) return started
     let disown
@@ -297,29 +169,4 @@ class ShellEnvRegistry {
   }
 }
 
-/**
- * Warns of the command directories collections of `native` left out of
- * PATH because they cannot be trusted now, each directory and reason once in
- * the registry's life (code `DSH_SHELL_ENV_UNTRUSTED_DIRECTORY`).
- */
-function warnLeftOut(native) {
-  for (const { contributor, directory, reason } of native.takeLeftOut()) {
-    process.emitWarning(`command directory ${directory} of contributor ${contributor} ${reason}; it is left out of PATH`, {
-      type: 'DshShellEnvWarning',
-      code: 'DSH_SHELL_ENV_UNTRUSTED_DIRECTORY',
-    })
-  }
-}
-
-/**
- * The native registry behind `value` when it is a ShellEnvRegistry (what
- * `execute({ registry })` collects from), else `value` itself, for the
- * binding to report.
- */
-function registryOf(value) {
-  if (value === null || typeof value !== 'object') return value
-  const native = value[kNative]
-  return native instanceof binding.ShellEnvRegistry ? native : value
-}
-
-module.exports = { ShellEnvRegistry, registryOf, warnLeftOut, answerAll }
+module.exports = { ShellEnvRegistry }

@@ -26,7 +26,7 @@ function check(name, body) {
 
 let pkg
 check('load', () => {
-  pkg = require(path.join(__dirname, '..', 'index.js'))
+  pkg = require(path.join(__dirname, '..', 'lib', 'index.js'))
   assert.equal(process.platform, 'win32')
   assert.equal(typeof pkg.ShellEnvRegistry, 'function')
 })
@@ -120,7 +120,7 @@ async function main() {
     fs.writeFileSync(
       hostFile,
       [
-        `const pkg = require(${JSON.stringify(path.join(__dirname, '..', 'index.js'))})`,
+        `const pkg = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'index.js'))})`,
         `const tree = ${JSON.stringify(TREE)}`,
         ';(async () => {',
         "  const run = await pkg.execute({ command: [process.execPath, '-e', tree], timeoutMs: 60000 })",

@@ -16,7 +16,7 @@ const { values } = parseArgs({ options: { from: { type: 'string' } } })
 const require = values.from
   ? createRequire(path.join(path.resolve(values.from), 'package.json'))
   : createRequire(import.meta.url)
-const entry = values.from ? require.resolve('@deepseek-ai/dsh-shell-env') : fileURLToPath(new URL('../index.js', import.meta.url))
+const entry = values.from ? require.resolve('@deepseek-ai/dsh-shell-env') : fileURLToPath(new URL('../lib/index.js', import.meta.url))
 const { ShellEnvRegistry, execute } = require(entry)
 console.log(`loaded ${path.dirname(entry)} on ${process.platform}-${process.arch}, Node ${process.version}`)
 

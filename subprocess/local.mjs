@@ -18,10 +18,10 @@ import { warnIfShellEnvMissing } from '../executor/shell-env-missing.mjs'
 import { spawnTerminal } from './terminal.mjs'
 
 const require = createRequire(import.meta.url)
-const binding = require('../native.js')
-const { codedError } = require('../js-errors.js')
-const { streamsOf } = require('../pipes.js')
-const { packEnvironment, unpackEnvironment } = require('../environment.js')
+const binding = require('../lib/native.js')
+const { codedError } = require('../lib/js-errors.js')
+const { streamsOf } = require('../lib/pipes.js')
+const { packEnvironment, unpackEnvironment } = require('../lib/environment.js')
 
 const WINDOWS = process.platform === 'win32'
 /** The longest delay one Node timer holds; a longer one fires at once. */

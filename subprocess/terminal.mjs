@@ -17,9 +17,9 @@ import { PassThrough } from 'node:stream'
 import tty from 'node:tty'
 
 const require = createRequire(import.meta.url)
-const binding = require('../native.js')
-const { codedError } = require('../js-errors.js')
-const { packEnvironment } = require('../environment.js')
+const binding = require('../lib/native.js')
+const { codedError } = require('../lib/js-errors.js')
+const { packEnvironment } = require('../lib/environment.js')
 
 /** The signals a terminal's foreground group may be sent (the seam's `SubprocessTerminalSignal`). */
 const FOREGROUND_SIGNALS = new Set(['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGTSTP', 'SIGHUP'])

@@ -6,7 +6,7 @@ const os = require('node:os')
 
 const { openRegistry, executionFor } = require('../registry.js')
 const { CliError, PROGRAM, describeError } = require('../errors.js')
-const { LIMIT_WORDS, limitAmount, processCount, tamperedInWords } = require('../../limit-words.js')
+const { LIMIT_WORDS, limitAmount, processCount, tamperedInWords } = require('../../lib/limit-words.js')
 
 const definition = {
   name: 'run',
