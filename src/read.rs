@@ -210,6 +210,11 @@ impl<'a> Field<'a> {
         }
     }
 
+    /// How messages name the fields below this value: `stdio.` for `stdio`.
+    pub fn prefix(&self) -> String {
+        format!("{}.", self.path)
+    }
+
     /// This value seen at the path of its field `name`: to report that field
     /// missing or mistyped, or a throw while getting it, without its value.
     pub fn field(&self, name: &'static str) -> Field<'_> {

@@ -1,13 +1,16 @@
-//! The spec reader: a JS spec's plain-data fields into the core's
-//! `ExecRequest`, in a fixed order, so that the first bad field is the one
-//! reported.
+//! The spec reader: a JS spec's fields into the core's `ExecRequest`. Which
+//! field is read as what, and in which order (so that the first bad field is
+//! the one reported), the core declares (`spec_fields`); this reads JS values
+//! for it, and the environment layers the binding reads itself.
 
-use dsh_shell_env_core::command::{self, CommandLine, ExecRequest, RawTerminalSize, StdioRequest};
+use dsh_shell_env_core::command::{self, ExecRequest};
 use dsh_shell_env_core::environment::Inherit;
 use dsh_shell_env_core::limits::RawLimits;
+use dsh_shell_env_core::spec_fields::{SpecReader, TextOrList};
 use napi::bindgen_prelude::*;
 use napi::ValueType;
 
+use crate::errors::Failure;
 use crate::js::Raw;
 use crate::read::{Field, Kind, Read};
 
@@ -21,81 +24,82 @@ pub(super) fn spec_of(env: &Env, spec: Raw) -> Read<Field<'_>> {
     Ok(spec)
 }
 
-/// Reads every plain-data field of a spec.
+/// Reads every plain-data field of a spec, as the core declares them
+/// (`ExecRequest::read`), then the environment layers.
 pub(super) fn read_request(spec: &Field<'_>) -> Read<ExecRequest> {
-    // Fields are read in this order, so the first bad one is the one reported.
-    let mut request = ExecRequest {
-        command: match spec.get("command")? {
-            None => None,
-            Some(command) if command.type_of() == ValueType::String => Some(CommandLine::Script(command.text()?)),
-            Some(command) => Some(CommandLine::Argv(command.string_array("a string or an array of strings")?)),
-        },
-        shell: spec.optional_string("shell")?,
-        workdir: spec.optional_string("workdir")?,
-        timeout_ms: spec.optional_number("timeoutMs")?,
-        grace_ms: spec.optional_number("graceMs")?,
-        stdout_max_bytes: spec.optional_number("stdoutMaxBytes")?,
-        stderr_max_bytes: spec.optional_number("stderrMaxBytes")?,
-        spill_max_bytes: spec.optional_number("spillMaxBytes")?,
-        spill_dir: spec.optional_string("spillDir")?,
-        keep_spill_files: spec.optional_bool("keepSpillFiles")?.unwrap_or(false),
-        on_expiry: match spec.optional_string("onExpiry")? {
-            Some(on_expiry) => on_expiry.parse()?,
-            None => Default::default(),
-        },
-        stdin: match spec.get("stdin")? {
-            None => None,
-            Some(stdin) if stdin.type_of() == ValueType::String => Some(stdin.text()?.into_bytes()),
-            Some(stdin) => Some(stdin.bytes().ok_or_else(|| stdin.invalid("must be a string or a Uint8Array"))?),
-        },
-        collect_timeout_ms: spec.optional_number("collectTimeoutMs")?,
-        stdio: match spec.get("stdio")? {
-            None => Default::default(),
-            Some(stdio) => {
-                stdio.options_object("an object")?;
-                let fields = stdio.enumerable_names()?;
-                command::check_fields("stdio.", fields.iter().map(String::as_str), command::STDIO_FIELDS)?;
-                StdioRequest {
-                    stdin: stdio.optional_string("stdin")?,
-                    stdout: stdio.optional_string("stdout")?,
-                    stderr: stdio.optional_string("stderr")?,
-                    terminal: match stdio.get("terminal")? {
-                        None => None,
-                        Some(terminal) => {
-                            terminal.options_object("an object { rows, cols }")?;
-                            let fields = terminal.enumerable_names()?;
-                            command::check_fields(
-                                "stdio.terminal.",
-                                fields.iter().map(String::as_str),
-                                command::TERMINAL_FIELDS,
-                            )?;
-                            let cells = |name| match terminal.get(name)? {
-                                Some(cells) => cells.number("a number"),
-                                None => Err(terminal.field(name).invalid("must be a number (got undefined)")),
-                            };
-                            Some(RawTerminalSize { rows: cells("rows")?, cols: cells("cols")? })
-                        }
-                    },
-                }
-            }
-        },
-        environment: Default::default(),
-        limits: match spec.get("limits")? {
-            None => Default::default(),
-            Some(limits) => read_limits(&limits)?,
-        },
-    };
+    let mut request = ExecRequest::read(spec)?;
     read_environment(spec, &mut request)?;
     read_managed(spec, &mut request)?;
     Ok(request)
 }
 
-/// A spec's `limits`: an options object of numbers, as given (the core checks them).
+/// A spec's `limits`, given on its own (`limitMechanisms()`): an options
+/// object of numbers, as given (the core checks them).
 pub(crate) fn read_limits(limits: &Field<'_>) -> Read<RawLimits> {
-    limits.options_object("an object")?;
-    let fields = limits.enumerable_names()?;
-    command::check_fields("limits.", fields.iter().map(String::as_str), command::LIMIT_FIELDS)?;
-    RawLimits::read(|name| limits.optional_number(name))
+    options_of(limits, "an object", RawLimits::FIELDS)?;
+    RawLimits::read(limits)
+}
+
+/// Checks that `field` is an options object of `known` fields only.
+fn options_of(field: &Field<'_>, expected: &str, known: &[&str]) -> Read<()> {
+    field.options_object(expected)?;
+    let fields = field.enumerable_names()?;
+    Ok(command::check_fields(&field.prefix(), fields.iter().map(String::as_str), known)?)
+}
+
+/// How the core's declared walks (`ExecRequest::read`, …) read JS values.
+impl<'a> SpecReader for Field<'a> {
+    type Error = Failure;
+    type Nested<'b>
+        = Field<'b>
+    where
+        Self: 'b;
+
+    fn string(&self, field: &'static str) -> Read<Option<String>> {
+        self.optional_string(field)
+    }
+
+    fn number(&self, field: &'static str) -> Read<Option<f64>> {
+        self.optional_number(field)
+    }
+
+    fn required_number(&self, field: &'static str) -> Read<f64> {
+        match self.get(field)? {
+            Some(number) => number.number("a number"),
+            None => Err(self.field(field).invalid("must be a number (got undefined)")),
+        }
+    }
+
+    fn boolean(&self, field: &'static str) -> Read<Option<bool>> {
+        self.optional_bool(field)
+    }
+
+    fn text_or_list(&self, field: &'static str) -> Read<Option<TextOrList>> {
+        Ok(match self.get(field)? {
+            None => None,
+            Some(text) if text.type_of() == ValueType::String => Some(TextOrList::Text(text.text()?)),
+            Some(list) => Some(TextOrList::List(list.string_array("a string or an array of strings")?)),
+        })
+    }
+
+    fn bytes(&self, field: &'static str) -> Read<Option<Vec<u8>>> {
+        Ok(match self.get(field)? {
+            None => None,
+            Some(bytes) if bytes.type_of() == ValueType::String => Some(bytes.text()?.into_bytes()),
+            Some(bytes) => Some(bytes.bytes().ok_or_else(|| bytes.invalid("must be a string or a Uint8Array"))?),
+        })
+    }
+
+    fn object(
+        &self,
+        field: &'static str,
+        expected: &'static str,
+        known: &'static [&'static str],
+    ) -> Read<Option<Field<'_>>> {
+        let Some(object) = self.get(field)? else { return Ok(None) };
+        options_of(&object, expected, known)?;
+        Ok(Some(object))
+    }
 }
 
 /// `dshEnv`: the managed variables, already collected.

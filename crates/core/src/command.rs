@@ -14,6 +14,7 @@ use crate::process::terminal::TerminalSize;
 use crate::process::{
     check_spill_base, check_workdir, resolve_program, Input, Output, OutputLimits, ProcessSpec, Search, SpillPlace,
 };
+use crate::spec_fields::{spec_fields, FromSpec, SpecReader, TextOrList};
 
 /// Default time before a foreground command is killed.
 pub const DEFAULT_TIMEOUT_MS: f64 = 120_000.0;
@@ -56,70 +57,101 @@ impl std::str::FromStr for Expiry {
     }
 }
 
-/// An `execute()` request as plain data. Numbers arrive as JS numbers and are
-/// checked here, so every caller gets the same rules.
-#[derive(Debug, Clone, Default)]
-pub struct ExecRequest {
-    /// What to run.
-    pub command: Option<CommandLine>,
-    /// `bash` (default), `sh`, `pwsh`, any other shell's name (looked up on
-    /// the trusted search path only) or an absolute path to a shell; only for
-    /// scripts.
-    pub shell: Option<String>,
-    /// The child's working directory; relative paths resolve against `cwd`.
-    pub workdir: Option<String>,
-    /// Milliseconds before the group is killed (default 120 000).
-    pub timeout_ms: Option<f64>,
-    /// Kill on expiry, or run without a timer.
-    pub on_expiry: Expiry,
-    /// Milliseconds between SIGTERM and SIGKILL (default 3 000).
-    pub grace_ms: Option<f64>,
-    /// Bytes written to the child's stdin, which is then closed.
-    pub stdin: Option<Vec<u8>>,
-    /// Bytes of stdout kept in memory (default 64 000).
-    pub stdout_max_bytes: Option<f64>,
-    /// Bytes of stderr kept in memory (default 64 000).
-    pub stderr_max_bytes: Option<f64>,
-    /// Largest spill file per stream (default 64 MiB).
-    pub spill_max_bytes: Option<f64>,
-    /// The absolute directory spill files go in (default: the system temp directory).
-    pub spill_dir: Option<String>,
-    /// Keep spill files when the result is dropped; the caller removes them.
-    pub keep_spill_files: bool,
-    /// Milliseconds the registry's collection may take before the call fails
-    /// (default 5 000); read only with `registry`.
-    pub collect_timeout_ms: Option<f64>,
-    /// Streams not captured here: `stdio.stdin` `"pipe"`, `stdio.stdout` and
-    /// `stdio.stderr` `"capture"` (the default), `"pipe"` or `"inherit"`.
-    pub stdio: StdioRequest,
-    /// The environment layers on top of the parent environment.
-    pub environment: EnvironmentSpec,
-    /// `limits`, as numbers given (checked by [`plan`]).
-    pub limits: RawLimits,
+spec_fields! {
+    /// An `execute()` request as plain data, declared once: each field with
+    /// the spec field it is read from, in the order a host reads them (see
+    /// [`crate::spec_fields`]). Numbers arrive as JS numbers and are checked
+    /// here, so every caller gets the same rules.
+    #[derive(Debug, Clone, Default)]
+    pub struct ExecRequest in "an object" {
+        /// What to run.
+        command: Option<CommandLine> = "command",
+        /// `bash` (default), `sh`, `pwsh`, any other shell's name (looked up on
+        /// the trusted search path only) or an absolute path to a shell; only for
+        /// scripts.
+        shell: Option<String> = "shell",
+        /// The child's working directory; relative paths resolve against `cwd`.
+        workdir: Option<String> = "workdir",
+        /// Milliseconds before the group is killed (default 120 000).
+        timeout_ms: Option<f64> = "timeoutMs",
+        /// Milliseconds between SIGTERM and SIGKILL (default 3 000).
+        grace_ms: Option<f64> = "graceMs",
+        /// Bytes of stdout kept in memory (default 64 000).
+        stdout_max_bytes: Option<f64> = "stdoutMaxBytes",
+        /// Bytes of stderr kept in memory (default 64 000).
+        stderr_max_bytes: Option<f64> = "stderrMaxBytes",
+        /// Largest spill file per stream (default 64 MiB).
+        spill_max_bytes: Option<f64> = "spillMaxBytes",
+        /// The absolute directory spill files go in (default: the system temp directory).
+        spill_dir: Option<String> = "spillDir",
+        /// Keep spill files when the result is dropped; the caller removes them.
+        keep_spill_files: bool = "keepSpillFiles",
+        /// Kill on expiry, or run without a timer.
+        on_expiry: Expiry = "onExpiry",
+        /// Bytes written to the child's stdin, which is then closed.
+        stdin: Option<Vec<u8>> = "stdin",
+        /// Milliseconds the registry's collection may take before the call fails
+        /// (default 5 000); read only with `registry`.
+        collect_timeout_ms: Option<f64> = "collectTimeoutMs",
+        /// Streams not captured here: `stdio.stdin` `"pipe"`, `stdio.stdout` and
+        /// `stdio.stderr` `"capture"` (the default), `"pipe"` or `"inherit"`.
+        stdio: StdioRequest = "stdio",
+        /// `limits`, as numbers given (checked by [`plan`]).
+        limits: RawLimits = "limits",
+    }
+    also {
+        /// The environment layers on top of the parent environment, which a
+        /// host reads from `env`, `scrub`, `terminalEnv` and `dshEnv`.
+        environment: EnvironmentSpec,
+    }
 }
 
-/// The `stdio` field of a request, as given (checked by [`plan`]).
-#[derive(Debug, Clone, Default)]
-pub struct StdioRequest {
-    /// `"pipe"`: the caller writes stdin (else it is `stdin`'s bytes or empty).
-    pub stdin: Option<String>,
-    /// `"capture"`, `"pipe"` or `"inherit"`.
-    pub stdout: Option<String>,
-    /// `"capture"`, `"pipe"` or `"inherit"`.
-    pub stderr: Option<String>,
-    /// `{ rows, cols }`: run on a new pseudo-terminal of that size instead
-    /// (the `ctx.subprocess` runtime's terminals), as numbers given.
-    pub terminal: Option<RawTerminalSize>,
+spec_fields! {
+    /// The `stdio` field of a request, as given (checked by [`plan`]).
+    #[derive(Debug, Clone, Default)]
+    pub struct StdioRequest in "an object", absent is default {
+        /// `"pipe"`: the caller writes stdin (else it is `stdin`'s bytes or empty).
+        stdin: Option<String> = "stdin",
+        /// `"capture"`, `"pipe"` or `"inherit"`.
+        stdout: Option<String> = "stdout",
+        /// `"capture"`, `"pipe"` or `"inherit"`.
+        stderr: Option<String> = "stderr",
+        /// `{ rows, cols }`: run on a new pseudo-terminal of that size instead
+        /// (the `ctx.subprocess` runtime's terminals), as numbers given.
+        terminal: Option<RawTerminalSize> = "terminal",
+    }
 }
 
-/// A spec's `stdio.terminal` as given: JS numbers, not yet checked. Checked
-/// into a [`TerminalSize`] by `try_from`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RawTerminalSize {
-    /// `rows`.
-    pub rows: f64,
-    /// `cols`.
-    pub cols: f64,
+spec_fields! {
+    /// A spec's `stdio.terminal` as given: JS numbers, not yet checked. Checked
+    /// into a [`TerminalSize`] by `try_from`.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct RawTerminalSize in "an object { rows, cols }" {
+        /// `rows`.
+        rows: f64 = "rows",
+        /// `cols`.
+        cols: f64 = "cols",
+    }
+}
+
+/// `onExpiry`: `"kill"` (the default) or `"none"`.
+impl FromSpec for Expiry {
+    fn from_spec<R: SpecReader>(reader: &R, field: &'static str) -> Result<Self, R::Error> {
+        Ok(match reader.string(field)? {
+            Some(on_expiry) => on_expiry.parse()?,
+            None => Self::default(),
+        })
+    }
+}
+
+/// `command`: a string is a script, an array a program and its arguments.
+impl FromSpec for Option<CommandLine> {
+    fn from_spec<R: SpecReader>(reader: &R, field: &'static str) -> Result<Self, R::Error> {
+        Ok(reader.text_or_list(field)?.map(|command| match command {
+            TextOrList::Text(script) => CommandLine::Script(script),
+            TextOrList::List(argv) => CommandLine::Argv(argv),
+        }))
+    }
 }
 
 impl TryFrom<RawTerminalSize> for TerminalSize {
@@ -151,13 +183,11 @@ impl StdioRequest {
     }
 }
 
-/// Every field of a spec's `stdio`.
-pub const STDIO_FIELDS: &[&str] = &["stdin", "stdout", "stderr", "terminal"];
-
-/// Every field of a spec's `stdio.terminal`.
-pub const TERMINAL_FIELDS: &[&str] = &["rows", "cols"];
-
-/// Every field of an `execute()` spec (`buildEnvironment()` takes the same spec).
+/// Every field of an `execute()` spec (`buildEnvironment()` takes the same
+/// spec), in the order the docs list them: those of [`ExecRequest::FIELDS`],
+/// and those the binding reads itself (the environment layers `env`,
+/// `scrub`, `terminalEnv` and `dshEnv`; `registry`, `execution`, `signal`,
+/// `onOutput`).
 pub const SPEC_FIELDS: &[&str] = &[
     "command",
     "shell",

@@ -17,6 +17,7 @@ pub mod packed;
 pub mod process;
 pub mod registry;
 pub mod snapshot;
+pub mod spec_fields;
 pub mod supervisor;
 #[cfg(test)]
 mod test_paths;

@@ -11,8 +11,8 @@ use crate::error::ExecError;
 #[cfg(unix)]
 pub(crate) mod rlimits;
 
-/// Every field of a spec's `limits`.
-pub const LIMIT_FIELDS: &[&str] = &["memoryBytes", "processes", "cpuSeconds", "fileBytes", "openFiles"];
+/// Every field of a spec's `limits`, in the order of [`Limit::ALL`].
+pub const LIMIT_FIELDS: &[&str] = RawLimits::FIELDS;
 
 /// One kind of limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -101,33 +101,26 @@ impl FromIterator<Limit> for LimitSet {
     }
 }
 
-/// A spec's `limits` as given: JS numbers, not yet checked; `None` is a
-/// field not given. Checked into [`Limits`] by `try_from`.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct RawLimits {
-    /// `memoryBytes`.
-    pub memory_bytes: Option<f64>,
-    /// `processes`.
-    pub processes: Option<f64>,
-    /// `cpuSeconds`.
-    pub cpu_seconds: Option<f64>,
-    /// `fileBytes`.
-    pub file_bytes: Option<f64>,
-    /// `openFiles`.
-    pub open_files: Option<f64>,
+crate::spec_fields! {
+    /// A spec's `limits` as given: JS numbers, not yet checked; `None` is a
+    /// field not given. Checked into [`Limits`] by `try_from`. Its fields are
+    /// in the order of [`Limit::ALL`].
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct RawLimits in "an object", absent is default {
+        /// `memoryBytes`.
+        memory_bytes: Option<f64> = "memoryBytes",
+        /// `processes`.
+        processes: Option<f64> = "processes",
+        /// `cpuSeconds`.
+        cpu_seconds: Option<f64> = "cpuSeconds",
+        /// `fileBytes`.
+        file_bytes: Option<f64> = "fileBytes",
+        /// `openFiles`.
+        open_files: Option<f64> = "openFiles",
+    }
 }
 
 impl RawLimits {
-    /// Reads each field through `read`, given its name, in the order of
-    /// [`LIMIT_FIELDS`], so that the first bad one is the one reported.
-    pub fn read<E>(mut read: impl FnMut(&'static str) -> Result<Option<f64>, E>) -> Result<Self, E> {
-        let mut raw = Self::default();
-        for limit in Limit::ALL {
-            *raw.slot(limit) = read(limit.field())?;
-        }
-        Ok(raw)
-    }
-
     /// The field that holds `limit`.
     fn slot(&mut self, limit: Limit) -> &mut Option<f64> {
         match limit {
@@ -621,16 +614,7 @@ mod tests {
     }
 
     #[test]
-    fn raw_limits_are_read_in_field_order_and_kept_by_name() {
-        let mut asked = Vec::new();
-        let raw = RawLimits::read(|field| {
-            asked.push(field);
-            Ok::<_, ()>((field == "cpuSeconds").then_some(7.0))
-        })
-        .unwrap();
-        assert_eq!(asked, LIMIT_FIELDS);
-        assert_eq!(raw, RawLimits { cpu_seconds: Some(7.0), ..RawLimits::default() });
-        assert_eq!(RawLimits::read(|field| if field == "processes" { Err(field) } else { Ok(None) }), Err("processes"));
+    fn limits_cross_the_wire_by_name() {
         let limits = Limits { processes: Some(3), open_files: Some(9), ..Limits::default() };
         assert_eq!(Limits::from_wire(limits.to_wire()), limits);
     }
