@@ -14,7 +14,7 @@ use dsh_shell_env_core::command::{self, ExecRequest};
 use dsh_shell_env_core::environment::{build_environment_shared, Environment, Parent, Platform};
 use dsh_shell_env_core::launch::{Launch, ManagedSource, PendingCollection};
 use dsh_shell_env_core::packed;
-use dsh_shell_env_core::process;
+use dsh_shell_env_core::process::{self, Process};
 use dsh_shell_env_core::ExecError;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
@@ -63,13 +63,7 @@ pub fn execute(
     // command can stop. The execution is made back on the JS thread.
     let Some(collect) = collect else {
         let task = async move { Ok(launch.start_async(process::spawn_async).await.map_err(Failure::from)) };
-        let promise = env.spawn_future_with_callback(task, move |env, started| match started {
-            Ok(process) => NativeExecution::new(env, process, listener),
-            Err(failure) => {
-                listener.detach(env);
-                Err(failure.into_js(env))
-            }
-        })?;
+        let promise = env.spawn_future_with_callback(task, move |env, started| execution_of(env, started, listener))?;
         return Ok(JsRaw(promise.raw()));
     };
     // The reference to the caller's `execution` may only be deleted on this JS
@@ -92,15 +86,25 @@ pub fn execute(
     };
     let promise = env.spawn_future_with_callback(task, move |env, started| {
         drop(execution);
-        match started {
-            Ok(process) => NativeExecution::new(env, process, listener),
-            Err(failure) => {
-                listener.detach(env);
-                Err(failure.into_js(env))
-            }
-        }
+        execution_of(env, started, listener)
     })?;
     Ok(JsRaw(promise.raw()))
+}
+
+/// What a start becomes back on the JS thread: the native execution, or the
+/// error it failed with, the abort listener detached.
+fn execution_of(
+    env: &Env,
+    started: std::result::Result<Process, Failure>,
+    listener: AbortListener,
+) -> Result<NativeExecution> {
+    match started {
+        Ok(process) => NativeExecution::new(env, process, listener),
+        Err(failure) => {
+            listener.detach(env);
+            Err(failure.into_js(env))
+        }
+    }
 }
 
 /// Starts a command as `execute()` does, synchronously: returns the native
@@ -126,17 +130,10 @@ pub fn spawn_js(
         let error = ExecError::invalid_spec("registry", "spawn() cannot await a collection: pass dshEnv");
         return Err(Failure::from(error).into_js(env));
     }
-    match within_runtime_if_available(|| launch.start(process::spawn)) {
-        Ok(process) => {
-            let execution = NativeExecution::new(env, process, listener)?;
-            // SAFETY: the Node-API contract (js.rs); converts a value owned here.
-            Ok(JsRaw(unsafe { NativeExecution::to_napi_value(env.raw(), execution) }?))
-        }
-        Err(error) => {
-            listener.detach(env);
-            Err(Failure::from(error).into_js(env))
-        }
-    }
+    let started = within_runtime_if_available(|| launch.start(process::spawn)).map_err(Failure::from);
+    let execution = execution_of(env, started, listener)?;
+    // SAFETY: the Node-API contract (js.rs); converts a value owned here.
+    Ok(JsRaw(unsafe { NativeExecution::to_napi_value(env.raw(), execution) }?))
 }
 
 /// The child environment `execute()` would build, without spawning.

@@ -1,4 +1,7 @@
-//! The shapes a command's output and result take in JS.
+//! The shapes a command's output and result take in JS. They restate the
+//! core's `RunResult` and `StreamResult` on purpose: the core has no napi
+//! types, and these `#[napi(object)]` structs are what `binding.d.ts` is
+//! generated from; `run_result` is the one conversion between them.
 
 use dsh_shell_env_core::error::{SUPERVISOR_LOST, SUPERVISOR_LOST_MESSAGE};
 use dsh_shell_env_core::process::{RunResult, StreamResult};

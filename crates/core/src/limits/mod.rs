@@ -121,15 +121,9 @@ crate::spec_fields! {
 }
 
 impl RawLimits {
-    /// The field that holds `limit`.
-    fn slot(&mut self, limit: Limit) -> &mut Option<f64> {
-        match limit {
-            Limit::Memory => &mut self.memory_bytes,
-            Limit::Processes => &mut self.processes,
-            Limit::Cpu => &mut self.cpu_seconds,
-            Limit::FileSize => &mut self.file_bytes,
-            Limit::OpenFiles => &mut self.open_files,
-        }
+    /// The values, in the order of [`Limit::ALL`].
+    fn values(&self) -> [Option<f64>; 5] {
+        [self.memory_bytes, self.processes, self.cpu_seconds, self.file_bytes, self.open_files]
     }
 }
 
@@ -138,10 +132,10 @@ impl TryFrom<RawLimits> for Limits {
 
     /// Each limit given must be a whole number from its minimum up to
     /// 2^53 − 1; checked in the order of [`LIMIT_FIELDS`].
-    fn try_from(mut raw: RawLimits) -> Result<Self, ExecError> {
-        let mut limits = Self::default();
-        for limit in Limit::ALL {
-            let Some(value) = *raw.slot(limit) else { continue };
+    fn try_from(raw: RawLimits) -> Result<Self, ExecError> {
+        let mut whole = [None; 5];
+        for (slot, (limit, value)) in whole.iter_mut().zip(Limit::ALL.into_iter().zip(raw.values())) {
+            let Some(value) = value else { continue };
             let (least, why) = minimum(limit);
             if !(value.is_finite() && value.fract() == 0.0 && value >= least as f64 && value <= 9_007_199_254_740_991.0)
             {
@@ -150,9 +144,9 @@ impl TryFrom<RawLimits> for Limits {
                     format!("must be a whole number from {least} to 2^53 - 1 (got {value}); {least} because {why}"),
                 ));
             }
-            *limits.slot(limit) = Some(value as u64);
+            *slot = Some(value as u64);
         }
-        Ok(limits)
+        Ok(Self::from_values(whole))
     }
 }
 
@@ -178,15 +172,9 @@ impl Limits {
         self.memory_bytes.is_some() || self.processes.is_some()
     }
 
-    /// The field that holds `limit`.
-    fn slot(&mut self, limit: Limit) -> &mut Option<u64> {
-        match limit {
-            Limit::Memory => &mut self.memory_bytes,
-            Limit::Processes => &mut self.processes,
-            Limit::Cpu => &mut self.cpu_seconds,
-            Limit::FileSize => &mut self.file_bytes,
-            Limit::OpenFiles => &mut self.open_files,
-        }
+    /// The limits of `values`, in the order of [`Limit::ALL`].
+    fn from_values([memory_bytes, processes, cpu_seconds, file_bytes, open_files]: [Option<u64>; 5]) -> Self {
+        Self { memory_bytes, processes, cpu_seconds, file_bytes, open_files }
     }
 
     /// The value set for `limit`.
@@ -212,11 +200,7 @@ impl Limits {
 
     /// The limits the wire carries (see [`Limits::to_wire`]).
     pub fn from_wire(values: [u64; 5]) -> Self {
-        let mut limits = Self::default();
-        for (limit, value) in Limit::ALL.into_iter().zip(values) {
-            *limits.slot(limit) = (value != 0).then_some(value);
-        }
-        limits
+        Self::from_values(values.map(|value| (value != 0).then_some(value)))
     }
 }
 
