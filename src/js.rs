@@ -17,6 +17,24 @@
 //! Node-API checks the kind of each value and reports a mismatch as a status,
 //! never as undefined behaviour; a status is checked, or the out-value was
 //! initialised to a safe default before the call.
+//!
+//! # Which reads are napi-rs's, and which are raw
+//!
+//! Reads that cannot run user JavaScript convert through napi-rs
+//! (`FromNapiValue`): a number, a boolean, an array's length, a typed
+//! array's bytes. Still `unsafe` to call, from a raw value, under the same
+//! contract. The rest are raw calls, for one of these reasons:
+//! - they can run user code, and a throw must be cleared and kept with the
+//!   value thrown ([`check`]): getting a property (getters, Proxy traps),
+//!   listing keys, `then`, calling a function, `Object.freeze`;
+//! - strings: read as UTF-8, a lone surrogate comes out replaced, and it
+//!   must be refused instead ([`string`] reads the UTF-16 when a
+//!   replacement character shows);
+//! - references: napi-rs's `UnknownRef` is deleted only by consuming it
+//!   (`unref(self)`) and reports a leak when dropped otherwise, where a
+//!   reference here is deleted by its owner's `Drop` on the JS thread;
+//! - objects built from a list of names known only at run time, with all
+//!   their properties defined in one call ([`object_of_strings`]).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -89,20 +107,16 @@ pub fn is_array(env: &Env, value: Raw) -> bool {
     unsafe { sys::napi_is_array(env.raw(), value, &mut result) == sys::Status::napi_ok && result }
 }
 
-/// A JS number's value (one [`type_of`] called a number).
+/// A JS number's value (one [`type_of`] called a number), by napi-rs.
 pub fn number(env: &Env, value: Raw) -> Result<f64> {
-    let mut number = 0.0;
-    // SAFETY: the Node-API contract (module documentation).
-    check(env, unsafe { sys::napi_get_value_double(env.raw(), value, &mut number) })?;
-    Ok(number)
+    // SAFETY: the Node-API contract (module documentation); napi-rs checks the value's type and fails otherwise.
+    unsafe { f64::from_napi_value(env.raw(), value) }
 }
 
-/// A JS boolean's value (one [`type_of`] called a boolean).
+/// A JS boolean's value (one [`type_of`] called a boolean), by napi-rs.
 pub fn boolean(env: &Env, value: Raw) -> Result<bool> {
-    let mut boolean = false;
-    // SAFETY: the Node-API contract (module documentation).
-    check(env, unsafe { sys::napi_get_value_bool(env.raw(), value, &mut boolean) })?;
-    Ok(boolean)
+    // SAFETY: the Node-API contract (module documentation); napi-rs checks the value's type and fails otherwise.
+    unsafe { bool::from_napi_value(env.raw(), value) }
 }
 
 /// A copy of the bytes of a `Uint8Array` (a `Buffer` too); `None` for any
@@ -123,12 +137,10 @@ pub fn is_typed_array(env: &Env, value: Raw) -> bool {
     unsafe { sys::napi_is_typedarray(env.raw(), value, &mut result) == sys::Status::napi_ok && result }
 }
 
-/// The `length` of an array (one [`is_array`] accepted).
+/// The `length` of an array (one [`is_array`] accepted), by napi-rs.
 pub fn array_length(env: &Env, array: Raw) -> Result<u32> {
-    let mut length = 0;
-    // SAFETY: the Node-API contract (module documentation).
-    check(env, unsafe { sys::napi_get_array_length(env.raw(), array, &mut length) })?;
-    Ok(length)
+    // SAFETY: the Node-API contract (module documentation); napi-rs fails for anything but an array.
+    Ok(unsafe { Array::from_napi_value(env.raw(), array) }?.len())
 }
 
 /// Whether `value` is an object or function (something with properties).
