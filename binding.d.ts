@@ -19,6 +19,16 @@ import type {
   VariableAvailability,
 } from './index'
 
+// The shapes the binding's own signatures share, named once (not exported).
+/** An environment as `process.env` holds it. */
+type EnvironmentRecord = Record<string, string | undefined>
+/** The package's `packEnvironment` (lib/environment.js): `env` packed in one string. */
+type PackEnvironment = (env: EnvironmentRecord) => string | string[]
+/** The package's `answerAll` (lib/packed.js): resolvers run at once, their answers packed. */
+type AnswerAll = (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown
+/** The spec `buildEnvironment()` takes: an `execute()` spec whose `command` may be left out. */
+type BuildEnvironmentSpec = Omit<ShellExecSpec, 'command'> & { command?: string | string[] }
+
 export declare class ExternalObject<T> {
   readonly '': {
     readonly '': unique symbol
@@ -80,7 +90,7 @@ export declare class NativeExecution {
 /** The registry of managed `DSH_*` variables for shell calls. */
 export declare class ShellEnvRegistry {
   /** `new ShellEnvRegistry({ dshHome?, profile?: { name, dir } })`. */
-  constructor(options?: ShellEnvRegistryOptions, parentEnv?: Record<string, string | undefined>)
+  constructor(options?: ShellEnvRegistryOptions, parentEnv?: EnvironmentRecord)
   /** The absolute Harness home, resolved once at construction. */
   get dshHome(): string
   /**
@@ -90,7 +100,7 @@ export declare class ShellEnvRegistry {
    */
   register(contributor: ShellEnvContributor, reader?: (resolve: Function, execution: unknown) => unknown): () => void
   /** Collects the managed environment for one execution, synchronously. */
-  collect(execution: ToolExecution, options?: CollectOptions, parentEnv?: Record<string, string | undefined>): DshEnvironment
+  collect(execution: ToolExecution, options?: CollectOptions, parentEnv?: EnvironmentRecord): DshEnvironment
   /** The handle [`collect_packed`] takes: the JS layer asks for it once. */
   collector(): ExternalObject<'Collector'>
   /**
@@ -100,7 +110,7 @@ export declare class ShellEnvRegistry {
    * [`AnsweredAtOnce`]); only from the first promise on are they awaited,
    * and called from Rust.
    */
-  collectAsync(execution: ToolExecution, options?: CollectAsyncOptions, parentEnv?: Record<string, string | undefined>, answerAll?: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown): Promise<DshEnvironment>
+  collectAsync(execution: ToolExecution, options?: CollectAsyncOptions, parentEnv?: EnvironmentRecord, answerAll?: AnswerAll): Promise<DshEnvironment>
   /**
    * Every registered command directory that cannot be trusted now (see
    * the core's `trust`): what a collection would leave out of PATH.
@@ -122,21 +132,21 @@ export declare class ShellEnvRegistry {
 }
 
 /** The child environment `execute()` would build, without spawning. */
-export declare function buildEnvironment(spec: Omit<ShellExecSpec, 'command'> & { command?: string | string[] }, parentEnv?: Record<string, string | undefined>): BuiltEnvironment
+export declare function buildEnvironment(spec: BuildEnvironmentSpec, parentEnv?: EnvironmentRecord): BuiltEnvironment
 
 /**
  * `buildEnvironment()` as the package calls it: the parent environment read
  * by `packEnvironment` in one call, and the result packed in one string
  * (`packed::pack_environment`), which `environment.js` unpacks.
  */
-export declare function buildEnvironmentPacked(spec: Omit<ShellExecSpec, 'command'> & { command?: string | string[] }, parentEnv: Record<string, string | undefined> | undefined, packEnvironment: (env: Record<string, string | undefined>) => string | string[]): string
+export declare function buildEnvironmentPacked(spec: BuildEnvironmentSpec, parentEnv: EnvironmentRecord | undefined, packEnvironment: PackEnvironment): string
 
 /**
  * `collectAsync()` as the JS layer makes it: `ShellEnvRegistry#collectAsync`
  * with the JS layer's `answerAll`, its promise fulfilled with the snapshot
  * packed as [`collect_packed`] returns it.
  */
-export declare function collectAsyncPacked(collector: ExternalObject<'Collector'>, execution: ToolExecution, options: CollectAsyncOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown): Promise<string>
+export declare function collectAsyncPacked(collector: ExternalObject<'Collector'>, execution: ToolExecution, options: CollectAsyncOptions | undefined, parentEnv: EnvironmentRecord, answerAll: AnswerAll): Promise<string>
 
 /**
  * `collect()` as the JS layer makes it: the resolvers answer at once
@@ -149,7 +159,7 @@ export declare function collectAsyncPacked(collector: ExternalObject<'Collector'
  * plain data (`null`: no agent); `undefined` has it read here, and anything
  * wrong with it reported from here.
  */
-export declare function collectPacked(collector: ExternalObject<'Collector'>, execution: ToolExecution, options: CollectOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown, sessionId?: string | null): string
+export declare function collectPacked(collector: ExternalObject<'Collector'>, execution: ToolExecution, options: CollectOptions | undefined, parentEnv: EnvironmentRecord, answerAll: AnswerAll, sessionId?: string | null): string
 
 /** Every managed variable starts with this prefix. */
 export declare const DSH_ENV_PREFIX: string
@@ -176,7 +186,7 @@ export declare function environmentSources(): Array<'inherited' | 'terminal' | '
  * (the package passes its own, `environment.js`); without it the binding
  * reads the object key by key, to the same result.
  */
-export declare function execute(spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>, answerAll?: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown, packEnvironment?: (env: Record<string, string | undefined>) => string | string[]): Promise<NativeExecution>
+export declare function execute(spec: ShellExecSpec, parentEnv?: EnvironmentRecord, answerAll?: AnswerAll, packEnvironment?: PackEnvironment): Promise<NativeExecution>
 
 /**
  * The global object of the context the addon was loaded in: Node's own,
@@ -283,7 +293,7 @@ export interface RawTerminal {
  * The home both configurations agree on; `ERR_SHELL_ENV_HOME_CONFLICT` when
  * both are given and resolve differently.
  */
-export declare function reconcileDshHome(top?: string, skillsLocal?: string, env?: Record<string, string | undefined>): string
+export declare function reconcileDshHome(top?: string, skillsLocal?: string, env?: EnvironmentRecord): string
 
 /**
  * Every removal reason, in pipeline order, with its meaning (the command
@@ -313,7 +323,7 @@ export declare function reservedKeys(): Array<string>
  * The Harness home: `configured` (non-empty), else a non-blank `env.DSH_HOME`,
  * else `~/.dsh`; absolute and normalised.
  */
-export declare function resolveDshHome(configured?: string, env?: Record<string, string | undefined>): string
+export declare function resolveDshHome(configured?: string, env?: EnvironmentRecord): string
 
 /** Everything a shell call can receive: what `catalog()` returns. */
 export interface ShellEnvCatalog {
@@ -459,7 +469,7 @@ export interface ShellStreamResult {
  * started. Without a registry (`dshEnv` only): a collection cannot be
  * awaited here.
  */
-export declare function spawn(spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>, packEnvironment?: (env: Record<string, string | undefined>) => string | string[]): NativeExecution
+export declare function spawn(spec: ShellExecSpec, parentEnv?: EnvironmentRecord, packEnvironment?: PackEnvironment): NativeExecution
 
 /**
  * The first problem `execute()` would find in the options of `spec` (its

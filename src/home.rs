@@ -9,7 +9,7 @@ use crate::read::{self, Field, Kind, Read};
 
 /// The Harness home: `configured` (non-empty), else a non-blank `env.DSH_HOME`,
 /// else `~/.dsh`; absolute and normalised.
-#[napi(ts_args_type = "configured?: string, env?: Record<string, string | undefined>")]
+#[napi(ts_args_type = "configured?: string, env?: EnvironmentRecord")]
 pub fn resolve_dsh_home(env: &Env, configured: Option<Unknown>, parent_env: Option<Unknown>) -> Result<String> {
     let read = || -> Read<String> {
         let configured = optional_string(env, configured, "configured")?;
@@ -20,7 +20,7 @@ pub fn resolve_dsh_home(env: &Env, configured: Option<Unknown>, parent_env: Opti
 
 /// The home both configurations agree on; `ERR_SHELL_ENV_HOME_CONFLICT` when
 /// both are given and resolve differently.
-#[napi(ts_args_type = "top?: string, skillsLocal?: string, env?: Record<string, string | undefined>")]
+#[napi(ts_args_type = "top?: string, skillsLocal?: string, env?: EnvironmentRecord")]
 pub fn reconcile_dsh_home(
     env: &Env,
     top: Option<Unknown>,

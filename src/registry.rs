@@ -58,10 +58,7 @@ struct Functions {
 #[napi]
 impl ShellEnvRegistry {
     /// `new ShellEnvRegistry({ dshHome?, profile?: { name, dir } })`.
-    #[napi(
-        constructor,
-        ts_args_type = "options?: ShellEnvRegistryOptions, parentEnv?: Record<string, string | undefined>"
-    )]
+    #[napi(constructor, ts_args_type = "options?: ShellEnvRegistryOptions, parentEnv?: EnvironmentRecord")]
     pub fn new(env: &Env, options: Option<Unknown>, parent_env: Option<Unknown>) -> Result<Self> {
         let built = (|| {
             let options = options_object(env, options)?;
@@ -120,7 +117,7 @@ impl ShellEnvRegistry {
 
     /// Collects the managed environment for one execution, synchronously.
     #[napi(
-        ts_args_type = "execution: ToolExecution, options?: CollectOptions, parentEnv?: Record<string, string | undefined>",
+        ts_args_type = "execution: ToolExecution, options?: CollectOptions, parentEnv?: EnvironmentRecord",
         ts_return_type = "DshEnvironment"
     )]
     pub fn collect(
@@ -155,7 +152,7 @@ impl ShellEnvRegistry {
     /// [`AnsweredAtOnce`]); only from the first promise on are they awaited,
     /// and called from Rust.
     #[napi(
-        ts_args_type = "execution: ToolExecution, options?: CollectAsyncOptions, parentEnv?: Record<string, string | undefined>, answerAll?: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown",
+        ts_args_type = "execution: ToolExecution, options?: CollectAsyncOptions, parentEnv?: EnvironmentRecord, answerAll?: AnswerAll",
         ts_return_type = "Promise<DshEnvironment>"
     )]
     pub fn collect_async(
@@ -245,7 +242,7 @@ impl ShellEnvRegistry {
 /// plain data (`null`: no agent); `undefined` has it read here, and anything
 /// wrong with it reported from here.
 #[napi(
-    ts_args_type = "collector: ExternalObject<'Collector'>, execution: ToolExecution, options: CollectOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown, sessionId?: string | null",
+    ts_args_type = "collector: ExternalObject<'Collector'>, execution: ToolExecution, options: CollectOptions | undefined, parentEnv: EnvironmentRecord, answerAll: AnswerAll, sessionId?: string | null",
     ts_return_type = "string"
 )]
 pub fn collect_packed(
@@ -279,7 +276,7 @@ pub fn collect_packed(
 /// with the JS layer's `answerAll`, its promise fulfilled with the snapshot
 /// packed as [`collect_packed`] returns it.
 #[napi(
-    ts_args_type = "collector: ExternalObject<'Collector'>, execution: ToolExecution, options: CollectAsyncOptions | undefined, parentEnv: Record<string, string | undefined>, answerAll: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown",
+    ts_args_type = "collector: ExternalObject<'Collector'>, execution: ToolExecution, options: CollectAsyncOptions | undefined, parentEnv: EnvironmentRecord, answerAll: AnswerAll",
     ts_return_type = "Promise<string>"
 )]
 pub fn collect_async_packed(

@@ -40,7 +40,7 @@ use spec::{read_environment, read_managed, read_request, spec_of};
 /// (the package passes its own, `environment.js`); without it the binding
 /// reads the object key by key, to the same result.
 #[napi(
-    ts_args_type = "spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>, answerAll?: (resolvers: Array<(execution: ToolExecution) => unknown>, execution: ToolExecution, signal?: AbortSignal) => unknown, packEnvironment?: (env: Record<string, string | undefined>) => string | string[]",
+    ts_args_type = "spec: ShellExecSpec, parentEnv?: EnvironmentRecord, answerAll?: AnswerAll, packEnvironment?: PackEnvironment",
     ts_return_type = "Promise<NativeExecution>"
 )]
 pub fn execute(
@@ -113,7 +113,7 @@ fn execution_of(
 /// awaited here.
 #[napi(
     js_name = "spawn",
-    ts_args_type = "spec: ShellExecSpec, parentEnv?: Record<string, string | undefined>, packEnvironment?: (env: Record<string, string | undefined>) => string | string[]",
+    ts_args_type = "spec: ShellExecSpec, parentEnv?: EnvironmentRecord, packEnvironment?: PackEnvironment",
     ts_return_type = "NativeExecution"
 )]
 pub fn spawn_js(
@@ -139,7 +139,7 @@ pub fn spawn_js(
 /// The child environment `execute()` would build, without spawning.
 #[napi(
     js_name = "buildEnvironment",
-    ts_args_type = "spec: Omit<ShellExecSpec, 'command'> & { command?: string | string[] }, parentEnv?: Record<string, string | undefined>",
+    ts_args_type = "spec: BuildEnvironmentSpec, parentEnv?: EnvironmentRecord",
     ts_return_type = "BuiltEnvironment"
 )]
 pub fn build_environment_js(env: &Env, spec: Unknown, parent_env: Option<Unknown>) -> Result<JsRaw> {
@@ -152,7 +152,7 @@ pub fn build_environment_js(env: &Env, spec: Unknown, parent_env: Option<Unknown
 /// (`packed::pack_environment`), which `environment.js` unpacks.
 #[napi(
     js_name = "buildEnvironmentPacked",
-    ts_args_type = "spec: Omit<ShellExecSpec, 'command'> & { command?: string | string[] }, parentEnv: Record<string, string | undefined> | undefined, packEnvironment: (env: Record<string, string | undefined>) => string | string[]"
+    ts_args_type = "spec: BuildEnvironmentSpec, parentEnv: EnvironmentRecord | undefined, packEnvironment: PackEnvironment"
 )]
 pub fn build_environment_packed(
     env: &Env,
