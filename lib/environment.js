@@ -69,7 +69,7 @@ let reasons
 // A host's shape seldom changes between calls, so the last one is checked
 // first (one comparison at the start of the text) and a few more are kept;
 // from a shape's second use on, its results are built by a function compiled
-// for it, as registry.js builds snapshots: one object literal for `env` and
+// for it, as packed.js builds snapshots: one object literal for `env` and
 // one for `sources`, which V8 makes from a template, where objects built name
 // by name cost a keyed store each and turn into slower dictionaries.
 const SHAPES_KEPT = 16

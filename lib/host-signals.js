@@ -45,7 +45,7 @@ const IDLE_MS = 250
 let running = 0
 let listening = false
 let idleTimer = null
-/** What reports the commands still running as the host goes (index.js), once. */
+/** What reports the commands still running as the host goes (execute.js), once. */
 let reportOnExit = () => {}
 
 /** Registers `report`, called once as the host exits or dies of a signal this package handles. */

@@ -29,7 +29,7 @@
 //!   sources come first, apart, for the reason a snapshot's keys do: they
 //!   are mostly the same from one call to the next.
 //!
-//! `registry.js` writes answers and reads snapshots, and `environment.js`
+//! `lib/packed.js` writes answers and reads snapshots, and `lib/environment.js`
 //! reads environments; this module is the other side. Every collection
 //! through the package's JS layer goes through both, and every
 //! `buildEnvironment()` through the last. (The parent environment crosses
