@@ -1,7 +1,7 @@
 //! The one place core errors become JS errors: an `Error` with the core's
 //! stable `.code`, its message, and `.cause` where there is one.
 
-use dsh_shell_env_core::process::{node_errno, os_error_name};
+use dsh_shell_env_core::os_error::{node_errno, os_error_name};
 use dsh_shell_env_core::{ExecError, ShellEnvError};
 use napi::bindgen_prelude::*;
 

@@ -3,7 +3,7 @@
 
 use std::io;
 
-use crate::process::os_error_name;
+use crate::os_error::os_error_name;
 
 /// Registration, home resolution and collection errors.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]

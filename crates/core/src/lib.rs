@@ -13,6 +13,7 @@ pub mod home;
 pub mod keys;
 pub mod launch;
 pub mod limits;
+pub mod os_error;
 pub mod packed;
 pub mod process;
 pub mod registry;

@@ -46,7 +46,6 @@ pub use driver::{spawn, spawn_async};
 pub use handle::{KillReason, Process};
 pub use lifecycle::{Pipes, Terminal};
 pub use output::{OutputReceipt, OutputSink, LIVE_OUTPUT_BUDGET};
-pub use platform::{node_errno, os_error_name};
 pub use program::{check_workdir, resolve_program, Search, DEFAULT_PATHEXT};
 pub use result::{OutputDelta, OutputRead, ProcessState, RunResult, SpillError, Status, StreamResult};
 pub use spawn::limit_controllers;

@@ -113,9 +113,3 @@ pub(crate) struct StdioPlan {
     /// Instead of all of the above: a new pseudo-terminal of this size.
     pub(crate) terminal: Option<crate::process::terminal::TerminalSize>,
 }
-
-// Public beyond the process module: errors name OS failures with it.
-#[cfg(unix)]
-pub use unix::{node_errno, os_error_name};
-#[cfg(not(unix))]
-pub use windows::{node_errno, os_error_name};

@@ -55,41 +55,6 @@ pub(crate) const DENIED: i32 = libc::EACCES;
 /// A workdir that is not a directory.
 pub(crate) const NOT_A_DIRECTORY: i32 = libc::ENOTDIR;
 
-/// The name Node gives an OS error in `error.code` (`ENOENT`, `EACCES`, …),
-/// for the errors a spawn or a workdir check can meet: the errno's own name.
-pub fn os_error_name(code: i32) -> Option<&'static str> {
-    Some(match code {
-        libc::EPERM => "EPERM",
-        libc::ENOENT => "ENOENT",
-        libc::EINTR => "EINTR",
-        libc::EIO => "EIO",
-        libc::E2BIG => "E2BIG",
-        libc::ENOEXEC => "ENOEXEC",
-        libc::EBADF => "EBADF",
-        libc::EAGAIN => "EAGAIN",
-        libc::ENOMEM => "ENOMEM",
-        libc::EACCES => "EACCES",
-        libc::EFAULT => "EFAULT",
-        libc::ENOTDIR => "ENOTDIR",
-        libc::EISDIR => "EISDIR",
-        libc::EINVAL => "EINVAL",
-        libc::ENFILE => "ENFILE",
-        libc::EMFILE => "EMFILE",
-        libc::ETXTBSY => "ETXTBSY",
-        libc::ENOSPC => "ENOSPC",
-        libc::ENAMETOOLONG => "ENAMETOOLONG",
-        libc::ELOOP => "ELOOP",
-        libc::ENOSYS => "ENOSYS",
-        _ => return None,
-    })
-}
-
-/// The `errno` Node gives an OS error: the negated errno (libuv's numbers
-/// are the system's own here).
-pub fn node_errno(code: i32) -> i32 {
-    -code
-}
-
 /// Process control works here.
 pub(crate) fn supported() -> io::Result<()> {
     Ok(())

@@ -181,18 +181,6 @@ fn cmd_is_found_through_pathext() {
     assert_eq!(error.code(), "ERR_SHELL_EXEC_SPAWN_FAILED");
 }
 
-#[test]
-fn os_errors_are_named_and_numbered_as_node_names_and_numbers_them() {
-    // ERROR_FILE_NOT_FOUND and ERROR_PATH_NOT_FOUND are both ENOENT, libuv's -4058.
-    for code in [2, 3] {
-        assert_eq!((os_error_name(code), node_errno(code)), (Some("ENOENT"), -4058));
-    }
-    assert_eq!((os_error_name(5), node_errno(5)), (Some("EPERM"), -4048));
-    // A code libuv has no name for is UV_UNKNOWN; no OS error at all is 0, as on POSIX.
-    assert_eq!((os_error_name(1_234_567), node_errno(1_234_567)), (None, -4094));
-    assert_eq!(node_errno(0), 0);
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_command_runs_with_exactly_the_environment_block_it_is_given() {
     // Set here, so inherited if anything were inherited.

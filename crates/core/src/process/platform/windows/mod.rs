@@ -59,59 +59,6 @@ pub(crate) const DENIED: i32 = 5;
 /// A workdir that is not a directory: `ERROR_DIRECTORY`.
 pub(crate) const NOT_A_DIRECTORY: i32 = 267;
 
-/// The Windows errors a spawn or a workdir check can meet, as libuv
-/// translates them: the name Node gives them in `error.code` and libuv's
-/// number, Node's `errno` (not the Windows code: `ENOENT` is -4058).
-const TRANSLATED: &[(&[i32], &str, i32)] = &[
-    // ERROR_FILE_NOT_FOUND, ERROR_PATH_NOT_FOUND, ERROR_INVALID_DRIVE,
-    // ERROR_INVALID_NAME, ERROR_BAD_PATHNAME, ERROR_MOD_NOT_FOUND
-    (&[2, 3, 15, 123, 161, 126], "ENOENT", -4058),
-    // ERROR_TOO_MANY_OPEN_FILES
-    (&[4], "EMFILE", -4066),
-    // ERROR_ACCESS_DENIED
-    (&[5], "EPERM", -4048),
-    // ERROR_NOT_ENOUGH_MEMORY, ERROR_OUTOFMEMORY
-    (&[8, 14], "ENOMEM", -4057),
-    // ERROR_INVALID_PARAMETER, ERROR_INVALID_DATA
-    (&[87, 13], "EINVAL", -4071),
-    // ERROR_DISK_FULL
-    (&[112], "ENOSPC", -4055),
-    // ERROR_BAD_EXE_FORMAT
-    (&[193], "EFTYPE", -4028),
-    // ERROR_FILENAME_EXCED_RANGE
-    (&[206], "ENAMETOOLONG", -4064),
-    // ERROR_DIRECTORY: "the directory name is invalid", a file named as a directory
-    (&[267], "ENOTDIR", -4052),
-    // ERROR_ELEVATION_REQUIRED, ERROR_NOACCESS
-    (&[740, 998], "EACCES", -4092),
-];
-
-/// libuv's `UV_UNKNOWN` on Windows: Node's `errno` for an error it has no name for.
-const UNKNOWN_ERRNO: i32 = -4094;
-
-/// The row of [`TRANSLATED`] that holds `code`.
-fn translated(code: i32) -> Option<&'static (&'static [i32], &'static str, i32)> {
-    TRANSLATED.iter().find(|(codes, _, _)| codes.contains(&code))
-}
-
-/// The name Node gives an OS error in `error.code` (`ENOENT`, `EPERM`, …),
-/// for the errors a spawn or a workdir check can meet: a Windows error code
-/// named as libuv translates it, so the same failure has the same code from
-/// this package as from `child_process` (an unknown code has none).
-pub fn os_error_name(code: i32) -> Option<&'static str> {
-    translated(code).map(|(_, name, _)| *name)
-}
-
-/// The `errno` Node gives an OS error: libuv's number for it (`UV_UNKNOWN`
-/// for a code it has no name for), as `child_process` reports it; 0 for
-/// none (an error the package made, not the OS).
-pub fn node_errno(code: i32) -> i32 {
-    match code {
-        0 => 0,
-        _ => translated(code).map_or(UNKNOWN_ERRNO, |(_, _, errno)| *errno),
-    }
-}
-
 /// Process control works here.
 pub(crate) fn supported() -> io::Result<()> {
     Ok(())
