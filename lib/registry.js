@@ -47,8 +47,9 @@ function sessionIdOf(execution) {
 
 /** A packed snapshot as `collect()` returns it, with the warning of what it left out of PATH. */
 function snapshotOf(native, packed) {
+  const snapshot = unpackSnapshot(packed)
   if (leftOutIn(packed)) warnLeftOut(native)
-  return unpackSnapshot(packed)
+  return snapshot
 }
 
 /** The registry of managed `DSH_*` variables and the `ctx.shellEnv` service (see index.d.ts). */
