@@ -25,8 +25,11 @@ export interface LocalSubprocessTerminalHandle extends SubprocessTerminalHandle 
 /**
  * The `ctx.subprocess` service: every process spawned by this package's Rust
  * spawner, with its containment and its default scrub of the parent
- * environment. `spawnTerminal()` gives a real terminal on Linux and macOS;
- * on Windows it rejects with `ERR_SHELL_EXEC_UNSUPPORTED` (no ConPTY yet).
+ * environment. `spawnTerminal()` gives a real terminal: a pseudo-terminal on
+ * Linux and macOS, a pseudo console on Windows 10 version 1809 and later,
+ * where the foreground is always the command, SIGINT is a typed ^C and
+ * SIGTSTP and SIGHUP reject with `ERR_SHELL_EXEC_UNSUPPORTED` (on an older
+ * Windows `spawnTerminal()` rejects with that code).
  */
 export declare class LocalSubprocessRuntime extends SubprocessRuntime {
   constructor(ctx: Context)

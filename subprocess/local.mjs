@@ -276,8 +276,10 @@ export class LocalSubprocessRuntime extends SubprocessRuntime {
   }
 
   /**
-   * A command on a real terminal (POSIX; on Windows it rejects with
-   * `ERR_SHELL_EXEC_UNSUPPORTED`). `TERM` is `dumb` unless `spec.env` sets it.
+   * A command on a real terminal: a pseudo-terminal on POSIX, a pseudo
+   * console on Windows 10 version 1809 and later (on an older Windows it
+   * rejects with `ERR_SHELL_EXEC_UNSUPPORTED`). `TERM` is `dumb` unless
+   * `spec.env` sets it.
    * @param {import('@deepseek-ai/dsh-subprocess').SubprocessTerminalSpawnSpec} spec
    * @returns {Promise<import('@deepseek-ai/dsh-subprocess').SubprocessTerminalHandle>}
    */

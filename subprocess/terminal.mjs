@@ -1,20 +1,31 @@
-// `ctx.subprocess.spawnTerminal()`: a command on a real pseudo-terminal,
-// spawned by this package's spawner (POSIX). The command leads a session
-// of its own on the terminal's slave; the host keeps the master, which is
-// the handle's output and input. Its foreground group is asked of the
-// terminal (`tcgetpgrp`) and whether that group waits for input of `/proc`
-// (Linux), in Rust; the whole session ends as any command's tree does.
+// `ctx.subprocess.spawnTerminal()`: a command on a real terminal, spawned by
+// this package's spawner.
 //
-// Input goes through a pipe that Rust relays to the master: Node writes a
-// terminal synchronously, so a command that does not read would stall the
-// host's thread. The pipe is a writable stream with backpressure (`input`:
-// `write()` returns false, then 'drain'), and `write()` resolves once its
-// bytes are in the pipe.
+// POSIX: the command leads a session of its own on a pseudo-terminal's
+// slave; the host keeps the master, which is the handle's output. Its
+// foreground group is asked of the terminal (`tcgetpgrp`) and whether that
+// group waits for input of `/proc` (Linux), in Rust. Input goes through a
+// pipe that Rust relays to the master: Node writes a terminal synchronously,
+// so a command that does not read would stall the host's thread.
+//
+// Windows (10 version 1809 and later): the command runs on a pseudo console
+// (ConPTY) inside its Job Object; the host keeps the console's two pipes, the
+// output and the input. As in the runtime this one replaces
+// (`@deepseek-ai/dsh-subprocess-local`, through node-pty): the foreground is
+// always the command itself and never "waiting for input", SIGINT is a typed
+// ^C (`\x03`), SIGTERM ends the command (the console's hang-up, then its job
+// after the grace), and SIGTSTP and SIGHUP do not exist there.
+//
+// On both, the input is a writable stream with backpressure (`input`:
+// `write()` returns false, then 'drain'), `write()` resolves once its bytes
+// are in the pipe, and the whole tree ends as any command's does.
 
 import { createRequire } from 'node:module'
 import net from 'node:net'
 import { PassThrough } from 'node:stream'
 import tty from 'node:tty'
+
+const WINDOWS = process.platform === 'win32'
 
 const require = createRequire(import.meta.url)
 const binding = require('../lib/native.js')
@@ -47,10 +58,12 @@ class NativeTerminalHandle {
     this.input = new net.Socket({ fd: terminal.input, readable: false, writable: true })
     // Once the terminal ended, a write fails (EPIPE): `write()` reports that, never as an unhandled error.
     this.input.on('error', () => {})
-    this.#master = new tty.ReadStream(terminal.fd)
+    // A pseudo console's output is a pipe; a pseudo-terminal's master is a terminal.
+    this.#master = WINDOWS ? new net.Socket({ fd: terminal.fd, readable: true, writable: false }) : new tty.ReadStream(terminal.fd)
     this.#master.on('data', (chunk) => this.output.write(chunk))
-    // Once no process holds the slave, a read of the master fails with EIO:
-    // that is the end of the terminal's output, not an error.
+    // Once no process holds the slave, a read of the master fails with EIO
+    // (on Windows the pipe ends once the console is closed): that is the end
+    // of the terminal's output, not an error.
     this.#ended = new Promise((ended) => {
       this.#master.once('error', ended)
       this.#master.once('end', ended)
@@ -86,9 +99,13 @@ class NativeTerminalHandle {
     await written
   }
 
-  /** The foreground group and whether it waits for input; `undefined` once the terminal ended. */
+  /**
+   * The foreground group and whether it waits for input; `undefined` once the
+   * terminal ended. On Windows always the command itself, never waiting.
+   */
   async inspectForeground() {
     if (this.#closed) return undefined
+    if (WINDOWS) return { processGroupId: this.pid, inputWaiting: false }
     return binding.terminalForeground(this.#fd) ?? undefined
   }
 
@@ -102,8 +119,21 @@ class NativeTerminalHandle {
     if (signal === 'SIGKILL' && foreground.processGroupId === this.pid) {
       throw new Error('refusing to SIGKILL the terminal shell; terminate the terminal session instead')
     }
+    if (WINDOWS) return this.#signalOnWindows(signal)
     process.kill(-foreground.processGroupId, signal)
     return foreground.processGroupId
+  }
+
+  /** `signal` to the command on its pseudo console (the foreground is always the command). */
+  async #signalOnWindows(signal) {
+    if (signal === 'SIGINT') {
+      await this.write('\x03')
+    } else if (signal === 'SIGTERM') {
+      this.#native.kill()
+    } else {
+      throw codedError('ERR_SHELL_EXEC_UNSUPPORTED', `signal ${signal} is unsupported on Windows; only SIGINT, SIGTERM, and SIGKILL are available`)
+    }
+    return this.pid
   }
 
   /** Ends the whole session (SIGTERM, SIGKILL after the grace) and waits until it is gone; idempotent. */

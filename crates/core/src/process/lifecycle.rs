@@ -50,16 +50,20 @@ pub struct Pipes {
     pub terminal: Option<Terminal>,
 }
 
-/// The host's side of a command on a pseudo-terminal.
+/// The host's side of a command on a pseudo-terminal (Windows: a pseudo
+/// console).
 #[derive(Debug)]
 pub struct Terminal {
-    /// The master: read the command's output from it. It does not block
-    /// (`O_NONBLOCK`, set on it for the input relay): wait for it to be
-    /// readable, as an event loop does.
+    /// Read the command's output from it. On POSIX the master, which does
+    /// not block (`O_NONBLOCK`, set on it for the input relay): wait for it
+    /// to be readable, as an event loop does. On Windows the host's end of
+    /// the pseudo console's output pipe, overlapped; it ends once the
+    /// console is closed, at the command's exit.
     pub master: super::platform::Fd,
     /// The write end of a pipe whose bytes reach the terminal as typed
-    /// input, relayed without ever blocking (see `terminal::input_relay`);
-    /// set once the driver runs.
+    /// input. On POSIX they are relayed to the master without ever blocking
+    /// (see `terminal::input_relay`), and this is set once the driver runs;
+    /// on Windows it is the pseudo console's input pipe, overlapped.
     pub input: Option<super::platform::Fd>,
     /// The command's own pid, its session's and first group's id (the
     /// execution's pid is its reaper's).

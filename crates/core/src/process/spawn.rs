@@ -65,7 +65,8 @@ pub(super) fn start(spec: ProcessSpec) -> Result<Started, ExecError> {
         }
         None => {
             let mut leader = platform::spawn_leader(&request).map_err(|error| spawn_failed(&spec.program, error))?;
-            let terminal = leader.terminal.take().map(|master| Terminal { master, pid: leader.pid, input: None });
+            let input = leader.terminal_input.take();
+            let terminal = leader.terminal.take().map(|master| Terminal { master, pid: leader.pid, input });
             Spawned { leader, control: Control::Child, link: None, terminal }
         }
     };
@@ -121,9 +122,10 @@ fn refuse_early(spec: &ProcessSpec) -> Result<(), ExecError> {
     if !spec.program.is_absolute() {
         return Err(ExecError::invalid_spec("program", "must be an absolute path"));
     }
-    if spec.terminal.is_some() && !platform::TERMINALS {
-        let reason = "needs a pseudo-terminal, which this platform does not offer yet (Windows: ConPTY)";
-        return Err(ExecError::Unsupported { feature: "a terminal".into(), reason: reason.into() });
+    if spec.terminal.is_some() {
+        if let Err(reason) = platform::terminals() {
+            return Err(ExecError::Unsupported { feature: "a terminal".into(), reason: reason.into() });
+        }
     }
     Ok(())
 }
@@ -161,7 +163,7 @@ impl Spawned {
     fn supervised(supervised: platform::supervisor::Supervised) -> Self {
         let platform::supervisor::Supervised { pid, stdout, stderr, stdin, id, link, terminal } = supervised;
         Self {
-            leader: Leader { pid, stdout, stderr, stdin, terminal: None },
+            leader: Leader { pid, stdout, stderr, stdin, terminal: None, terminal_input: None },
             control: Control::Supervised { id },
             link: Some(link),
             terminal: terminal.map(|(master, pid)| Terminal { master, pid, input: None }),

@@ -54,14 +54,15 @@ pub(super) fn start(started: Started, runtime: &Handle) -> Result<Process, ExecE
         };
         let decoded = |reader| (reader, Utf8Decoder::default());
         let (stdout, stderr) = (stdout.map(decoded), stderr.map(decoded));
-        // A terminal's input: a pipe for the caller, relayed to the master.
+        // A terminal's input: a pipe for the caller, relayed to the master
+        // (unless it is a pipe already: a pseudo console's on Windows).
         let relay = match lock(&shared.handed).terminal.as_mut() {
-            Some(terminal) => {
+            Some(terminal) if terminal.input.is_none() => {
                 let (input, relay) = terminal::input_relay(&terminal.master)?;
                 terminal.input = Some(input);
                 Some(relay)
             }
-            None => None,
+            _ => None,
         };
         io::Result::Ok((Io { watch, stdout, stderr, stdin, live }, relay))
     })();

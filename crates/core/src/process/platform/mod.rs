@@ -6,7 +6,7 @@
 //! | concern                        | API                                                          |
 //! |--------------------------------|--------------------------------------------------------------|
 //! | whether process control works  | `supported`                                                  |
-//! | spawn into a new group         | `spawn_leader` → `Leader` (pid and pipe ends, `Fd`)          |
+//! | spawn into a new group         | `spawn_leader` → `Leader` (pid and pipe ends, `Fd`); `terminals` |
 //! | signal, terminate              | `signal_group`; under the supervisor `supervisor::ask`       |
 //! | watch for the leader's exit    | `ExitWatch` (async), `wait_exit`, `pidfd_open`               |
 //! | reap                           | `reap`                                                       |
@@ -73,8 +73,13 @@ pub(crate) struct Leader {
     pub(crate) stderr: Option<Fd>,
     /// The write end of its stdin, when it reads from a pipe (else the null device).
     pub(crate) stdin: Option<Fd>,
-    /// On a terminal: its master (never where `TERMINALS` is false).
+    /// On a terminal: where its output is read (POSIX: the master; Windows:
+    /// the pseudo console's output pipe).
     pub(crate) terminal: Option<Fd>,
+    /// On a terminal whose input is a pipe of its own (Windows: the pseudo
+    /// console's), the host's end of it. On POSIX the input is written to
+    /// the master, through a relay the driver makes.
+    pub(crate) terminal_input: Option<Fd>,
 }
 
 /// What every spawner here takes (`spawn_leader` on Unix and Windows, and

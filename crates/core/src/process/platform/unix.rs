@@ -61,7 +61,9 @@ pub(crate) fn supported() -> io::Result<()> {
 }
 
 /// Commands can run on a pseudo-terminal.
-pub(crate) const TERMINALS: bool = true;
+pub(crate) fn terminals() -> Result<(), &'static str> {
+    Ok(())
+}
 
 /// Starts `program args…` (an absolute path) as the leader of a new process
 /// group with exactly `env`, in `cwd`, its standard streams as `stdio` says;
@@ -90,7 +92,8 @@ pub(crate) fn spawn_leader(request: &SpawnRequest) -> io::Result<Leader> {
         unsafe { command.pre_exec(crate::process::terminal::become_session_leader_on_stdin) };
         limit(&mut command);
         let child = command.spawn()?;
-        return Ok(Leader { pid: child.id(), stdout: None, stderr: None, stdin: None, terminal: Some(pty.master) });
+        let terminal = Some(pty.master);
+        return Ok(Leader { pid: child.id(), stdout: None, stderr: None, stdin: None, terminal, terminal_input: None });
     }
     let output = |inherit: bool| if inherit { Stdio::inherit() } else { Stdio::piped() };
     let mut command = Command::new(program);
@@ -111,6 +114,7 @@ pub(crate) fn spawn_leader(request: &SpawnRequest) -> io::Result<Leader> {
         stderr: child.stderr.take().map(OwnedFd::from),
         stdin: child.stdin.take().map(OwnedFd::from),
         terminal: None,
+        terminal_input: None,
     })
 }
 

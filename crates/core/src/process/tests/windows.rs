@@ -1,6 +1,9 @@
 //! Process control on Windows against real processes: `cmd.exe`, and this
 //! test binary itself started again as a child that sleeps, starts a child of
-//! its own, or echoes its stdin (see [`child_mode`]).
+//! its own, or echoes its stdin (see [`child_mode`]). Commands on a pseudo
+//! console are in `console`.
+
+mod console;
 
 use std::os::windows::ffi::OsStrExt;
 use std::path::PathBuf;
@@ -17,7 +20,8 @@ const CHILD_MODE: &str = "DSH_SHELL_ENV_TEST_CHILD";
 /// and then does the same; `orphan` starts a `sleep` child without its
 /// pipes, prints that child's pid and exits; `env` prints two variables; `echo` copies stdin
 /// to stdout, and to stderr as well; `inherit` runs `echo` through [`spawn`] with
-/// both outputs inherited, then prints its exit code.
+/// both outputs inherited, then prints its exit code; the `console` modes are
+/// `console::child_mode`'s.
 #[test]
 #[ignore = "run only as a child of the process tests"]
 fn child_mode() {
@@ -80,6 +84,7 @@ fn child_mode() {
             let result = runtime.block_on(run(spec));
             println!("\nEXIT {:?} [{}] [{}]", result.exit_code, result.stdout.text, result.stderr.text);
         }
+        Ok(mode) => console::child_mode(mode),
         _ => {}
     }
 }

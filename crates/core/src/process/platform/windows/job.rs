@@ -29,6 +29,8 @@ use windows_sys::Win32::System::IO::{CreateIoCompletionPort, GetQueuedCompletion
 use crate::limits::{Limits, Observed};
 use crate::process::exit::{Exit, Signal};
 
+use super::conpty::PseudoConsole;
+
 /// The exit code a job terminated by this package gives its processes
 /// ("DSHK", one no program is likely to exit with); the result reports it as
 /// `SIGKILL`, as Node does for a child it killed.
@@ -53,6 +55,19 @@ pub(super) struct Child {
     pub(super) terminated: bool,
     /// What the job's limits did, as the completion port said.
     pub(super) observed: Observed,
+    /// The pseudo console it runs on, until it is hung up.
+    pub(super) console: Option<PseudoConsole>,
+}
+
+impl Child {
+    /// Closes its pseudo console, if it has one still: the terminal's
+    /// hang-up. Conhost sends its clients `CTRL_CLOSE_EVENT` and ends, and
+    /// with it the output pipe: the host reads the terminal's last output
+    /// up to its end. Done at the leader's exit, and as the graceful first
+    /// step of ending a command on a terminal.
+    fn hang_up(&mut self) {
+        drop(self.console.take());
+    }
 }
 
 /// Every command not yet reaped, by leader pid.
@@ -71,6 +86,16 @@ fn with_child<T>(pid: u32, f: impl FnOnce(&mut Child) -> T) -> Option<T> {
 pub(crate) fn signal_group(pid: u32, signal: Signal) {
     match signal {
         Signal::Term => {
+            // A terminal's processes share no console with the host: they
+            // hear of its hang-up instead.
+            let hung_up = with_child(pid, |child| {
+                let on_terminal = child.console.is_some();
+                child.hang_up();
+                on_terminal
+            });
+            if hung_up == Some(true) {
+                return;
+            }
             // After the leader's exit, only a job with processes left gets it.
             let leader_exited = with_child(pid, |child| {
                 // SAFETY: an open handle (closed only by `reap`); no memory effects.
@@ -170,8 +195,12 @@ fn wait(pid: u32, millis: u32) -> io::Result<Option<Exit>> {
     if unsafe { GetExitCodeProcess(process, &mut code) } == 0 {
         return Err(io::Error::last_os_error());
     }
-    let (terminated, observed) = with_child(pid, |child| (terminated || child.terminated, child.observed))
-        .unwrap_or((terminated, Observed::NONE));
+    // Where the port's message was lost, the terminal is hung up here.
+    let (terminated, observed) = with_child(pid, |child| {
+        child.hang_up();
+        (terminated || child.terminated, child.observed)
+    })
+    .unwrap_or((terminated, Observed::NONE));
     Ok(Some(if terminated && code == KILLED_EXIT_CODE {
         Exit { code: None, signal: Some("SIGKILL"), observed, ..Exit::UNKNOWN }
     } else {
@@ -181,8 +210,9 @@ fn wait(pid: u32, millis: u32) -> io::Result<Option<Exit>> {
     }))
 }
 
-/// Forgets `pid`: closes its process handle and its job, whose processes have
-/// all been dealt with (closing the job would end any left).
+/// Forgets `pid`: closes its process handle, its job, whose processes have
+/// all been dealt with (closing the job would end any left), and its pseudo
+/// console, if it still had one.
 pub(crate) fn reap(pid: u32) {
     crate::process::sync::lock(children()).remove(&pid);
 }
@@ -251,10 +281,12 @@ fn read_port(port: HANDLE) {
         let Some(child) = children.values_mut().find(|child| child.key == key) else { continue };
         match message {
             JOB_OBJECT_MSG_EXIT_PROCESS | JOB_OBJECT_MSG_ABNORMAL_EXIT_PROCESS if process == child.pid => {
+                child.hang_up();
                 child.exited.send_replace(true);
             }
             JOB_OBJECT_MSG_ACTIVE_PROCESS_ZERO => {
                 // The leader is gone too.
+                child.hang_up();
                 child.exited.send_replace(true);
                 child.empty.send_replace(true);
             }

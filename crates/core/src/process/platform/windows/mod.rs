@@ -18,11 +18,17 @@
 //! command holds a command's pipe open. The pipes are named pipes, overlapped
 //! on the host's end, as the runtime reads them.
 //!
+//! A command on a terminal runs on a pseudo console of its own (ConPTY): it
+//! inherits no handle at all, and the host keeps the console's input and
+//! output pipes. The console is closed at the leader's exit, its hang-up.
+//!
 //! One mechanism per file: `spawn.rs` starts a command, `job.rs` keeps its
 //! job (limits, the completion port, signals, exits), `pipes.rs` makes its
-//! standard streams, `acl.rs` keeps private directories private.
+//! standard streams, `conpty.rs` its pseudo console, `acl.rs` keeps private
+//! directories private.
 
 mod acl;
+mod conpty;
 mod job;
 mod pipes;
 mod spawn;
