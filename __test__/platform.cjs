@@ -68,6 +68,20 @@ const argMax = gate(!WINDOWS, 'the POSIX ARG_MAX and MAX_ARG_STRLEN limits (E2BI
  */
 const powershell = gate(WINDOWS && !process.env.WINEPREFIX, 'Windows PowerShell and pwsh (a Windows machine; wine has neither)')
 
+/**
+ * A pseudo console (ConPTY): a command on a terminal on Windows. Wine 8 has
+ * one too, but connects only what a command writes to its console itself
+ * (`CONOUT$`) to it: the cases with ordinary commands are `consoleCommands`.
+ */
+const conpty = gate(WINDOWS, 'a Windows pseudo console (ConPTY)')
+
+/**
+ * Ordinary console programs (`cmd`, `pwsh`) on a pseudo console, whose
+ * standard handles are the console: a Windows machine (under wine they do
+ * not reach the pseudo console, and there is no pwsh).
+ */
+const consoleCommands = gate(WINDOWS && !process.env.WINEPREFIX, 'ordinary commands on a pseudo console (a Windows machine; under wine their output does not reach it)')
+
 /** `[node, '-e', script]`: an argv command that runs the same on every platform. */
 const nodeArgv = (script, ...args) => [process.execPath, '-e', script, ...args]
 
@@ -88,4 +102,4 @@ const PYTHON = WINDOWS
   : ['python3', 'python'].find((name) => require('node:child_process').spawnSync(name, ['-c', 'import sys; sys.exit(sys.version_info[0] != 3)']).status === 0)
 const python = gate(PYTHON !== undefined, 'a Python 3 interpreter on PATH')
 
-module.exports = { WINDOWS, LINUX, PYTHON, python, gate, posix, signals, proc, pidfd, straceInjection, elf, argMax, powershell, nodeArgv, portable }
+module.exports = { WINDOWS, LINUX, PYTHON, python, gate, posix, signals, proc, pidfd, straceInjection, elf, argMax, powershell, conpty, consoleCommands, nodeArgv, portable }

@@ -184,11 +184,6 @@ describe('ctx.subprocess from this package', () => {
     for (const handle of sleepers) expect((await handle.done).signal).not.toBe(null)
   })
 
-  platform.gate(WINDOWS, 'Windows').it('spawnTerminal() on Windows rejects with ERR_SHELL_EXEC_UNSUPPORTED (ConPTY is not wired)', async () => {
-    const error = await subprocess.spawnTerminal({ argv: nodeArgv(''), cwd: os.tmpdir(), rows: 24, cols: 80 }).then(() => null, (thrown) => thrown)
-    expect(error?.code).toBe('ERR_SHELL_EXEC_UNSUPPORTED')
-  })
-
   posix.it('a POSIX file needs its execute bit to resolve', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-subprocess-spec-'))
     try {

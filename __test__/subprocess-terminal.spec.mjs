@@ -1,6 +1,22 @@
 // `ctx.subprocess.spawnTerminal()` of this package's runtime: a command on a
-// real pseudo-terminal, its foreground groups, its input, and the end of its
-// whole session. Real bash sessions; Linux (the supervisor and /proc).
+// real terminal, its foreground, its input, and the end of its whole tree.
+// One file for every platform, each difference stated where it is:
+//
+// - Linux: bash on a pseudo-terminal, as its session leader. The foreground
+//   is the terminal's group, and whether it waits for input is read of
+//   /proc; signals go to the foreground group.
+// - Windows: commands on a pseudo console (ConPTY), inside their Job Object.
+//   As in the runtime this one replaces (`@deepseek-ai/dsh-subprocess-local`
+//   through node-pty there), the foreground is always the command itself
+//   and never waits for input, SIGINT is a typed ^C, SIGTERM ends the
+//   command, and SIGTSTP and SIGHUP do not exist. Under wine only what a
+//   command writes to its console itself (`CONOUT$`) reaches the pseudo
+//   console: those cases run there and on Windows, the ones with `cmd` and
+//   `pwsh` on a Windows machine only (`consoleCommands`). Not here: a command
+//   that never reads its input, which on Windows conhost reads into the
+//   console's own buffer.
+// - Everywhere: bad specs, and execute() refusing a terminal.
+//
 // Runs unchanged under `vitest run` (globals: true) and `jest`.
 
 import { spawnSync } from 'node:child_process'
@@ -15,7 +31,7 @@ import { execute } from '@deepseek-ai/dsh-shell-env'
 import platform from './platform.cjs'
 import processHelpers from './process-helpers.cjs'
 
-const { proc } = platform
+const { proc, conpty, consoleCommands, WINDOWS } = platform
 const { waitFor, running } = processHelpers
 
 /** The program `pid` runs, as /proc names it. */
@@ -30,31 +46,40 @@ function command(pid) {
 const SHELL = ['bash', '--norc', '--noprofile', '-i']
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
-proc.describe('a terminal of ctx.subprocess', () => {
-  let root
-  let runtime
-  let subprocess
-  let tmp
+/** A runtime of its own for each case, and a scratch directory. */
+function withRuntime() {
+  const state = {}
   beforeEach(async () => {
-    root = new Context()
-    runtime = root.plugin(LocalSubprocessRuntime)
-    await runtime
-    subprocess = root.subprocess
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-terminal-spec-'))
+    state.root = new Context()
+    state.runtime = state.root.plugin(LocalSubprocessRuntime)
+    await state.runtime
+    state.subprocess = state.root.subprocess
+    state.tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-terminal-spec-'))
   })
   afterEach(async () => {
-    await runtime.dispose()
-    fs.rmSync(tmp, { recursive: true, force: true })
+    await state.runtime.dispose()
+    fs.rmSync(state.tmp, { recursive: true, force: true })
   })
+  return state
+}
+
+/** A terminal's output gathered as text, and a promise of its end. */
+function gather(terminal) {
+  let text = ''
+  terminal.output.on('data', (chunk) => {
+    text += chunk
+  })
+  const ended = new Promise((resolve) => (terminal.output.readableEnded ? resolve() : terminal.output.once('end', resolve)))
+  return { text: () => text, ended }
+}
+
+proc.describe('a terminal of ctx.subprocess on Linux: bash on a pseudo-terminal', () => {
+  const state = withRuntime()
 
   /** A shell on a terminal, its output gathered as text. */
   async function shell(extra = {}) {
-    const terminal = await subprocess.spawnTerminal({ argv: SHELL, cwd: tmp, env: { PS1: '$ ' }, rows: 33, cols: 101, graceMs: 500, ...extra })
-    let text = ''
-    terminal.output.on('data', (chunk) => {
-      text += chunk
-    })
-    return { terminal, text: () => text }
+    const terminal = await state.subprocess.spawnTerminal({ argv: SHELL, cwd: state.tmp, env: { PS1: '$ ' }, rows: 33, cols: 101, graceMs: 500, ...extra })
+    return { terminal, text: gather(terminal).text }
   }
 
   /** Waits until the foreground is `pgid` (or another group when `pgid` is `'other'`) and waits for input as `waiting` says. */
@@ -104,7 +129,7 @@ proc.describe('a terminal of ctx.subprocess', () => {
 
   it('terminate() ends the whole session, a TERM-ignoring job and a setsid escapee too, and settles once all are gone', async () => {
     const { terminal } = await shell()
-    const pids = path.join(tmp, 'pids')
+    const pids = path.join(state.tmp, 'pids')
     await terminal.write(`(trap '' TERM; echo $BASHPID >> ${pids}; exec sleep 60) & setsid -f sh -c 'echo $$ >> ${pids}; exec sleep 60'\n`)
     await waitFor(() => fs.existsSync(pids) && fs.readFileSync(pids, 'utf8').trim().split('\n').length === 2, 'both to start')
     const started = fs.readFileSync(pids, 'utf8').trim().split('\n').map(Number)
@@ -125,7 +150,7 @@ proc.describe('a terminal of ctx.subprocess', () => {
       import fs from 'node:fs'
       const root = new Context()
       await root.plugin(Runtime)
-      const pids = ${JSON.stringify(path.join(tmp, 'sweep-pids'))}
+      const pids = ${JSON.stringify(path.join(state.tmp, 'sweep-pids'))}
       const terminal = await root.subprocess.spawnTerminal({ argv: ${JSON.stringify(SHELL)}, cwd: '/', rows: 24, cols: 80, graceMs: 300 })
       await terminal.write("setsid -f sh -c 'echo $$ > " + pids + "; exec sleep 60'\\n")
       while (!fs.existsSync(pids) || fs.readFileSync(pids, 'utf8').trim() === '') await new Promise((r) => setTimeout(r, 10))
@@ -175,27 +200,138 @@ proc.describe('a terminal of ctx.subprocess', () => {
   it('disposing the runtime ends its terminals', async () => {
     const { terminal } = await shell()
     await foregroundIs(terminal, terminal.pid, true)
-    await runtime.dispose()
+    await state.runtime.dispose()
+    expect(running(terminal.pid)).toBe(false)
+    await terminal.done
+  })
+})
+
+/**
+ * A node command that writes its console itself (`CONOUT$`), as `say(text)`,
+ * and knows its size (`console.rows`, `console.columns`), then runs `script`.
+ */
+function consoleWriter(script) {
+  const prelude = [
+    "const fs = require('node:fs')",
+    "const fd = fs.openSync('CONOUT$', 'r+')",
+    "const console = new (require('node:tty').WriteStream)(fd)",
+    "const say = (text) => fs.writeSync(fd, text + '\\r\\n')",
+  ].join('; ')
+  return [process.execPath, '-e', `${prelude}; ${script}`]
+}
+
+/**
+ * The text of a console's VT output as it reads on the screen, for output of
+ * a line at a time: control sequences and window titles left out, a cursor
+ * moved forward (`CSI n C`) read as that many spaces.
+ */
+function screenText(vt) {
+  return vt
+    .replace(/\x1b\][^\x07\x1b]*(\x07|\x1b\\)/g, '')
+    .replace(/\x1b\[([0-9;?]*)([@-~])/g, (_, parameters, final) => (final === 'C' ? ' '.repeat(Number(parameters || 1)) : ''))
+}
+
+conpty.describe('a terminal of ctx.subprocess on Windows: a pseudo console', () => {
+  const state = withRuntime()
+
+  /** `argv` on a pseudo console, its output gathered. */
+  async function onConsole(argv, extra = {}) {
+    const terminal = await state.subprocess.spawnTerminal({ argv, cwd: state.tmp, rows: 24, cols: 80, graceMs: 500, ...extra })
+    const output = gather(terminal)
+    return { terminal, ...output, screen: () => screenText(output.text()) }
+  }
+
+  it('a command writing its console is read through the handle as VT sequences, on a console of the asked size; done has its exit, and the output ends', async () => {
+    const { terminal, text, screen, ended } = await onConsole(consoleWriter("say(`SIZE ${console.rows}x${console.columns} PID ${process.pid}`); process.exit(7)"), {
+      rows: 33,
+      cols: 101,
+    })
+    expect(terminal.pid).toBeGreaterThan(0)
+    expect(await terminal.done).toEqual({ exitCode: 7, signal: null })
+    await ended
+    expect(text()).toContain('\x1b[')
+    expect(screen()).toContain(`SIZE 33x101 PID ${terminal.pid}`)
+  })
+
+  it('the foreground is the command itself and never waits for input; SIGKILL is refused, SIGTSTP and SIGHUP do not exist, SIGTERM ends the command', async () => {
+    const { terminal, screen } = await onConsole(consoleWriter("say('ready'); setTimeout(() => {}, 60_000)"))
+    await waitFor(() => screen().includes('ready'), 'the command to start')
+    expect(await terminal.inspectForeground()).toEqual({ processGroupId: terminal.pid, inputWaiting: false })
+    await expect(terminal.signalForeground('SIGKILL')).rejects.toThrow(/refusing to SIGKILL the terminal shell/)
+    for (const signal of ['SIGTSTP', 'SIGHUP']) {
+      await expect(terminal.signalForeground(signal)).rejects.toMatchObject({ code: 'ERR_SHELL_EXEC_UNSUPPORTED', message: expect.stringContaining(signal) })
+    }
+    await expect(terminal.signalForeground('SIGUSR1')).rejects.toMatchObject({ code: 'ERR_SHELL_EXEC_INVALID_SIGNAL' })
+    expect(running(terminal.pid)).toBe(true)
+    expect(await terminal.signalForeground('SIGTERM')).toBe(terminal.pid)
+    await terminal.done
+    expect(running(terminal.pid)).toBe(false)
+    expect(await terminal.inspectForeground()).toBeUndefined()
+    await expect(terminal.write('late\r')).rejects.toMatchObject({ code: 'ERR_SHELL_EXEC_TERMINAL_CLOSED' })
+  })
+
+  it('terminate() ends the command and what it started through its job, and settles once all are gone', async () => {
+    const child = "require('node:child_process').spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' })"
+    const { terminal, screen } = await onConsole(consoleWriter(`const child = ${child}; say('PIDS ' + process.pid + ' ' + child.pid); setTimeout(() => {}, 60_000)`))
+    const pids = await waitFor(() => screen().match(/PIDS (\d+) (\d+)/)?.slice(1).map(Number), 'both to start')
+    expect(pids[0]).toBe(terminal.pid)
+    expect(pids.every(running)).toBe(true)
+    await terminal.terminate()
+    await terminal.terminate()
+    expect(pids.filter(running)).toEqual([])
+    await terminal.done
+  })
+
+  it('disposing the runtime ends its terminals', async () => {
+    const { terminal, screen } = await onConsole(consoleWriter("say('ready'); setTimeout(() => {}, 60_000)"))
+    await waitFor(() => screen().includes('ready'), 'the command to start')
+    await state.runtime.dispose()
     expect(running(terminal.pid)).toBe(false)
     await terminal.done
   })
 
+  consoleCommands.it('cmd: what it echoes, with TERM and the spec\'s variables, and its exit code', async () => {
+    const { terminal, screen, ended } = await onConsole(['cmd.exe', '/d', '/c', 'echo [%TERM%][%DSH_TERMINAL_SPEC%][%TERMINAL_SPEC_TOKEN%] & exit 7'], {
+      env: { DSH_TERMINAL_SPEC: 'managed', TERMINAL_SPEC_TOKEN: 'not-for-the-terminal' },
+    })
+    expect(await terminal.done).toEqual({ exitCode: 7, signal: null })
+    await ended
+    expect(screen()).toContain('[dumb][managed][not-for-the-terminal]')
+  })
+
+  consoleCommands.it('pwsh: an interactive shell on a console of the asked size; SIGINT, a typed ^C, stops the command it runs', async () => {
+    const { terminal, screen } = await onConsole(['pwsh', '-NoLogo', '-NoProfile'], { rows: 33, cols: 101 })
+    await terminal.write("'SIZE ' + [Console]::WindowHeight + 'x' + [Console]::WindowWidth\r")
+    await waitFor(() => screen().includes('SIZE 33x101'), 'the size', 30_000)
+    // Only the running command prints "sleeping" (the typed line shows 'sle' + 'eping').
+    await terminal.write("'sle' + 'eping'; Start-Sleep -Seconds 120\r")
+    await waitFor(() => screen().includes('sleeping'), 'the sleep to start', 30_000)
+    expect(await terminal.signalForeground('SIGINT')).toBe(terminal.pid)
+    // Unless ^C stopped the sleep, this line runs only after 120 s.
+    await terminal.write('exit 5\r')
+    expect(await terminal.done).toEqual({ exitCode: 5, signal: null })
+  }, 60_000)
+})
+
+describe('a terminal of ctx.subprocess on every platform', () => {
+  const state = withRuntime()
+
   it('bad specs are refused with a code and nothing started; an aborted signal rejects before anything starts', async () => {
-    const base = { argv: SHELL, cwd: tmp, rows: 24, cols: 80, graceMs: 500 }
-    await expect(subprocess.spawnTerminal({ ...base, argv: [] })).rejects.toMatchObject({ code: 'ERR_SHELL_EXEC_INVALID_SPEC' })
-    await expect(subprocess.spawnTerminal({ ...base, rows: 0 })).rejects.toMatchObject({
+    const base = { argv: WINDOWS ? ['cmd.exe', '/d', '/k'] : SHELL, cwd: state.tmp, rows: 24, cols: 80, graceMs: 500 }
+    await expect(state.subprocess.spawnTerminal({ ...base, argv: [] })).rejects.toMatchObject({ code: 'ERR_SHELL_EXEC_INVALID_SPEC' })
+    await expect(state.subprocess.spawnTerminal({ ...base, rows: 0 })).rejects.toMatchObject({
       code: 'ERR_SHELL_EXEC_INVALID_SPEC',
       message: expect.stringContaining('stdio.terminal.rows'),
     })
-    await expect(subprocess.spawnTerminal({ ...base, cols: 1.5 })).rejects.toMatchObject({
+    await expect(state.subprocess.spawnTerminal({ ...base, cols: 1.5 })).rejects.toMatchObject({
       code: 'ERR_SHELL_EXEC_INVALID_SPEC',
       message: expect.stringContaining('stdio.terminal.cols'),
     })
-    await expect(subprocess.spawnTerminal({ ...base, argv: ['no-such-program-here'] })).rejects.toMatchObject({ code: 'ERR_SHELL_EXEC_SPAWN_FAILED' })
-    await expect(subprocess.spawnTerminal({ ...base, cwd: path.join(tmp, 'missing') })).rejects.toMatchObject({ code: 'ERR_SHELL_EXEC_INVALID_WORKDIR' })
+    await expect(state.subprocess.spawnTerminal({ ...base, argv: ['no-such-program-here'] })).rejects.toMatchObject({ code: 'ERR_SHELL_EXEC_SPAWN_FAILED' })
+    await expect(state.subprocess.spawnTerminal({ ...base, cwd: path.join(state.tmp, 'missing') })).rejects.toMatchObject({ code: 'ERR_SHELL_EXEC_INVALID_WORKDIR' })
     const controller = new AbortController()
     controller.abort()
-    await expect(subprocess.spawnTerminal({ ...base, signal: controller.signal })).rejects.toMatchObject({ name: 'AbortError' })
+    await expect(state.subprocess.spawnTerminal({ ...base, signal: controller.signal })).rejects.toMatchObject({ name: 'AbortError' })
   })
 
   it('execute() runs commands on pipes: stdio.terminal is refused there', async () => {
