@@ -9,11 +9,13 @@
 //   As in the runtime this one replaces (`@deepseek-ai/dsh-subprocess-local`
 //   through node-pty there), the foreground is always the command itself
 //   and never waits for input, SIGINT is a typed ^C, SIGTERM ends the
-//   command, and SIGTSTP and SIGHUP do not exist. Under wine only what a
-//   command writes to its console itself (`CONOUT$`) reaches the pseudo
-//   console: those cases run there and on Windows, the ones with `cmd` and
-//   `pwsh` on a Windows machine only (`consoleCommands`). Not here: a command
-//   that never reads its input, which on Windows conhost reads into the
+//   command, and SIGTSTP and SIGHUP do not exist. Under wine nothing a node,
+//   cmd or pwsh command shows reaches the pseudo console: the cases that
+//   need no output run there and on Windows (their commands report to a
+//   file), the ones that read the output on a Windows machine only
+//   (`consoleCommands`; the core's tests read a pseudo console under wine,
+//   with a command that writes `CONOUT$` itself). Not here: a command that
+//   never reads its input, which on Windows conhost reads into the
 //   console's own buffer.
 // - Everywhere: bad specs, and execute() refusing a terminal.
 //
@@ -31,7 +33,7 @@ import { execute } from '@deepseek-ai/dsh-shell-env'
 import platform from './platform.cjs'
 import processHelpers from './process-helpers.cjs'
 
-const { proc, conpty, consoleCommands, WINDOWS } = platform
+const { proc, conpty, consoleCommands, nodeArgv, WINDOWS } = platform
 const { waitFor, running } = processHelpers
 
 /** The program `pid` runs, as /proc names it. */
@@ -207,20 +209,6 @@ proc.describe('a terminal of ctx.subprocess on Linux: bash on a pseudo-terminal'
 })
 
 /**
- * A node command that writes its console itself (`CONOUT$`), as `say(text)`,
- * and knows its size (`console.rows`, `console.columns`), then runs `script`.
- */
-function consoleWriter(script) {
-  const prelude = [
-    "const fs = require('node:fs')",
-    "const fd = fs.openSync('CONOUT$', 'r+')",
-    "const console = new (require('node:tty').WriteStream)(fd)",
-    "const say = (text) => fs.writeSync(fd, text + '\\r\\n')",
-  ].join('; ')
-  return [process.execPath, '-e', `${prelude}; ${script}`]
-}
-
-/**
  * The text of a console's VT output as it reads on the screen, for output of
  * a line at a time: control sequences and window titles left out, a cursor
  * moved forward (`CSI n C`) read as that many spaces.
@@ -241,21 +229,32 @@ conpty.describe('a terminal of ctx.subprocess on Windows: a pseudo console', () 
     return { terminal, ...output, screen: () => screenText(output.text()) }
   }
 
-  it('a command writing its console is read through the handle as VT sequences, on a console of the asked size; done has its exit, and the output ends', async () => {
-    const { terminal, text, screen, ended } = await onConsole(consoleWriter("say(`SIZE ${console.rows}x${console.columns} PID ${process.pid}`); process.exit(7)"), {
-      rows: 33,
-      cols: 101,
-    })
+  /**
+   * A node command that writes `text` to the file `name` in the case's
+   * directory (a report wine passes too, which shows nothing of a node
+   * command on a pseudo console), then runs `script`.
+   */
+  function reporting(name, text, script) {
+    const file = JSON.stringify(path.join(state.tmp, name))
+    return nodeArgv(`require('node:fs').writeFileSync(${file}, ${text}); ${script}`)
+  }
+
+  /** What the command wrote to the file `name`, once it has. */
+  function report(name, what) {
+    const file = path.join(state.tmp, name)
+    return waitFor(() => fs.existsSync(file) && fs.readFileSync(file, 'utf8'), what)
+  }
+
+  it('done has the command\'s exit code, and the output ends', async () => {
+    const { terminal, ended } = await onConsole(nodeArgv('process.exit(7)'))
     expect(terminal.pid).toBeGreaterThan(0)
     expect(await terminal.done).toEqual({ exitCode: 7, signal: null })
     await ended
-    expect(text()).toContain('\x1b[')
-    expect(screen()).toContain(`SIZE 33x101 PID ${terminal.pid}`)
   })
 
   it('the foreground is the command itself and never waits for input; SIGKILL is refused, SIGTSTP and SIGHUP do not exist, SIGTERM ends the command', async () => {
-    const { terminal, screen } = await onConsole(consoleWriter("say('ready'); setTimeout(() => {}, 60_000)"))
-    await waitFor(() => screen().includes('ready'), 'the command to start')
+    const { terminal } = await onConsole(reporting('ready', 'String(process.pid)', 'setTimeout(() => {}, 60_000)'))
+    expect(Number(await report('ready', 'the command to start'))).toBe(terminal.pid)
     expect(await terminal.inspectForeground()).toEqual({ processGroupId: terminal.pid, inputWaiting: false })
     await expect(terminal.signalForeground('SIGKILL')).rejects.toThrow(/refusing to SIGKILL the terminal shell/)
     for (const signal of ['SIGTSTP', 'SIGHUP']) {
@@ -272,8 +271,8 @@ conpty.describe('a terminal of ctx.subprocess on Windows: a pseudo console', () 
 
   it('terminate() ends the command and what it started through its job, and settles once all are gone', async () => {
     const child = "require('node:child_process').spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' })"
-    const { terminal, screen } = await onConsole(consoleWriter(`const child = ${child}; say('PIDS ' + process.pid + ' ' + child.pid); setTimeout(() => {}, 60_000)`))
-    const pids = await waitFor(() => screen().match(/PIDS (\d+) (\d+)/)?.slice(1).map(Number), 'both to start')
+    const { terminal } = await onConsole(reporting('pids', `process.pid + ' ' + ${child}.pid`, 'setTimeout(() => {}, 60_000)'))
+    const pids = (await report('pids', 'both to start')).split(' ').map(Number)
     expect(pids[0]).toBe(terminal.pid)
     expect(pids.every(running)).toBe(true)
     await terminal.terminate()
@@ -283,11 +282,22 @@ conpty.describe('a terminal of ctx.subprocess on Windows: a pseudo console', () 
   })
 
   it('disposing the runtime ends its terminals', async () => {
-    const { terminal, screen } = await onConsole(consoleWriter("say('ready'); setTimeout(() => {}, 60_000)"))
-    await waitFor(() => screen().includes('ready'), 'the command to start')
+    const { terminal } = await onConsole(reporting('ready', "'ready'", 'setTimeout(() => {}, 60_000)'))
+    await report('ready', 'the command to start')
     await state.runtime.dispose()
     expect(running(terminal.pid)).toBe(false)
     await terminal.done
+  })
+
+  consoleCommands.it('what a command shows arrives as VT sequences, on a console of the asked size', async () => {
+    const { terminal, text, screen, ended } = await onConsole(nodeArgv('console.log(`SIZE ${process.stdout.rows}x${process.stdout.columns} PID ${process.pid}`)'), {
+      rows: 33,
+      cols: 101,
+    })
+    expect(await terminal.done).toEqual({ exitCode: 0, signal: null })
+    await ended
+    expect(text()).toContain('\x1b[')
+    expect(screen()).toContain(`SIZE 33x101 PID ${terminal.pid}`)
   })
 
   consoleCommands.it('cmd: what it echoes, with TERM and the spec\'s variables, and its exit code', async () => {

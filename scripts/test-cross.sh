@@ -132,7 +132,8 @@ step "test-core-$windows" cargo test -p dsh-shell-env-core --target $windows --l
 step smoke-windows smoke
 # The specs of what differs most on Windows (spawning and its errors, the
 # event loop and the test runners, the command line, the release checks, the
-# ctx.subprocess runtime and the published pwsh executor over it), run
+# ctx.subprocess runtime, its terminals on pseudo consoles, and the published
+# pwsh executor over it), run
 # by Jest in that node.exe; all suites: `bash scripts/test-wine-suites.sh`.
 # Without this script's build variables, which are no user's environment.
 # Wine now and then fails to start a process (spawnSync's error UNKNOWN, seen
@@ -145,7 +146,7 @@ wine_suites() {
     __test__/build-environment.spec.cjs __test__/event-loop.spec.cjs __test__/test-runners.spec.cjs
     __test__/cli-usage.spec.cjs __test__/cli-env.spec.cjs __test__/cli-explain.spec.cjs __test__/cli-catalog.spec.cjs
     __test__/cli-terminal.spec.cjs __test__/cli-run.spec.cjs __test__/cli-plugins.spec.cjs __test__/release.spec.cjs
-    __test__/subprocess-runtime.spec.mjs __test__/subprocess-local.spec.mjs)
+    __test__/subprocess-runtime.spec.mjs __test__/subprocess-local.spec.mjs __test__/subprocess-terminal.spec.mjs)
   local run=(env -u CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER -u CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER
     -u LIBNODE_PATH bash scripts/test-wine-suites.sh jest "${specs[@]}")
   local attempt
