@@ -54,13 +54,17 @@ pub(crate) fn spawn_leader(request: &SpawnRequest) -> io::Result<Leader> {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, reason));
     }
     // The child's ends are inheritable only for the moment of the spawn, and
-    // this package's spawns take turns, so no other command of ours (nor a
-    // pseudo console's conhost) starts holding them. (A `CreateProcess`
-    // elsewhere in the host at that instant, with every inheritable handle,
-    // could still take them: Windows has no way to rule that out.)
-    let turn = crate::process::sync::lock(spawning());
+    // this package's spawns take turns, so no other command of ours starts
+    // holding them, nor does a pseudo console's conhost, which is started
+    // when the console is made. (A `CreateProcess` elsewhere in the host at
+    // that instant, with every inheritable handle, could still take them:
+    // Windows has no way to rule that out.)
+    let mut turn = None;
     let streams = match stdio.terminal {
-        Some(size) => Streams::terminal(size)?,
+        Some(size) => {
+            turn = Some(crate::process::sync::lock(spawning()));
+            Streams::terminal(size)?
+        }
         None => Streams::pipes(stdio)?,
     };
     let job = new_job(limits)?;
@@ -84,6 +88,7 @@ pub(crate) fn spawn_leader(request: &SpawnRequest) -> io::Result<Leader> {
     startup.lpAttributeList = streams.attributes.list;
     let mut flags = CREATE_SUSPENDED | CREATE_UNICODE_ENVIRONMENT | EXTENDED_STARTUPINFO_PRESENT;
     let inherits = streams.console.is_none();
+    let turn = turn.unwrap_or_else(|| crate::process::sync::lock(spawning()));
     if inherits {
         // Its own console process group, for CTRL_BREAK (on a pseudo console
         // it would ignore the CTRL_C a typed ^C is).
