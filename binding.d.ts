@@ -276,16 +276,25 @@ export interface RawPipes {
   terminal?: RawTerminal
 }
 
-/** The host's side of a command on a pseudo-terminal. */
+/**
+ * The host's side of a command on a pseudo-terminal (Windows: a pseudo
+ * console).
+ */
 export interface RawTerminal {
-  /** The master, read by the caller, who closes it. */
+  /**
+   * The master, read by the caller, who closes it (Windows: the read end
+   * of the pseudo console's output pipe).
+   */
   fd: number
   /**
    * The write end of a pipe whose bytes reach the terminal as its input
    * (never blocking the caller's thread), closed by the caller.
    */
   input: number
-  /** The command's own pid: its session's and first process group's id. */
+  /**
+   * The command's own pid: its session's and first process group's id
+   * (Windows: its job's leader).
+   */
   pid: number
 }
 

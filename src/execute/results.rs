@@ -123,15 +123,18 @@ pub struct RawPipes {
     pub terminal: Option<RawTerminal>,
 }
 
-/// The host's side of a command on a pseudo-terminal.
+/// The host's side of a command on a pseudo-terminal (Windows: a pseudo
+/// console).
 #[napi(object, object_from_js = false)]
 pub struct RawTerminal {
-    /// The master, read by the caller, who closes it.
+    /// The master, read by the caller, who closes it (Windows: the read end
+    /// of the pseudo console's output pipe).
     pub fd: i64,
     /// The write end of a pipe whose bytes reach the terminal as its input
     /// (never blocking the caller's thread), closed by the caller.
     pub input: i64,
-    /// The command's own pid: its session's and first process group's id.
+    /// The command's own pid: its session's and first process group's id
+    /// (Windows: its job's leader).
     pub pid: u32,
 }
 

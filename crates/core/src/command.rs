@@ -116,8 +116,9 @@ spec_fields! {
         stdout: Option<String> = "stdout",
         /// `"capture"`, `"pipe"` or `"inherit"`.
         stderr: Option<String> = "stderr",
-        /// `{ rows, cols }`: run on a new pseudo-terminal of that size instead
-        /// (the `ctx.subprocess` runtime's terminals), as numbers given.
+        /// `{ rows, cols }`: run on a new pseudo-terminal (Windows: pseudo
+        /// console) of that size instead (the `ctx.subprocess` runtime's
+        /// terminals), as numbers given.
         terminal: Option<RawTerminalSize> = "terminal",
     }
 }

@@ -39,7 +39,8 @@ pub struct ProcessSpec {
     /// Run on a new pseudo-terminal of this size instead: the command leads
     /// a session of its own with the terminal on 0–2, and the caller takes
     /// the master ([`Process::take_pipes`](super::Process::take_pipes)); `stdin`,
-    /// `stdout` and `stderr` are not used. POSIX.
+    /// `stdout` and `stderr` are not used. On Windows a pseudo console of
+    /// this size, whose two pipes the caller takes.
     pub terminal: Option<TerminalSize>,
     /// Resource limits of the command (see [`crate::limits`]).
     pub limits: Limits,
