@@ -128,3 +128,26 @@ fn hresult_error(result: HRESULT) -> io::Error {
         io::Error::other(format!("CreatePseudoConsole failed ({bits:#010x})"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_creation_reads_as_the_win32_error_it_wraps_or_names_its_hresult() {
+        // HRESULT_FROM_WIN32 of ERROR_ACCESS_DENIED and of ERROR_INVALID_PARAMETER (E_INVALIDARG).
+        assert_eq!(hresult_error(0x8007_0005_u32 as HRESULT).raw_os_error(), Some(5));
+        let other = hresult_error(0x8007_0057_u32 as HRESULT);
+        assert_eq!(other.raw_os_error(), Some(0x57));
+        // E_FAIL wraps no Win32 error.
+        let unwrapped = hresult_error(0x8000_4005_u32 as HRESULT);
+        assert_eq!(unwrapped.raw_os_error(), None);
+        assert!(unwrapped.to_string().contains("0x80004005"), "{unwrapped}");
+    }
+
+    #[test]
+    fn this_windows_has_pseudo_consoles() {
+        // Windows 10 1809 and later, and wine 8: every machine the tests run on.
+        assert!(available());
+    }
+}
