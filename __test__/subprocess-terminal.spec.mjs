@@ -261,6 +261,8 @@ conpty.describe('a terminal of ctx.subprocess on Windows: a pseudo console', () 
       await expect(terminal.signalForeground(signal)).rejects.toMatchObject({ code: 'ERR_SHELL_EXEC_UNSUPPORTED', message: expect.stringContaining(signal) })
     }
     await expect(terminal.signalForeground('SIGUSR1')).rejects.toMatchObject({ code: 'ERR_SHELL_EXEC_INVALID_SIGNAL' })
+    // Typed input reaches the console's input pipe while the command runs.
+    await terminal.write('typed\r')
     expect(running(terminal.pid)).toBe(true)
     expect(await terminal.signalForeground('SIGTERM')).toBe(terminal.pid)
     await terminal.done

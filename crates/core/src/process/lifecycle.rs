@@ -58,7 +58,9 @@ pub struct Terminal {
     /// not block (`O_NONBLOCK`, set on it for the input relay): wait for it
     /// to be readable, as an event loop does. On Windows the host's end of
     /// the pseudo console's output pipe, overlapped; it ends once the
-    /// console is closed, at the command's exit.
+    /// console is closed, at the command's exit. Read it to its end: before
+    /// Windows 11 24H2, conhost (and the thread closing the console) waits
+    /// until its last output has been read.
     pub master: super::platform::Fd,
     /// The write end of a pipe whose bytes reach the terminal as typed
     /// input. On POSIX they are relayed to the master without ever blocking
