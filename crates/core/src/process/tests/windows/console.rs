@@ -228,12 +228,12 @@ async fn a_command_on_a_pseudo_console_is_read_through_the_terminal_with_the_ask
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn kill_ends_a_console_commands_tree_through_its_job_and_its_conhost_with_it() {
+async fn kill_hangs_up_a_console_and_ends_the_commands_tree_and_its_conhost() {
     let _turn = TURN.lock().await;
     let before = conhosts();
     let mut spec = child("console-tree");
     spec.terminal = Some(TerminalSize { rows: 24, cols: 80 });
-    spec.grace = Duration::from_millis(300);
+    spec.grace = Duration::from_secs(2);
     let process = spawn(spec).expect("spawn");
     let terminal = process.take_pipes().terminal.expect("a terminal");
     let started = conhosts().into_iter().filter(|pid| !before.contains(pid)).collect::<Vec<_>>();
@@ -249,9 +249,11 @@ async fn kill_ends_a_console_commands_tree_through_its_job_and_its_conhost_with_
     }
     assert!(process.kill(KillReason::Requested));
     let result = tokio::time::timeout(Duration::from_secs(30), process.wait()).await.expect("finished");
-    // Hung up first, then the job ends whatever is left after the grace: the
-    // exit is what the hang-up made of it (wine: a clean exit on
-    // CTRL_CLOSE_EVENT), the status the kill's.
+    // The graceful step is the console's hang-up: the leader ends on
+    // CTRL_CLOSE_EVENT within the grace, not by the job's kill (SIGKILL),
+    // which ends what is left after it. The exit is what the hang-up made of
+    // it (wine: a clean one); the status is the kill's.
+    assert_eq!(result.signal, None, "{result:?}");
     assert_eq!(process.state().status, Status::Killed, "{result:?}");
     for pid in pids(&screen_text(&seen)) {
         assert_gone(pid).await;
