@@ -105,16 +105,15 @@ impl Drop for PseudoConsole {
         let console = self.0;
         let Some(api) = api() else { return };
         let close = api.close;
-        // SAFETY: an open pseudo console, closed once (here or on the thread).
+        // SAFETY: an open pseudo console, closed once, on that thread.
         let closing = std::thread::Builder::new()
             .name("dsh-conpty-close".into())
             .stack_size(64 * 1024)
             .spawn(move || unsafe { close(console) });
-        if closing.is_err() {
-            // No thread to spare: closing here is better than a conhost left behind.
-            // SAFETY: as above; the thread was not started.
-            unsafe { close(console) };
-        }
+        // With no thread to spare the console stays open rather than be
+        // closed here, where the wait could stall the caller (the JS thread,
+        // after a failed spawn): its conhost then ends with the host.
+        drop(closing);
     }
 }
 
