@@ -14,9 +14,9 @@
 //   need no output run there and on Windows (their commands report to a
 //   file), the ones that read the output on a Windows machine only
 //   (`consoleCommands`; the core's tests read a pseudo console under wine,
-//   with a command that writes `CONOUT$` itself). Not here: a command that
-//   never reads its input, which on Windows conhost reads into the
-//   console's own buffer.
+//   with a command that writes `CONOUT$` itself). Not on Windows: a command
+//   that never reads its input, since there conhost, not the command, reads
+//   the input pipe (into the console's input buffer).
 // - Everywhere: bad specs, and execute() refusing a terminal.
 //
 // Runs unchanged under `vitest run` (globals: true) and `jest`.
