@@ -196,8 +196,8 @@ async fn on_console(mut spec: ProcessSpec, size: TerminalSize) -> (String, std::
     let terminal = process.take_pipes().terminal.expect("a terminal");
     assert!(terminal.input.is_some(), "the console's input pipe is handed over at once");
     let output = read_to_end(terminal.master);
-    let (output, result) = tokio::join!(output, process.wait());
-    (output, result)
+    let result = async { tokio::time::timeout(Duration::from_secs(60), process.wait()).await.expect("finished") };
+    tokio::join!(output, result)
 }
 
 /// All a terminal's output, up to its end (within 30 s).
